@@ -1,0 +1,94 @@
+"""The composition root: `build_server(settings)` wires sources, context and transports."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from loguru import logger
+from mcp.server.mcpserver import Context, MCPServer
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from sources.db import Database
+from sources.registry import SOURCES, registrars
+from sources.retrieval import Defaults
+
+from .config import Settings
+from .context import DatabasePool, RequestContext
+
+INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: personal notes (and, as they are \
+imported, media, chats, character cards and prompts). Search first (e.g. notes_search), then \
+read only what you need with the matching get tool, passing the result's id and loc and a \
+retrieval budget (mode chunk_with_siblings with max_tokens)."""
+
+
+class ServerHost:
+    """Implements the sources' ToolHost: resolves the caller's context, databases and defaults."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.pool = DatabasePool()
+        self._defaults = settings.defaults()
+
+    def context(self, ctx: Context) -> RequestContext:
+        """The caller's context; the user comes from authentication, else the local user."""
+        client = None
+        params = getattr(ctx.request_context.session, "client_params", None)
+        if params is not None and params.client_info is not None:
+            client = params.client_info.name
+        return RequestContext.for_user(self.settings.data_dir, self.settings.user, client)
+
+    async def database(self, ctx: Context, source: str) -> Database:
+        request = self.context(ctx)
+        started = time.perf_counter()
+        db = await self.pool.get(request.db_paths[source], source)
+        logger.debug("db ready user={} source={} in {:.1f} ms", request.user_id, source,
+                     (time.perf_counter() - started) * 1000)
+        return db
+
+    def defaults(self, ctx: Context) -> Defaults:
+        return self._defaults
+
+    def tool_name(self, name: str) -> str:
+        if self.settings.tool_names == "dotted":
+            prefix, _, rest = name.partition("_")
+            return f"{prefix}.{rest}" if rest else name
+        return name
+
+
+def build_server(settings: Settings) -> tuple[MCPServer, ServerHost]:
+    """The MCP server with every source's tools, and the host that owns its databases."""
+    host = ServerHost(settings)
+    mcp: MCPServer = MCPServer(
+        "knowledge-mcp",
+        title="knowledge-mcp",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+    )
+    for register in registrars():
+        register(mcp, host)
+
+    @mcp.custom_route("/healthz", methods=["GET"])
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "sources": list(SOURCES)})
+
+    return mcp, host
+
+
+def http_app(mcp: MCPServer, settings: Settings) -> Starlette:
+    """Streamable HTTP at /mcp, plus /healthz."""
+    return mcp.streamable_http_app(streamable_http_path="/mcp", host=settings.host)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("knowledge-mcp")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+__all__: list[Any] = ["ServerHost", "build_server", "http_app"]

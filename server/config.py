@@ -1,0 +1,91 @@
+"""Settings: defaults, then the config file, then KNOWLEDGE_MCP_<NAME> environment, then CLI flags."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from sources.errors import KnowledgeError
+from sources.retrieval import Defaults
+
+ENV_PREFIX = "KNOWLEDGE_MCP_"
+
+
+def default_data_dir() -> Path:
+    """The per-user platform data directory."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "knowledge-mcp"
+    if os.name == "nt":
+        return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "knowledge-mcp"
+    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "knowledge-mcp"
+
+
+class Settings(BaseModel):
+    # [server]
+    data_dir: Path = Field(default_factory=default_data_dir)
+    transport: Literal["stdio", "http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    user: str = "local"
+    no_auth: bool = False
+    log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    tool_names: Literal["underscore", "dotted"] = "underscore"
+    # [search]
+    snippet_length: int = Field(default=300, ge=50, le=1000)
+    max_tokens: int = Field(default=4000, ge=50, le=32000)
+    chars_per_token: int = Field(default=4, ge=1, le=10)
+    sibling_window: int = Field(default=2, ge=0, le=20)
+    order_by: Literal["relevance", "recent"] = "relevance"
+
+    def defaults(self) -> Defaults:
+        return Defaults(
+            snippet_length=self.snippet_length,
+            max_tokens=self.max_tokens,
+            chars_per_token=self.chars_per_token,
+            sibling_window=self.sibling_window,
+            order_by=self.order_by,
+        )
+
+
+class ConfigError(KnowledgeError):
+    pass
+
+
+def _flatten(data: dict[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Read settings in precedence order; unknown file keys are an error, naming the key."""
+    values: dict[str, Any] = {}
+    path = config_file or (Path(os.environ[ENV_PREFIX + "CONFIG"]) if ENV_PREFIX + "CONFIG" in os.environ else None)
+    if path is not None:
+        try:
+            values.update(_flatten(tomllib.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"config file {path}: {exc}") from exc
+        unknown = sorted(set(values) - set(Settings.model_fields))
+        if unknown:
+            raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(unknown)}")
+    for name in Settings.model_fields:
+        env = os.environ.get(ENV_PREFIX + name.upper())
+        if env is not None:
+            values[name] = env
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"setting {field}: {first['msg']}") from exc

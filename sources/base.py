@@ -1,0 +1,264 @@
+"""The `ChunkedSource` every source builds on: search and get over items split into chunks.
+
+A source declares its name, id field, result model, migrations and file parser, and adds its
+own filters and type-aware fields; searching, ranking, snippets, matched terms, pagination
+and the retrieval modes are shared here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic
+
+import aiosqlite
+
+from .db import Database, Migration
+from .errors import InvalidArgumentError, NotFoundError
+from .importing import ParsedItem
+from .models import GetResponse, Loc, NextStep, OrderBy, R, Retrieval, SearchResponse, SourceName
+from .query import ParsedQuery, parse_query
+from .retrieval import Budget, Defaults, Span, chunk_window, estimate_tokens, full_window, resolve_budget
+from .scoring import calibrated
+from .search_sql import Filter, SearchSpec, build_anchor_sql, build_highlight_sql, build_search_sql
+from .snippets import clamp_snippet_length, make_snippet, split_marked
+from .stemming import matched_terms
+
+MAX_OFFSET = 10_000
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    limit: int = 10
+    offset: int = 0
+    snippet_length: int | None = None
+    order_by: OrderBy | None = None
+    filters: list[Filter] = field(default_factory=list)
+
+
+ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
+CHUNKS_OF_ITEM_SQL = "SELECT * FROM {p}_chunks WHERE item_rowid = ? ORDER BY chunk_index"
+CHUNKS_BY_ROWID_SQL = "SELECT * FROM {p}_chunks WHERE id IN ({marks})"
+
+
+class ChunkedSource(Generic[R]):
+    name: ClassVar[SourceName]
+    id_field: ClassVar[str]
+    result_model: type[R]
+    migrations: ClassVar[tuple[Migration, ...]]
+    extensions: ClassVar[frozenset[str]]
+    weights: ClassVar[tuple[float, float]] = (2.0, 1.0)
+
+    # -- what each source provides -------------------------------------------------------
+    def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
+        raise NotImplementedError
+
+    def fields(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None) -> dict[str, Any]:
+        """Type-aware result fields of this source, from the item's meta and the hit chunk."""
+        return {}
+
+    def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc:
+        return Loc(chunk_index=chunk["chunk_index"], approx_offset=chunk["start_offset"])
+
+    def anchor_from_loc(self, loc: Loc, chunks: list[aiosqlite.Row]) -> int | None:
+        """The chunk index a loc points at, or None when it names none."""
+        if loc.chunk_uuid:
+            for c in chunks:
+                if c["chunk_uuid"] == loc.chunk_uuid:
+                    return int(c["chunk_index"])
+        if loc.chunk_index is not None:
+            if loc.chunk_index >= len(chunks):
+                raise InvalidArgumentError("loc.chunk_index", f"must be 0..{len(chunks) - 1} for this item")
+            return loc.chunk_index
+        if loc.approx_offset is not None:
+            for c in chunks:
+                if c["start_offset"] <= loc.approx_offset < c["end_offset"]:
+                    return int(c["chunk_index"])
+            return len(chunks) - 1
+        return None
+
+    # -- shared behaviour ----------------------------------------------------------------
+    def uri(self, item_id: str) -> str:
+        return f"{self.name}://{item_id}"
+
+    def sql(self, template: str, **kw: Any) -> str:
+        return template.format(p=self.name, **kw)
+
+    def result(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, **hit: Any) -> R:
+        base: dict[str, Any] = {
+            "id": item["item_id"],
+            "source": self.name,
+            "uri": self.uri(item["item_id"]),
+            "title": item["title"],
+            "created_at": item["created_at"],
+            "last_modified": item["last_modified"],
+            "version": item["version"],
+            "tags": json.loads(item["tags"]),
+            "loc": self.loc(item, chunk) if chunk is not None else None,
+            "snippet": hit.pop("snippet", ""),
+            "score": hit.pop("score", 0.0),
+            "rank": hit.pop("rank", 1),
+        }
+        base.update(hit)
+        base.update(self.fields(item, chunk))
+        return self.result_model.model_validate(base)
+
+    async def search(self, db: Database, request: SearchRequest, defaults: Defaults) -> SearchResponse[R]:
+        if request.offset > MAX_OFFSET:
+            raise InvalidArgumentError("offset", f"must be 0..{MAX_OFFSET}")
+        warnings: list[str] = []
+        snippet_length = clamp_snippet_length(request.snippet_length, defaults.snippet_length, warnings)
+        query = parse_query(request.query)
+        if query.is_empty:
+            warnings.append("query has no searchable words; use letters or digits")
+            return SearchResponse[self.result_model](  # type: ignore[name-defined]
+                results=[], count=0, has_more=False, next_offset=None, total_estimated=0, warnings=warnings
+            )
+        spec = SearchSpec(
+            table=self.name,
+            match=query.match_expression(),
+            limit=request.limit,
+            offset=request.offset,
+            order_by=request.order_by or defaults.order_by,  # type: ignore[arg-type]
+            weights=self.weights,
+            filters=tuple(request.filters),
+        )
+        sql, params = build_search_sql(spec)
+        rows = await db.fetchall(sql, params)
+        has_more = len(rows) > request.limit
+        rows = rows[: request.limit]
+        results = await self._hits(db, query, rows, request.offset, snippet_length)
+        total = int(rows[0]["total"]) if rows else 0
+        return SearchResponse[self.result_model](  # type: ignore[name-defined]
+            results=results,
+            count=len(results),
+            has_more=has_more,
+            next_offset=request.offset + len(results) if has_more else None,
+            total_estimated=max(total, request.offset + len(results)),
+            top_score=max((r.score for r in results), default=None),
+            warnings=warnings,
+        )
+
+    async def _hits(
+        self, db: Database, query: ParsedQuery, rows: list[aiosqlite.Row], offset: int, snippet_length: int
+    ) -> list[R]:
+        if not rows:
+            return []
+        ids = [r["chunk_rowid"] for r in rows]
+        marks = ",".join("?" * len(ids))
+        chunks = {c["id"]: c for c in await db.fetchall(self.sql(CHUNKS_BY_ROWID_SQL, marks=marks), ids)}
+        marked = {
+            h["rowid"]: h
+            for h in await db.fetchall(build_highlight_sql(self.name, len(ids)), [query.match_expression(), *ids])
+        }
+        results = []
+        for position, row in enumerate(rows):
+            chunk = chunks[row["chunk_rowid"]]
+            h = marked.get(row["chunk_rowid"])
+            body, spans, words = split_marked(h["body_marked"]) if h else (chunk["body"], [], [])
+            title_words = split_marked(h["title_marked"])[2] if h else []
+            snippet = make_snippet(body, snippet_length, spans[0][0] if spans else None)
+            results.append(
+                self.result(
+                    row,
+                    chunk,
+                    snippet=snippet,
+                    score=calibrated(row["b"], len(query.terms)),
+                    rank=offset + position + 1,
+                    matched_terms=matched_terms(query, words + title_words),
+                    match_count=row["n"],
+                )
+            )
+        return results
+
+    async def load_item(self, db: Database, item_id: str) -> tuple[aiosqlite.Row, list[aiosqlite.Row]]:
+        item = await db.fetchone(self.sql(ITEM_BY_ID_SQL), (item_id,))
+        if item is None:
+            raise NotFoundError(self.id_field, item_id, f"use an id from {self.name}_search results")
+        chunks = await db.fetchall(self.sql(CHUNKS_OF_ITEM_SQL), (item["id"],))
+        return item, chunks
+
+    async def find_anchor(
+        self, db: Database, item: aiosqlite.Row, chunks: list[aiosqlite.Row], loc: Loc | None, query: str | None
+    ) -> int:
+        if loc is not None:
+            anchor = self.anchor_from_loc(loc, chunks)
+            if anchor is not None:
+                return anchor
+        parsed = parse_query(query or "")
+        if not parsed.is_empty and chunks:
+            row = await db.fetchone(build_anchor_sql(self.name), (parsed.match_expression(), item["id"]))
+            if row is not None:
+                return int(row[0])
+        return 0
+
+    async def get(
+        self,
+        db: Database,
+        item_id: str,
+        *,
+        loc: Loc | None = None,
+        query: str | None = None,
+        retrieval: Retrieval | None = None,
+        defaults: Defaults,
+    ) -> GetResponse[R]:
+        warnings: list[str] = []
+        budget = resolve_budget(retrieval, defaults, warnings)
+        item, chunks = await self.load_item(db, item_id)
+        anchor = await self.find_anchor(db, item, chunks, loc, query) if chunks else 0
+        meta = self.result(item, chunks[anchor] if chunks else None, snippet="", score=1.0, rank=1)
+        content, truncated, next_step = self.window(item, chunks, anchor, budget, loc, query)
+        meta.snippet = make_snippet(content, budget.snippet_length) if content else ""
+        return GetResponse[self.result_model](  # type: ignore[name-defined]
+            meta=meta,
+            content=content,
+            mode_used=budget.mode,
+            estimated_tokens=estimate_tokens(content, budget.chars_per_token),
+            truncated=truncated,
+            next=next_step,
+            warnings=warnings,
+        )
+
+    def window(
+        self,
+        item: aiosqlite.Row,
+        chunks: list[aiosqlite.Row],
+        anchor: int,
+        budget: Budget,
+        loc: Loc | None,
+        query: str | None,
+    ) -> tuple[str, bool, NextStep | None]:
+        """The text to return for the budget's mode, whether it was cut, and how to go on."""
+        text: str = item["content"]
+        if budget.mode == "full" or not chunks:
+            start = loc.approx_offset if loc is not None and loc.approx_offset is not None else 0
+            w = full_window(text, start, budget)
+            nxt = None
+            if w.truncated:
+                nxt = NextStep(loc=Loc(approx_offset=w.end), retrieval={"mode": "full", "max_tokens": budget.max_tokens})
+            return text[w.start : w.end], w.truncated, nxt
+        spans = [Span(c["start_offset"], c["end_offset"]) for c in chunks]
+        if budget.mode == "snippet":
+            snippet_budget = min(budget.snippet_length, budget.max_chars)
+            body = chunks[anchor]["body"]
+            match_at = _first_match(body, query)
+            snippet = make_snippet(body, snippet_budget, match_at)
+            nxt = NextStep(loc=self.loc(item, chunks[anchor]), retrieval={"mode": "chunk"})
+            return snippet, len(snippet) < len(body), nxt
+        w = chunk_window(text, spans, anchor, budget, siblings=budget.mode == "chunk_with_siblings")
+        nxt = None
+        if w.truncated:
+            nxt = NextStep(loc=Loc(approx_offset=w.end), retrieval={"mode": "full", "max_tokens": budget.max_tokens})
+        elif w.last_chunk + 1 < len(chunks):
+            nxt = NextStep(loc=self.loc(item, chunks[w.last_chunk + 1]), retrieval={"mode": budget.mode})
+        return text[w.start : w.end], w.truncated, nxt
+
+
+def _first_match(body: str, query: str | None) -> int | None:
+    """A cheap position of the first query word in `body`, for centring a get snippet."""
+    lowered = body.lower()
+    positions = [lowered.find(t.words[0][:5]) for t in parse_query(query or "").terms]
+    found = [p for p in positions if p >= 0]
+    return min(found) if found else None

@@ -1,0 +1,126 @@
+"""SQLite access: connections in WAL mode, versioned migrations, per-user database paths.
+
+Each source keeps its own database file per user: `<data_dir>/users/<user_id>/<source>.db`.
+Migrations are a small ordered registry per source, each applied in its own transaction and
+recorded in `PRAGMA user_version`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from .errors import InvalidArgumentError, SchemaVersionError
+
+USER_ID_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def validate_user_id(user_id: str) -> str:
+    """A user id safe to use as a directory name, or InvalidArgumentError."""
+    if not USER_ID_RE.match(user_id or "") or user_id in {".", ".."}:
+        raise InvalidArgumentError("user", "must match ^[A-Za-z0-9_.@-]{1,64}$ and not be '.' or '..'")
+    return user_id
+
+
+def user_dir(data_dir: Path, user_id: str) -> Path:
+    """The user's data directory; guaranteed to lie inside `data_dir`."""
+    root = (data_dir / "users").resolve()
+    path = (root / validate_user_id(user_id)).resolve()
+    if path.parent != root:
+        raise InvalidArgumentError("user", "resolves outside the data directory")
+    return path
+
+
+def database_path(data_dir: Path, user_id: str, source: str) -> Path:
+    return user_dir(data_dir, user_id) / f"{source}.db"
+
+
+class Database:
+    """One aiosqlite connection with a write lock; readers share it, writers take turns."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self._write_lock = asyncio.Lock()
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
+        async with self.conn.execute(sql, params) as cursor:
+            return list(await cursor.fetchall())
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> aiosqlite.Row | None:
+        async with self.conn.execute(sql, params) as cursor:
+            return await cursor.fetchone()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """BEGIN IMMEDIATE … COMMIT, rolled back on any error."""
+        async with self._write_lock:
+            await self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                await self.conn.execute("ROLLBACK")
+                raise
+            await self.conn.execute("COMMIT")
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+
+async def migrate(conn: aiosqlite.Connection, migrations: Sequence[Migration], path: Path) -> int:
+    """Apply pending migrations in order; refuse a database newer than the code."""
+    async with conn.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    current = int(row[0]) if row else 0
+    latest = max((m.version for m in migrations), default=0)
+    if current > latest:
+        raise SchemaVersionError(
+            f"{path.name} has schema version {current}, newer than this knowledge-mcp supports "
+            f"({latest}); upgrade knowledge-mcp"
+        )
+    for migration in sorted(migrations, key=lambda m: m.version):
+        if migration.version <= current:
+            continue
+        script = f"BEGIN IMMEDIATE;\n{migration.sql}\nPRAGMA user_version = {migration.version};\nCOMMIT;"
+        try:
+            await conn.executescript(script)
+        except Exception:
+            if conn.in_transaction:
+                await conn.execute("ROLLBACK")
+            raise
+    return max(current, latest)
+
+
+async def open_database(path: Path, migrations: Sequence[Migration], *, readonly: bool = False) -> Database:
+    """Open (creating if needed) a source database in WAL mode and migrate it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    conn.row_factory = aiosqlite.Row
+    try:
+        await conn.execute("PRAGMA busy_timeout = 10000")
+        await conn.execute("PRAGMA journal_mode = WAL")
+        await conn.execute("PRAGMA synchronous = NORMAL")
+        await conn.execute("PRAGMA foreign_keys = ON")
+        await conn.execute("PRAGMA cache_size = -65536")
+        await conn.execute("PRAGMA mmap_size = 268435456")
+        await migrate(conn, migrations, path)
+        if readonly:
+            await conn.execute("PRAGMA query_only = ON")
+    except BaseException:
+        await conn.close()
+        raise
+    return Database(conn, path)

@@ -1,0 +1,240 @@
+"""The import runner shared by every source (DESIGN §3).
+
+A source parses one file into `ParsedItem`s; this module does the rest: walking folders,
+skipping unchanged files by hash, writing each item in its own transaction, recording the
+file only after all its items are in (so a crash mid-file is completed by a re-run), pruning
+items whose file is gone, and the summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from dataclasses import field as default
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import dates
+from .chunking import chunk_text
+from .db import Database
+from .errors import ImportFileError
+
+if TYPE_CHECKING:
+    from .base import ChunkedSource
+
+
+@dataclass
+class ChunkSpan:
+    """An explicit chunk (a chat message, a prompt field) as a span of the item's content."""
+
+    start: int
+    end: int
+    field: str | None = None
+    meta: dict[str, Any] = default(default_factory=dict)
+
+
+@dataclass
+class ParsedItem:
+    key: str
+    title: str
+    content: str
+    created_at: str
+    last_modified: str
+    tags: list[str] = default(default_factory=list)
+    meta: dict[str, Any] = default(default_factory=dict)
+    chunks: list[ChunkSpan] | None = None
+
+    def content_hash(self) -> str:
+        payload = json.dumps(
+            [self.title, self.content, self.created_at, self.last_modified, self.tags, self.meta,
+             [(c.start, c.end, c.field, c.meta) for c in self.chunks or []]],
+            sort_keys=True, ensure_ascii=False, default=str,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class ImportSummary:
+    source: str
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    pruned: int = 0
+    files_seen: int = 0
+    files_failed: int = 0
+    failures: list[dict[str, str]] = default(default_factory=list)
+    notices: list[dict[str, str]] = default(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.files_failed else 0
+
+
+SELECT_FILE_SQL = "SELECT file_hash FROM {p}_files WHERE path = ?"
+COUNT_ITEMS_SQL = "SELECT COUNT(*) FROM {p}_items WHERE source_path = ?"
+SELECT_ITEM_SQL = "SELECT id, item_id, content_hash, version FROM {p}_items WHERE origin = ?"
+INSERT_ITEM_SQL = """INSERT INTO {p}_items (item_id, origin, source_path, title, content, content_hash,
+    created_at, last_modified, version, tags, meta, imported_at) VALUES (?,?,?,?,?,?,?,?,1,?,?,?)"""
+UPDATE_ITEM_SQL = """UPDATE {p}_items SET title=?, content=?, content_hash=?, created_at=?, last_modified=?,
+    version=version+1, tags=?, meta=?, imported_at=? WHERE id=?"""
+DELETE_CHUNKS_SQL = "DELETE FROM {p}_chunks WHERE item_rowid = ?"
+INSERT_CHUNK_SQL = """INSERT INTO {p}_chunks (item_rowid, chunk_index, chunk_uuid, field, start_offset,
+    end_offset, title, body, meta) VALUES (?,?,?,?,?,?,?,?,?)"""
+STALE_ITEMS_SQL = "SELECT id, origin FROM {p}_items WHERE source_path = ?"
+DELETE_ITEM_SQL = "DELETE FROM {p}_items WHERE id = ?"
+UPSERT_FILE_SQL = """INSERT INTO {p}_files (path, file_hash, item_count, imported_at) VALUES (?,?,?,?)
+    ON CONFLICT(path) DO UPDATE SET file_hash=excluded.file_hash, item_count=excluded.item_count,
+    imported_at=excluded.imported_at"""
+KNOWN_FILES_SQL = "SELECT path FROM {p}_files"
+DELETE_FILE_ITEMS_SQL = "DELETE FROM {p}_items WHERE source_path = ?"
+DELETE_FILE_SQL = "DELETE FROM {p}_files WHERE path = ?"
+
+
+def item_id_for(origin: str) -> str:
+    return hashlib.sha256(origin.encode()).hexdigest()[:16]
+
+
+def iter_files(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Path]:
+    """Files with a supported extension, folders walked in sorted order, hidden entries skipped."""
+    for path in paths:
+        path = path.resolve()
+        if path.is_file():
+            yield path
+        elif path.is_dir():
+            for child in sorted(path.rglob("*")):
+                rel = child.relative_to(path)
+                if any(part.startswith(".") for part in rel.parts):
+                    continue
+                if child.is_file() and child.suffix.lower() in extensions:
+                    yield child
+        else:
+            raise ImportFileError(f"{path}: no such file or folder")
+
+
+class Importer:
+    def __init__(self, source: ChunkedSource, db: Database) -> None:
+        self.source = source
+        self.db = db
+        self.p = source.name
+
+    def sql(self, template: str) -> str:
+        return template.format(p=self.p)
+
+    async def run(
+        self, paths: Sequence[Path], *, prune: bool = False, on_file: Callable[[Path], None] | None = None
+    ) -> ImportSummary:
+        summary = ImportSummary(self.p)
+        roots = [p.resolve() for p in paths]
+        for root in roots:
+            if not root.exists():
+                summary.files_failed += 1
+                summary.failures.append({"path": str(root), "reason": "no such file or folder"})
+        files = list(iter_files([r for r in roots if r.exists()], self.source.extensions))
+        for path in files:
+            summary.files_seen += 1
+            await self.import_file(path, summary)
+            if on_file:
+                on_file(path)
+        if prune:
+            await self.prune(roots, summary)
+        return summary
+
+    async def import_file(self, path: Path, summary: ImportSummary) -> None:
+        try:
+            raw = await asyncio.to_thread(path.read_bytes)
+        except OSError as exc:
+            summary.files_failed += 1
+            summary.failures.append({"path": str(path), "reason": exc.strerror or str(exc)})
+            return
+        file_hash = hashlib.sha256(raw).hexdigest()
+        known = await self.db.fetchone(self.sql(SELECT_FILE_SQL), (str(path),))
+        if known and known[0] == file_hash:
+            row = await self.db.fetchone(self.sql(COUNT_ITEMS_SQL), (str(path),))
+            summary.unchanged += int(row[0]) if row else 0
+            return
+        if not raw.strip():
+            summary.skipped += 1
+            summary.notices.append({"path": str(path), "reason": "empty file skipped"})
+            await self.replace_file_items(path, [], file_hash)
+            return
+        try:
+            items = await asyncio.to_thread(self.source.parse_file, path, raw)
+        except Exception as exc:  # one bad file is reported; the rest go on
+            summary.files_failed += 1
+            summary.failures.append({"path": str(path), "reason": f"{type(exc).__name__}: {exc}"[:300]})
+            return
+        if not items:
+            summary.skipped += 1
+            summary.notices.append({"path": str(path), "reason": "no importable content"})
+        for item in items:
+            outcome = await self.write_item(path, item)
+            setattr(summary, outcome, getattr(summary, outcome) + 1)
+        await self.replace_file_items(path, items, file_hash)
+
+    async def write_item(self, path: Path, item: ParsedItem) -> str:
+        """Insert or update one item and its chunks in one transaction: added/updated/unchanged."""
+        origin = f"{path}#{item.key}" if item.key else str(path)
+        content_hash = item.content_hash()
+        existing = await self.db.fetchone(self.sql(SELECT_ITEM_SQL), (origin,))
+        if existing and existing["content_hash"] == content_hash:
+            return "unchanged"
+        item_id = existing["item_id"] if existing else item_id_for(origin)
+        tags = json.dumps(item.tags, ensure_ascii=False)
+        meta = json.dumps(item.meta, ensure_ascii=False, default=str)
+        async with self.db.transaction() as conn:
+            if existing:
+                rowid = existing["id"]
+                await conn.execute(
+                    self.sql(UPDATE_ITEM_SQL),
+                    (item.title, item.content, content_hash, item.created_at, item.last_modified,
+                     tags, meta, dates.now(), rowid),
+                )
+                await conn.execute(self.sql(DELETE_CHUNKS_SQL), (rowid,))
+            else:
+                cursor = await conn.execute(
+                    self.sql(INSERT_ITEM_SQL),
+                    (item_id, origin, str(path), item.title, item.content, content_hash, item.created_at,
+                     item.last_modified, tags, meta, dates.now()),
+                )
+                rowid = cursor.lastrowid
+            await conn.executemany(self.sql(INSERT_CHUNK_SQL), self.chunk_rows(rowid, item_id, item))
+        return "updated" if existing else "added"
+
+    def chunk_rows(self, rowid: int | None, item_id: str, item: ParsedItem) -> list[tuple[Any, ...]]:
+        spans = item.chunks
+        if spans is None:
+            spans = [ChunkSpan(c.start, c.end) for c in chunk_text(item.content)]
+        rows = []
+        for index, span in enumerate(spans):
+            body = item.content[span.start : span.end]
+            uuid = hashlib.sha256(f"{item_id}\x00{span.field or ''}\x00{body}".encode()).hexdigest()[:24]
+            rows.append((rowid, index, uuid, span.field, span.start, span.end, item.title, body,
+                         json.dumps(span.meta, ensure_ascii=False, default=str)))
+        return rows
+
+    async def replace_file_items(self, path: Path, items: list[ParsedItem], file_hash: str) -> None:
+        """Drop items the file no longer contains, then record the file as imported."""
+        keep = {f"{path}#{i.key}" if i.key else str(path) for i in items}
+        stale = [r["id"] for r in await self.db.fetchall(self.sql(STALE_ITEMS_SQL), (str(path),))
+                 if r["origin"] not in keep]
+        async with self.db.transaction() as conn:
+            for rowid in stale:
+                await conn.execute(self.sql(DELETE_ITEM_SQL), (rowid,))
+            await conn.execute(self.sql(UPSERT_FILE_SQL), (str(path), file_hash, len(items), dates.now()))
+
+    async def prune(self, roots: list[Path], summary: ImportSummary) -> None:
+        for row in await self.db.fetchall(self.sql(KNOWN_FILES_SQL)):
+            path = Path(row["path"])
+            under = any(path == r or r in path.parents for r in roots)
+            if under and not path.exists():
+                async with self.db.transaction() as conn:
+                    cursor = await conn.execute(self.sql(DELETE_FILE_ITEMS_SQL), (str(path),))
+                    summary.pruned += max(cursor.rowcount, 0)
+                    await conn.execute(self.sql(DELETE_FILE_SQL), (str(path),))

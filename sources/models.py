@@ -1,0 +1,123 @@
+"""The result models every source returns (DESIGN §5).
+
+`ResultItem` is the shared shape; each source subclasses it with its type-aware fields.
+Fields that do not apply are left as None and dropped from the wire (`dump`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SourceName = Literal["notes", "media", "chats", "characters", "prompts"]
+ScoreType = Literal["fts", "hybrid", "rerank"]
+OrderBy = Literal["relevance", "recent"]
+RetrievalMode = Literal["snippet", "chunk", "chunk_with_siblings", "full", "auto"]
+
+
+class Loc(BaseModel):
+    """Where in an item a hit is: pass it back to the matching get tool to read around it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    chunk_index: int | None = Field(default=None, ge=0, description="Ordinal of the chunk in the item.")
+    chunk_uuid: str | None = Field(default=None, description="Stable id of the chunk.")
+    approx_offset: int | None = Field(default=None, ge=0, description="Character offset in the item.")
+    media_id: str | None = None
+    conversation_id: str | None = None
+    message_id: str | None = None
+    message_index: int | None = Field(default=None, ge=0)
+    field: str | None = Field(default=None, description="Field of a prompt or character card.")
+
+
+class ResultItem(BaseModel):
+    """One search hit: enough to decide whether to read the item, and where."""
+
+    id: str
+    source: SourceName
+    uri: str = Field(description="notes://<id>, media://<id>, chats://<id>, characters://<id>, prompts://<id>")
+    title: str
+    snippet: str = Field(description="Plain text around the first match.")
+    score: float = Field(ge=0.0, le=1.0, description="0..1, higher is better; comparable across sources.")
+    score_type: ScoreType = "fts"
+    rank: int = Field(ge=1, description="1-based position in the whole result list.")
+    matched_terms: list[str] = Field(default_factory=list)
+    match_count: int = Field(default=1, ge=0, description="How many chunks of the item matched.")
+    created_at: str
+    last_modified: str
+    version: int = 1
+    tags: list[str] = Field(default_factory=list)
+    loc: Loc | None = None
+
+
+class NoteResult(ResultItem):
+    headings: list[str] | None = Field(default=None, description="The note's first five headings.")
+
+
+R = TypeVar("R", bound=ResultItem)
+
+
+class SearchResponse(BaseModel, Generic[R]):
+    results: list[R]
+    count: int
+    has_more: bool
+    next_offset: int | None = Field(description="Pass as `offset` for the next page; null on the last page.")
+    total_estimated: int
+    top_score: float | None = None
+    warnings: list[str] = Field(default_factory=list)
+    session_applied: bool = False
+    expanded_terms: list[str] | None = None
+    query_type: str | None = None
+    degraded: bool | None = None
+    provider_hint: str | None = None
+
+
+class Retrieval(BaseModel):
+    """How much of an item to return. Size knobs out of range are clamped (see `warnings`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: RetrievalMode = Field(
+        default="snippet",
+        description="snippet (default) | chunk (the chunk at loc) | chunk_with_siblings (grow around loc "
+        "within max_tokens) | full (whole item, paged by max_tokens) | auto (chunk_with_siblings when "
+        "max_tokens is given, else snippet)",
+    )
+    snippet_length: int | None = Field(default=None, description="Characters, 50..1000 (default 300).")
+    max_tokens: int | None = Field(default=None, description="Token budget, 50..32000; never exceeded.")
+    chars_per_token: int | None = Field(default=None, description="For the token estimate, 1..10 (default 4).")
+    chunk_size_tokens: int | None = Field(default=None, description="Re-chunking size when not prechunked.")
+    chunk_overlap_tokens: int | None = Field(default=None, description="Re-chunking overlap.")
+    sibling_window: int | None = Field(default=None, description="Max chunks each side, 0..20 (default 2).")
+    prefer_prechunked: bool = True
+
+
+class NextStep(BaseModel):
+    """How to continue reading: call the same get tool again with these arguments."""
+
+    loc: Loc
+    retrieval: dict[str, Any]
+
+
+class GetResponse(BaseModel, Generic[R]):
+    meta: R
+    content: Any = Field(description="Text, or structured content for chats and transcripts.")
+    attachments: list[dict[str, Any]] = Field(default_factory=list)
+    mode_used: RetrievalMode
+    estimated_tokens: int
+    truncated: bool
+    next: NextStep | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+# Fields that stay on the wire as null: their absence would be ambiguous.
+KEEP_NULL = frozenset({"next_offset", "top_score", "next"})
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """The wire form: JSON types, aliases, and no empty optional fields except `KEEP_NULL`."""
+    data = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for name in KEEP_NULL & set(type(model).model_fields):
+        data.setdefault(name, None)
+    return data

@@ -1,0 +1,69 @@
+"""MCP tools of the notes source."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from ..base import SearchRequest
+from ..models import GetResponse, Loc, NoteResult, OrderBy, Retrieval, SearchResponse
+from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
+from .source import source, tag_filter
+
+Query = Annotated[str, Field(description="Plain words; \"quoted phrase\"; trailing * for a prefix (migr*).")]
+Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
+Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
+SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
+
+
+def register(mcp: MCPServer, host: ToolHost) -> None:
+    async def notes_search(
+        query: Query,
+        ctx: Context,
+        keywords: Annotated[list[str] | None, Field(description="Only notes tagged with any of these.")] = None,
+        limit: Limit = 10,
+        offset: Offset = 0,
+        snippet_length: SnippetLength = None,
+        order_by: Annotated[OrderBy | None, Field(description="relevance (default) or recent.")] = None,
+    ) -> Annotated[CallToolResult, SearchResponse[NoteResult]]:
+        """Search the user's personal notes (Markdown/text files, e.g. an Obsidian vault) by full text.
+
+        Query syntax: plain words are matched with stemming (running ~ runs) and ranked by
+        relevance; "quoted words" must appear as a phrase; a trailing * matches a prefix.
+        Each result has a 0..1 score, the matched terms, a snippet around the first match, the
+        note's tags and headings, and a `loc`. To read more, call notes_get with the result's
+        `id` as note_id and its `loc` (retrieval.mode = chunk_with_siblings and a max_tokens
+        budget reads around the hit). Page with offset = next_offset while has_more is true.
+        """
+        filters = [tag_filter(keywords)] if keywords else []
+        request = SearchRequest(query, limit, offset, snippet_length, order_by, filters)
+        db = await host.database(ctx, source.name)
+        response = await source.search(db, request, host.defaults(ctx))
+        return tool_result(response, render_search(response))
+
+    async def notes_get(
+        note_id: Annotated[str, Field(description="The `id` of a notes_search result.")],
+        ctx: Context,
+        loc: Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")] = None,
+        query: Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")] = None,
+        retrieval: Annotated[Retrieval | None, Field(description="How much to return; default a snippet.")] = None,
+    ) -> Annotated[CallToolResult, GetResponse[NoteResult]]:
+        """Read one note, as much as a token budget allows.
+
+        retrieval.mode: snippet (default; a short excerpt), chunk (the ~500-token chunk at
+        loc), chunk_with_siblings (that chunk plus neighbours while within max_tokens), full
+        (the whole note, paged: follow `next`), auto (chunk_with_siblings if max_tokens is
+        given). Without loc, the anchor is the best match of `query`, else the start.
+        The response's `next` says how to continue reading.
+        """
+        db = await host.database(ctx, source.name)
+        response = await source.get(
+            db, note_id, loc=loc, query=query, retrieval=retrieval, defaults=host.defaults(ctx)
+        )
+        return tool_result(response, render_get(response))
+
+    add_read_tool(mcp, host, "notes_search", "Search notes", notes_search)
+    add_read_tool(mcp, host, "notes_get", "Read a note", notes_get)

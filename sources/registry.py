@@ -1,0 +1,41 @@
+"""The one place sources are registered: a source is a package `sources.<name>` listed here."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from .base import ChunkedSource
+from .errors import InvalidArgumentError
+from .tooling import ToolHost
+
+SOURCE_NAMES: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")
+
+
+def _load() -> dict[str, Any]:
+    modules = {}
+    for name in SOURCE_NAMES:
+        try:
+            modules[name] = importlib.import_module(f"sources.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"sources.{name}":
+                raise
+    return modules
+
+
+_MODULES = _load()
+
+SOURCES: dict[str, ChunkedSource[Any]] = {name: m.source for name, m in _MODULES.items()}
+
+
+def registrars() -> list[Callable[[MCPServer, ToolHost], None]]:
+    return [m.register for m in _MODULES.values()]
+
+
+def get_source(name: str) -> ChunkedSource[Any]:
+    if name not in SOURCES:
+        raise InvalidArgumentError("source", f"must be one of {', '.join(SOURCES)}")
+    return SOURCES[name]

@@ -1,0 +1,117 @@
+"""Retrieval modes under a token budget (DESIGN §6). Pure: no I/O.
+
+A source hands over its item's text and ordered chunk spans; these functions choose the
+window to return. The token estimate is ceil(chars / chars_per_token) and a window never
+exceeds `max_tokens`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .models import Retrieval, RetrievalMode
+from .snippets import clamp, clamp_snippet_length
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Effective defaults for a request: config, then session, then per-request config."""
+
+    snippet_length: int = 300
+    max_tokens: int = 4000
+    chars_per_token: int = 4
+    sibling_window: int = 2
+    order_by: str = "relevance"
+
+
+@dataclass(frozen=True)
+class Budget:
+    mode: RetrievalMode
+    snippet_length: int
+    max_tokens: int
+    chars_per_token: int
+    sibling_window: int
+    max_tokens_given: bool
+
+    @property
+    def max_chars(self) -> int:
+        return self.max_tokens * self.chars_per_token
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Window:
+    start: int
+    end: int
+    first_chunk: int
+    last_chunk: int
+    truncated: bool
+
+
+def estimate_tokens(text: str, chars_per_token: int) -> int:
+    return math.ceil(len(text) / max(1, chars_per_token))
+
+
+def resolve_budget(retrieval: Retrieval | None, defaults: Defaults, warnings: list[str]) -> Budget:
+    """Clamp the size knobs (reporting each clamp) and resolve `auto`."""
+    r = retrieval or Retrieval()
+    max_tokens = clamp("retrieval.max_tokens", r.max_tokens, defaults.max_tokens, 50, 32000, warnings)
+    mode: RetrievalMode = r.mode
+    if mode == "auto":
+        mode = "chunk_with_siblings" if r.max_tokens is not None else "snippet"
+    return Budget(
+        mode=mode,
+        snippet_length=clamp_snippet_length(r.snippet_length, defaults.snippet_length, warnings),
+        max_tokens=max_tokens,
+        chars_per_token=clamp("retrieval.chars_per_token", r.chars_per_token, defaults.chars_per_token, 1, 10, warnings),
+        sibling_window=clamp("retrieval.sibling_window", r.sibling_window, defaults.sibling_window, 0, 20, warnings),
+        max_tokens_given=r.max_tokens is not None,
+    )
+
+
+def _fit_end(text: str, start: int, end: int, max_chars: int) -> int:
+    """An end within `max_chars` of `start`, preferring a word boundary."""
+    if end - start <= max_chars:
+        return end
+    limit = start + max_chars
+    space = text.rfind(" ", start + max_chars // 2, limit + 1)
+    nl = text.rfind("\n", start + max_chars // 2, limit + 1)
+    cut = max(space, nl)
+    return cut if cut > start else limit
+
+
+def chunk_window(text: str, chunks: list[Span], anchor: int, budget: Budget, siblings: bool) -> Window:
+    """The anchor chunk, grown alternately right and left while the budget allows."""
+    anchor = min(max(anchor, 0), len(chunks) - 1)
+    first = last = anchor
+    start, end = chunks[anchor].start, chunks[anchor].end
+    if end - start > budget.max_chars:
+        return Window(start, _fit_end(text, start, end, budget.max_chars), anchor, anchor, True)
+    if siblings:
+        for step in range(1, budget.sibling_window + 1):
+            grew = False
+            for candidate in (anchor + step, anchor - step):
+                if not 0 <= candidate < len(chunks):
+                    continue
+                new_start = min(start, chunks[candidate].start)
+                new_end = max(end, chunks[candidate].end)
+                if new_end - new_start <= budget.max_chars:
+                    start, end = new_start, new_end
+                    first, last = min(first, candidate), max(last, candidate)
+                    grew = True
+            if not grew:
+                break
+    return Window(start, end, first, last, False)
+
+
+def full_window(text: str, offset: int, budget: Budget) -> Window:
+    """The item from `offset`, cut to the budget; `truncated` when more follows."""
+    offset = min(max(offset, 0), len(text))
+    end = _fit_end(text, offset, len(text), budget.max_chars)
+    return Window(offset, end, -1, -1, end < len(text))

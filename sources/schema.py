@@ -1,0 +1,72 @@
+"""The shared table layout of a chunked source (version 1), used by each source's first migration.
+
+Every source has `<p>_items` (one row per searchable item), `<p>_chunks` (ordered spans of
+the item's text; the unit of search) and `<p>_chunks_fts`, an external-content FTS5 index
+over the chunks kept in sync by triggers. FTS-backed tables have an explicit INTEGER PRIMARY
+KEY: implicit rowids are not stable across VACUUM. `<p>_files` remembers each imported file's
+hash so an unchanged file is skipped and `--prune` knows what was imported.
+
+Frozen: a later change to the layout is a new migration, never an edit here.
+"""
+
+from __future__ import annotations
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def chunked_tables_v1(p: str) -> str:
+    return f"""
+CREATE TABLE {p}_items (
+    id INTEGER PRIMARY KEY,
+    item_id TEXT NOT NULL UNIQUE,
+    origin TEXT NOT NULL UNIQUE,
+    source_path TEXT NOT NULL,
+    title TEXT NOT NULL,
+    content TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    last_modified TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    tags TEXT NOT NULL DEFAULT '[]',
+    meta TEXT NOT NULL DEFAULT '{{}}',
+    imported_at TEXT NOT NULL
+);
+CREATE INDEX {p}_items_source_path ON {p}_items(source_path);
+CREATE INDEX {p}_items_created ON {p}_items(created_at);
+CREATE INDEX {p}_items_modified ON {p}_items(last_modified);
+
+CREATE TABLE {p}_chunks (
+    id INTEGER PRIMARY KEY,
+    item_rowid INTEGER NOT NULL REFERENCES {p}_items(id) ON DELETE CASCADE,
+    chunk_index INTEGER NOT NULL,
+    chunk_uuid TEXT NOT NULL,
+    field TEXT,
+    start_offset INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    meta TEXT NOT NULL DEFAULT '{{}}',
+    UNIQUE (item_rowid, chunk_index)
+);
+
+CREATE VIRTUAL TABLE {p}_chunks_fts USING fts5(
+    title, body, content='{p}_chunks', content_rowid='id', tokenize='{TOKENIZER}'
+);
+CREATE TRIGGER {p}_chunks_ai AFTER INSERT ON {p}_chunks BEGIN
+    INSERT INTO {p}_chunks_fts(rowid, title, body) VALUES (new.id, new.title, new.body);
+END;
+CREATE TRIGGER {p}_chunks_ad AFTER DELETE ON {p}_chunks BEGIN
+    INSERT INTO {p}_chunks_fts({p}_chunks_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
+END;
+CREATE TRIGGER {p}_chunks_au AFTER UPDATE ON {p}_chunks BEGIN
+    INSERT INTO {p}_chunks_fts({p}_chunks_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
+    INSERT INTO {p}_chunks_fts(rowid, title, body) VALUES (new.id, new.title, new.body);
+END;
+
+CREATE TABLE {p}_files (
+    path TEXT PRIMARY KEY,
+    file_hash TEXT NOT NULL,
+    item_count INTEGER NOT NULL,
+    imported_at TEXT NOT NULL
+);
+"""

@@ -1,0 +1,101 @@
+"""Build the search SQL of a chunked source from a declarative spec. Pure: no I/O.
+
+One function builds, the caller runs. Identifiers come only from the source's own name;
+every value is a bound parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .models import OrderBy
+
+_IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A WHERE clause on the item (`i.`) or chunk (`c.`) columns, with its bound values."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+    on_chunk: bool = False
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    table: str
+    match: str
+    limit: int
+    offset: int
+    order_by: OrderBy = "relevance"
+    weights: tuple[float, float] = (2.0, 1.0)
+    filters: tuple[Filter, ...] = field(default_factory=tuple)
+
+
+def ident(name: str) -> str:
+    if not _IDENT.match(name):
+        raise ValueError(f"not a safe SQL identifier: {name!r}")
+    return name
+
+
+def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
+    """One page of items ranked by their best chunk, with the total number of matching items.
+
+    Fetches `limit + 1` rows so the caller knows whether another page exists.
+    """
+    p = ident(spec.table)
+    chunk_where = [f.sql for f in spec.filters if f.on_chunk] or ["1"]
+    item_where = [f.sql for f in spec.filters if not f.on_chunk] or ["1"]
+    order = (
+        "b ASC, i.last_modified DESC, i.id ASC"
+        if spec.order_by == "relevance"
+        else "i.last_modified DESC, b ASC, i.id ASC"
+    )
+    sql = f"""
+WITH m AS MATERIALIZED (
+    SELECT rowid AS chunk_rowid, bm25({p}_chunks_fts, {float(spec.weights[0])}, {float(spec.weights[1])}) AS b
+    FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?
+), hits AS (
+    SELECT c.item_rowid AS item_rowid, m.chunk_rowid AS chunk_rowid, m.b AS b
+    FROM m JOIN {p}_chunks AS c ON c.id = m.chunk_rowid
+    WHERE {" AND ".join(chunk_where)}
+), best AS (
+    SELECT item_rowid, chunk_rowid, MIN(b) AS b, COUNT(*) AS n FROM hits GROUP BY item_rowid
+)
+SELECT i.*, best.chunk_rowid AS chunk_rowid, best.b AS b, best.n AS n, COUNT(*) OVER () AS total
+FROM best JOIN {p}_items AS i ON i.id = best.item_rowid
+WHERE {" AND ".join(item_where)}
+ORDER BY {order}
+LIMIT ? OFFSET ?"""
+    params: list[Any] = [spec.match]
+    for f in spec.filters:
+        if f.on_chunk:
+            params.extend(f.params)
+    for f in spec.filters:
+        if not f.on_chunk:
+            params.extend(f.params)
+    params.extend([spec.limit + 1, spec.offset])
+    return sql, params
+
+
+def build_highlight_sql(table: str, count: int) -> str:
+    """Highlighted title and body of the given chunk rowids, for snippets and matched terms."""
+    p = ident(table)
+    marks = ", ".join("?" * count)
+    return (
+        f"SELECT rowid, highlight({p}_chunks_fts, 0, char(2), char(3)) AS title_marked, "
+        f"highlight({p}_chunks_fts, 1, char(2), char(3)) AS body_marked "
+        f"FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ? AND rowid IN ({marks})"
+    )
+
+
+def build_anchor_sql(table: str) -> str:
+    """The best-matching chunk of one item, for a get with a query but no loc."""
+    p = ident(table)
+    return (
+        f"SELECT c.chunk_index FROM {p}_chunks_fts JOIN {p}_chunks AS c ON c.id = {p}_chunks_fts.rowid "
+        f"WHERE {p}_chunks_fts MATCH ? AND c.item_rowid = ? ORDER BY bm25({p}_chunks_fts) LIMIT 1"
+    )

@@ -1,0 +1,106 @@
+"""Snippets: short plain text around the first match, cut at sentence or word boundaries.
+
+Pure: no I/O. Match positions come from FTS5 `highlight()` markers, so the snippet centres on
+what the index actually matched (stemmed forms included).
+"""
+
+from __future__ import annotations
+
+import re
+
+DEFAULT_SNIPPET_LENGTH = 300
+MIN_SNIPPET_LENGTH = 50
+MAX_SNIPPET_LENGTH = 1000
+ELLIPSIS = "…"
+
+# Markers FTS5 highlight() puts around matched tokens; control characters never in our text.
+MARK_OPEN = "\x02"
+MARK_CLOSE = "\x03"
+
+_WS = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"[.!?。！？][\"')\]]?\s")
+
+
+def collapse(text: str) -> str:
+    """Plain text with every whitespace run as one space, trimmed."""
+    return _WS.sub(" ", text).strip()
+
+
+def split_marked(marked: str) -> tuple[str, list[tuple[int, int]], list[str]]:
+    """Strip highlight markers: the plain text, the match spans in it, and the matched words."""
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    words: list[str] = []
+    pos = 0
+    for i, part in enumerate(re.split(f"[{MARK_OPEN}{MARK_CLOSE}]", marked)):
+        if i % 2:
+            spans.append((pos, pos + len(part)))
+            words.append(part)
+        plain.append(part)
+        pos += len(part)
+    return "".join(plain), spans, words
+
+
+def _collapse_with_position(text: str, position: int) -> tuple[str, int]:
+    """Collapse whitespace and map one position of the original text into the result."""
+    leading = len(text) - len(text.lstrip())
+    head = collapse(text[:position]) if position > leading else ""
+    body = collapse(text)
+    if head and position < len(text) and text[position - 1].isspace():
+        head += " "
+    return body, min(len(head), len(body))
+
+
+def _cut_end(text: str, limit: int) -> str:
+    """The longest prefix of `text` within `limit` characters that ends at a boundary."""
+    if len(text) <= limit:
+        return text
+    window = text[: limit + 1]
+    sentence_ends = [m.end() - 1 for m in _SENTENCE_END.finditer(window)]
+    if sentence_ends and sentence_ends[-1] >= limit * 0.6:
+        return window[: sentence_ends[-1]].rstrip()
+    space = window.rfind(" ")
+    return (window[:space] if space > limit * 0.5 else window[:limit]).rstrip()
+
+
+def _start_at_boundary(text: str, start: int, anchor: int) -> int:
+    """Move `start` forward to a sentence start (or else a word start) before `anchor`."""
+    if start <= 0:
+        return 0
+    for m in _SENTENCE_END.finditer(text, start, anchor + 1):
+        return m.end()
+    space = text.find(" ", start, anchor + 1)
+    return space + 1 if space != -1 else start
+
+
+def make_snippet(text: str, length: int = DEFAULT_SNIPPET_LENGTH, match_at: int | None = None) -> str:
+    """At most `length` characters of `text`, centred on `match_at` when given."""
+    body, anchor = _collapse_with_position(text, match_at or 0)
+    if len(body) <= length:
+        return body
+    if match_at is None or anchor < length // 2:
+        return _cut_end(body, length - 1) + ELLIPSIS
+    room = length - 1  # the leading ellipsis
+    # Near the end, start earlier so the snippet still fills its length.
+    start = min(max(0, anchor - length // 3), max(0, len(body) - room))
+    start = _start_at_boundary(body, start, anchor)
+    rest = body[start:]
+    if len(rest) > room:
+        return ELLIPSIS + _cut_end(rest, room - 1) + ELLIPSIS
+    return ELLIPSIS + rest
+
+
+def clamp_snippet_length(value: int | None, default: int, warnings: list[str]) -> int:
+    """Clamp to 50..1000, noting any clamp in `warnings`."""
+    return clamp("snippet_length", value, default, MIN_SNIPPET_LENGTH, MAX_SNIPPET_LENGTH, warnings)
+
+
+def clamp(field: str, value: int | None, default: int, low: int, high: int, warnings: list[str]) -> int:
+    """A size knob: out-of-range values are clamped and the clamp is reported."""
+    if value is None:
+        return default
+    if value < low or value > high:
+        clamped = min(max(value, low), high)
+        warnings.append(f"{field} {value} is outside {low}..{high}; used {clamped}")
+        return clamped
+    return value

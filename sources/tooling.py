@@ -1,0 +1,86 @@
+"""What a source needs from the server to publish its tools, and the shared tool plumbing.
+
+Sources do not import the server: the server hands each source's `register` a `ToolHost`
+that resolves the caller's database and defaults from the authenticated request context.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec, Protocol
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+from .db import Database
+from .errors import KnowledgeError
+from .models import GetResponse, ResultItem, SearchResponse, dump
+from .retrieval import Defaults
+
+P = ParamSpec("P")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+class ToolHost(Protocol):
+    async def database(self, ctx: Context, source: str) -> Database: ...
+
+    def defaults(self, ctx: Context) -> Defaults: ...
+
+    def tool_name(self, name: str) -> str: ...
+
+
+def tool_errors(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
+    """Turn our errors into tool errors the model can read and fix; the server keeps serving."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        try:
+            return await fn(*args, **kwargs)
+        except KnowledgeError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return wrapper
+
+
+def add_read_tool(mcp: MCPServer, host: ToolHost, name: str, title: str, fn: Callable[..., Any]) -> None:
+    mcp.add_tool(tool_errors(fn), name=host.tool_name(name), title=title, annotations=READ_ONLY)
+
+
+def _hit_line(r: ResultItem) -> str:
+    extras = []
+    if r.tags:
+        extras.append("tags: " + ", ".join(r.tags[:6]))
+    if r.matched_terms:
+        extras.append("matched: " + ", ".join(r.matched_terms))
+    tail = f" ({'; '.join(extras)})" if extras else ""
+    return f"{r.rank}. [{r.score:.2f}] {r.title} — {r.uri}{tail}\n   {r.snippet}"
+
+
+def render_search(response: SearchResponse[Any]) -> str:
+    head = f"{response.count} result(s), about {response.total_estimated} in all"
+    if response.has_more:
+        head += f"; next page: offset={response.next_offset}"
+    lines = [head, *(_hit_line(r) for r in response.results)]
+    lines += [f"warning: {w}" for w in response.warnings]
+    return "\n".join(lines)
+
+
+def render_get(response: GetResponse[Any]) -> str:
+    m = response.meta
+    head = f"{m.title} — {m.uri} ({response.mode_used}, ~{response.estimated_tokens} tokens"
+    head += ", truncated)" if response.truncated else ")"
+    content = response.content if isinstance(response.content, str) else str(response.content)
+    lines = [head, "", content]
+    if response.next is not None:
+        lines += ["", f"continue with loc={dump(response.next.loc)} retrieval={response.next.retrieval}"]
+    lines += [f"warning: {w}" for w in response.warnings]
+    return "\n".join(lines)
+
+
+def tool_result(model: BaseModel, text: str) -> CallToolResult:
+    """Structured content for clients that read it, a compact rendering for those that read text."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dump(model))

@@ -1,0 +1,54 @@
+"""Shared test fixtures: a throw-away data dir, imports into it, and a real in-memory MCP client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from server.app import build_server
+from server.config import Settings
+from sources.db import database_path, open_database
+from sources.importing import ImportSummary, Importer
+from sources.registry import get_source
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+async def import_into(data_dir: Path, source: str, *paths: Path, user: str = "local", prune: bool = False) -> ImportSummary:
+    """Import files for `user` through the same runner the CLI uses."""
+    src = get_source(source)
+    db = await open_database(database_path(data_dir, user, source), src.migrations)
+    try:
+        return await Importer(src, db).run(list(paths), prune=prune)
+    finally:
+        await db.close()
+
+
+@pytest.fixture
+async def client_factory(data_dir: Path) -> AsyncIterator[Any]:
+    """Start a real server (in memory) over `data_dir`; yields a function making clients."""
+    hosts = []
+
+    def make(**settings: Any) -> Client:
+        mcp, host = build_server(Settings(data_dir=data_dir, **settings))
+        hosts.append(host)
+        return Client(mcp)
+
+    yield make
+    for host in hosts:
+        await host.pool.close()
