@@ -21,9 +21,9 @@ from .models import GetResponse, Loc, NextStep, OrderBy, R, Retrieval, SearchRes
 from .query import ParsedQuery, parse_query
 from .retrieval import Budget, Defaults, Span, chunk_window, estimate_tokens, full_window, resolve_budget
 from .scoring import calibrated
-from .search_sql import Filter, SearchSpec, build_anchor_sql, build_highlight_sql, build_search_sql
-from .snippets import clamp_snippet_length, make_snippet, split_marked
-from .stemming import matched_terms
+from .search_sql import Filter, SearchSpec, build_anchor_sql, build_search_sql
+from .snippets import clamp_snippet_length, make_snippet
+from .stemming import QueryMatcher
 
 MAX_OFFSET = 10_000
 
@@ -149,25 +149,19 @@ class ChunkedSource(Generic[R]):
         ids = [r["chunk_rowid"] for r in rows]
         marks = ",".join("?" * len(ids))
         chunks = {c["id"]: c for c in await db.fetchall(self.sql(CHUNKS_BY_ROWID_SQL, marks=marks), ids)}
-        marked = {
-            h["rowid"]: h
-            for h in await db.fetchall(build_highlight_sql(self.name, len(ids)), [query.match_expression(), *ids])
-        }
+        matcher = QueryMatcher(query)
         results = []
         for position, row in enumerate(rows):
             chunk = chunks[row["chunk_rowid"]]
-            h = marked.get(row["chunk_rowid"])
-            body, spans, words = split_marked(h["body_marked"]) if h else (chunk["body"], [], [])
-            title_words = split_marked(h["title_marked"])[2] if h else []
-            snippet = make_snippet(body, snippet_length, spans[0][0] if spans else None)
+            found = matcher.find(chunk["body"], chunk["title"])
             results.append(
                 self.result(
                     row,
                     chunk,
-                    snippet=snippet,
+                    snippet=make_snippet(chunk["body"], snippet_length, found.first),
                     score=calibrated(row["b"], len(query.terms)),
                     rank=offset + position + 1,
-                    matched_terms=matched_terms(query, words + title_words),
+                    matched_terms=found.terms,
                     match_count=row["n"],
                 )
             )

@@ -16,6 +16,7 @@ DEFAULT_CHARS_PER_TOKEN = 4
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -31,39 +32,24 @@ class Chunk:
         return digest[:24]
 
 
-def _split(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    pos = start
-    for m in pattern.finditer(text, start, end):
-        if m.start() > pos:
-            spans.append((pos, m.start()))
-        pos = m.end()
-    if pos < end:
-        spans.append((pos, end))
-    return spans
+def _last_boundary(text: str, low: int, high: int) -> int | None:
+    """Where the last paragraph break, else sentence end, else space in text[low:high] starts."""
+    for pattern in (_PARAGRAPH, _SENTENCE, _SPACE):
+        found = None
+        for m in pattern.finditer(text, low, high):
+            found = m.start()
+        if found is not None:
+            return found
+    return None
 
 
-def _hard_split(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    while end - start > size:
-        cut = text.rfind(" ", start + size // 2, start + size)
-        cut = cut if cut > start else start + size
-        spans.append((start, cut))
-        start = cut
-    spans.append((start, end))
-    return spans
-
-
-def _units(text: str, size: int) -> list[tuple[int, int]]:
-    """Spans no longer than `size`: paragraphs, else sentences, else word-boundary cuts."""
-    units: list[tuple[int, int]] = []
-    for p_start, p_end in _split(text, 0, len(text), _PARAGRAPH):
-        if p_end - p_start <= size:
-            units.append((p_start, p_end))
-            continue
-        for s_start, s_end in _split(text, p_start, p_end, _SENTENCE):
-            units.extend(_hard_split(text, s_start, s_end, size))
-    return units
+def _first_boundary(text: str, low: int, high: int) -> int | None:
+    """The first sentence start, else word start, in text[low:high]."""
+    for pattern in (_SENTENCE, _SPACE):
+        m = pattern.search(text, low, high)
+        if m is not None:
+            return m.end()
+    return None
 
 
 def chunk_text(
@@ -72,25 +58,29 @@ def chunk_text(
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
     chars_per_token: int = DEFAULT_CHARS_PER_TOKEN,
 ) -> list[Chunk]:
-    """Ordered chunks covering `text`; one chunk when it is short."""
+    """Ordered chunks covering `text`; one chunk when it is short.
+
+    Each chunk ends at the last paragraph break, sentence end or space that fits in `size`
+    characters (past half of it), and the next starts at the first sentence (else word) start
+    within the last `overlap` characters, so neighbours share about `overlap` characters and
+    every chunk reaches further than the one before.
+    """
     size = max(1, chunk_tokens * chars_per_token)
     overlap = max(0, min(overlap_tokens * chars_per_token, size // 2))
+    if not text.strip():
+        return []
     if len(text) <= size:
-        return [Chunk(0, 0, len(text), text)] if text.strip() else []
-    units = _units(text, size)
+        return [Chunk(0, 0, len(text), text)]
     chunks: list[Chunk] = []
-    first = 0
-    while first < len(units):
-        last = first
-        while last + 1 < len(units) and units[last + 1][1] - units[first][0] <= size:
-            last += 1
-        start, end = units[first][0], units[last][1]
+    start = 0
+    while True:
+        if len(text) - start <= size:
+            end = len(text)
+        else:
+            cut = _last_boundary(text, start + size // 2, start + size)
+            end = cut if cut is not None and cut > start else start + size
         chunks.append(Chunk(len(chunks), start, end, text[start:end]))
-        if last + 1 >= len(units):
-            break
-        # Step back over trailing units while they fit in the overlap, but always advance.
-        nxt = last + 1
-        while nxt - 1 > first and end - units[nxt - 1][0] <= overlap:
-            nxt -= 1
-        first = nxt
-    return chunks
+        if end >= len(text):
+            return chunks
+        nxt = _first_boundary(text, max(start + 1, end - overlap), end) if overlap else None
+        start = nxt if nxt is not None and start < nxt < end else end

@@ -32,7 +32,10 @@ def parse_date(value: Any) -> str | None:
         return iso(dt.datetime(value.year, value.month, value.day))
     if isinstance(value, int | float) and not isinstance(value, bool):
         seconds = value / 1000 if value > 1e11 else value
-        return iso(dt.datetime.fromtimestamp(seconds, tz=dt.UTC))
+        try:
+            return iso(dt.datetime.fromtimestamp(seconds, tz=dt.UTC))
+        except (OverflowError, OSError, ValueError):
+            return None
     text = str(value).strip()
     try:
         return iso(dt.datetime.fromisoformat(text.replace("Z", "+00:00")))

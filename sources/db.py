@@ -31,7 +31,7 @@ class Migration:
 
 def validate_user_id(user_id: str) -> str:
     """A user id safe to use as a directory name, or InvalidArgumentError."""
-    if not USER_ID_RE.match(user_id or "") or user_id in {".", ".."}:
+    if not USER_ID_RE.fullmatch(user_id or "") or user_id in {".", ".."}:
         raise InvalidArgumentError("user", "must match ^[A-Za-z0-9_.@-]{1,64}$ and not be '.' or '..'")
     return user_id
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(?:(.*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -18,7 +18,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     m = _FRONT_MATTER.match(text)
     if not m:
         return {}, text.lstrip("\ufeff")
-    data = yaml.safe_load(m.group(1)) or {}
+    data = yaml.safe_load(m.group(1) or "") or {}
     return (data if isinstance(data, dict) else {}), text[m.end() :]
 
 

@@ -54,22 +54,26 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
         if spec.order_by == "relevance"
         else "i.last_modified DESC, b ASC, i.id ASC"
     )
+    order = order.replace("i.last_modified", "modified").replace("i.id", "item_rowid")
     sql = f"""
 WITH m AS MATERIALIZED (
     SELECT rowid AS chunk_rowid, bm25({p}_chunks_fts, {float(spec.weights[0])}, {float(spec.weights[1])}) AS b
     FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?
-), hits AS (
-    SELECT c.item_rowid AS item_rowid, m.chunk_rowid AS chunk_rowid, m.b AS b
+), best AS (
+    SELECT c.item_rowid AS item_rowid, m.chunk_rowid AS chunk_rowid, MIN(m.b) AS b, COUNT(*) AS n
     FROM m JOIN {p}_chunks AS c ON c.id = m.chunk_rowid
     WHERE {" AND ".join(chunk_where)}
-), best AS (
-    SELECT item_rowid, chunk_rowid, MIN(b) AS b, COUNT(*) AS n FROM hits GROUP BY item_rowid
+    GROUP BY c.item_rowid
+), page AS (
+    SELECT best.*, i.last_modified AS modified, COUNT(*) OVER () AS total
+    FROM best JOIN {p}_items AS i ON i.id = best.item_rowid
+    WHERE {" AND ".join(item_where)}
+    ORDER BY {order}
+    LIMIT ? OFFSET ?
 )
-SELECT i.*, best.chunk_rowid AS chunk_rowid, best.b AS b, best.n AS n, COUNT(*) OVER () AS total
-FROM best JOIN {p}_items AS i ON i.id = best.item_rowid
-WHERE {" AND ".join(item_where)}
-ORDER BY {order}
-LIMIT ? OFFSET ?"""
+SELECT i.*, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total
+FROM page JOIN {p}_items AS i ON i.id = page.item_rowid
+ORDER BY {order}"""
     params: list[Any] = [spec.match]
     for f in spec.filters:
         if f.on_chunk:
@@ -79,17 +83,6 @@ LIMIT ? OFFSET ?"""
             params.extend(f.params)
     params.extend([spec.limit + 1, spec.offset])
     return sql, params
-
-
-def build_highlight_sql(table: str, count: int) -> str:
-    """Highlighted title and body of the given chunk rowids, for snippets and matched terms."""
-    p = ident(table)
-    marks = ", ".join("?" * count)
-    return (
-        f"SELECT rowid, highlight({p}_chunks_fts, 0, char(2), char(3)) AS title_marked, "
-        f"highlight({p}_chunks_fts, 1, char(2), char(3)) AS body_marked "
-        f"FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ? AND rowid IN ({marks})"
-    )
 
 
 def build_anchor_sql(table: str) -> str:

@@ -67,7 +67,8 @@ def _start_at_boundary(text: str, start: int, anchor: int) -> int:
     """Move `start` forward to a sentence start (or else a word start) before `anchor`."""
     if start <= 0:
         return 0
-    for m in _SENTENCE_END.finditer(text, start, anchor + 1):
+    # A sentence start only when it is close: further on, it would shrink the snippet.
+    for m in _SENTENCE_END.finditer(text, start, min(anchor + 1, start + 40)):
         return m.end()
     space = text.find(" ", start, anchor + 1)
     return space + 1 if space != -1 else start

@@ -1,19 +1,24 @@
-"""Which query terms a hit matched, using SQLite's own porter tokenizer as the stemmer.
+"""Which words of a text match the query, using SQLite's own porter tokenizer as the stemmer.
 
-The index stems words (porter unicode61); to say which query terms matched a chunk we stem
-the query words and the words FTS5 highlighted the same way, on a private in-memory table.
+The index stems words (porter unicode61). To centre snippets and say which query terms a hit
+matched, we stem the query's words and the hit's words the same way, on a private in-memory
+FTS5 table, with a cache; this is much cheaper than asking FTS5 to highlight each hit again.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from cachetools import LRUCache
-
-from .query import ParsedQuery, words_of
+from .query import ParsedQuery
 from .schema import TOKENIZER
+
+_WORD = re.compile(r"[^\W_]+")
+CACHE_SIZE = 200_000
 
 
 class _Stemmer:
@@ -22,19 +27,22 @@ class _Stemmer:
         self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         self._lock = threading.Lock()
-        self._cache: LRUCache[str, str] = LRUCache(maxsize=50_000)
+        self._cache: dict[str, str] = {}
 
     def stems(self, words: Iterable[str]) -> list[str]:
         words = [w.lower() for w in words]
-        missing = [w for w in dict.fromkeys(words) if w not in self._cache]
+        cache = self._cache
+        missing = [w for w in dict.fromkeys(words) if w not in cache]
         if missing:
             with self._lock:
                 self._conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(missing, 1))
                 found = dict(self._conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"))
                 self._conn.execute("DELETE FROM t")
-            for i, word in enumerate(missing, 1):
-                self._cache[word] = str(found.get(i, word))
-        return [self._cache[w] for w in words]
+                if len(cache) > CACHE_SIZE:
+                    cache.clear()
+                for i, word in enumerate(missing, 1):
+                    cache[word] = str(found.get(i, word))
+        return [cache[w] for w in words]
 
 
 _STEMMER = _Stemmer()
@@ -44,17 +52,47 @@ def stems(words: Iterable[str]) -> list[str]:
     return _STEMMER.stems(words)
 
 
-def matched_terms(query: ParsedQuery, highlighted: Iterable[str]) -> list[str]:
-    """The query terms (as the user wrote them, minus quotes) found among highlighted words."""
-    found = set(stems(w for h in highlighted for w in words_of(h)))
-    result: list[str] = []
-    for term in query.terms:
-        term_stems = stems(term.words)
-        if term.prefix:
-            *whole, last = term_stems
-            hit = all(s in found for s in whole) and any(f.startswith(term.words[-1]) for f in found)
-        else:
-            hit = all(s in found for s in term_stems)
-        if hit:
-            result.append(term.text)
-    return result
+@dataclass(frozen=True)
+class Matches:
+    first: int | None
+    terms: list[str]
+
+
+class QueryMatcher:
+    """Finds a parsed query's terms in texts, the way the index would match them."""
+
+    def __init__(self, query: ParsedQuery) -> None:
+        self.query = query
+        self._term_stems = [stems(t.words) for t in query.terms]
+        self._wanted = {s for term_stems, t in zip(self._term_stems, query.terms, strict=True)
+                        for s in (term_stems[:-1] if t.prefix else term_stems)}
+        self._prefixes = tuple(t.words[-1] for t in query.terms if t.prefix)
+        # Porter only rewrites word endings, so a word can match only if it starts like a wanted
+        # stem: checking the first three letters skips stemming almost every word of a text.
+        self._heads = {s[:3] for s in self._wanted} | {p[:3] for p in self._prefixes}
+
+    def _is_match(self, stem: str, word: str) -> bool:
+        return stem in self._wanted or (bool(self._prefixes) and word.startswith(self._prefixes))
+
+    def find(self, *texts: str) -> Matches:
+        """Position of the first match in the first text, and the query terms found in any text."""
+        found: set[str] = set()
+        first: int | None = None
+        for n, text in enumerate(texts):
+            folded = unicodedata.normalize("NFKC", text)
+            tokens = [m for m in _WORD.finditer(folded) if m.group()[:3].lower() in self._heads]
+            words = [m.group().lower() for m in tokens]
+            for m, word, stem in zip(tokens, words, stems(words), strict=True):
+                if self._is_match(stem, word):
+                    found.add(stem)
+                    for prefix in self._prefixes:
+                        if word.startswith(prefix):
+                            found.add(prefix + "*")
+                    if first is None and n == 0 and len(folded) == len(text):
+                        first = m.start()
+        terms = []
+        for term, term_stems in zip(self.query.terms, self._term_stems, strict=True):
+            whole = term_stems[:-1] if term.prefix else term_stems
+            if all(s in found for s in whole) and (not term.prefix or term.words[-1] + "*" in found):
+                terms.append(term.text)
+        return Matches(first, terms)

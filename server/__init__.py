@@ -1,0 +1,1 @@
+"""knowledge-mcp server: MCP wiring, transports, context, CLI."""

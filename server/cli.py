@@ -1,0 +1,119 @@
+"""The `knowledge-mcp` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from sources.errors import KnowledgeError
+from sources.registry import SOURCE_NAMES, SOURCES
+
+from .config import load_settings
+from .logs import configure_logging
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="knowledge-mcp", description="Search and read your own knowledge over MCP.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data-dir", type=Path, help="data directory (default: per-user platform dir)")
+        p.add_argument("--config", type=Path, help="config.toml (default: $KNOWLEDGE_MCP_CONFIG)")
+        p.add_argument("--user", help="user id (default: local)")
+
+    serve = sub.add_parser("serve", help="serve MCP over stdio or HTTP")
+    common(serve)
+    serve.add_argument("--transport", choices=["stdio", "http"])
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--no-auth", action="store_true", default=None, help="HTTP without auth (loopback only)")
+
+    imp = sub.add_parser("import", help="import files into a source")
+    common(imp)
+    imp.add_argument("source", choices=SOURCE_NAMES)
+    imp.add_argument("paths", nargs="+", type=Path)
+    imp.add_argument("--prune", action="store_true", help="remove items whose file is gone")
+    imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+    search = sub.add_parser("search", help="search from the terminal")
+    common(search)
+    search.add_argument("query")
+    search.add_argument("--source", action="append", choices=SOURCE_NAMES, help="repeatable; default all")
+    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--json", action="store_true")
+
+    demo = sub.add_parser("demo", help="import the fixtures into a throw-away dir and query the real server")
+    demo.add_argument("--keep", action="store_true", help="keep the throw-away data dir")
+
+    ev = sub.add_parser("eval", help="retrieval quality on a BEIR dataset")
+    ev.add_argument("--beir", type=Path, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")
+    ev.add_argument("--split", default="test")
+    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--limit-queries", type=int, help="evaluate only the first N queries")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    return load_settings(
+        getattr(args, "config", None),
+        data_dir=getattr(args, "data_dir", None),
+        user=getattr(args, "user", None),
+        transport=getattr(args, "transport", None),
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
+        no_auth=getattr(args, "no_auth", None),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return dispatch(args)
+    except KnowledgeError as exc:
+        print(f"knowledge-mcp: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    if args.command == "demo":
+        from .demo import run_demo
+
+        configure_logging("WARNING")
+        return anyio.run(run_demo, args.keep)
+    if args.command == "eval":
+        from .evaluation import run_eval_command
+
+        configure_logging("WARNING")
+        return run_eval_command(args.beir, args.split, args.json, args.limit_queries)
+    settings = _settings(args)
+    configure_logging(settings.log_level if args.command == "serve" else "WARNING")
+    if args.command == "serve":
+        from .transports import run_http, run_stdio
+
+        anyio.run(run_stdio if settings.transport == "stdio" else run_http, settings)
+        return 0
+    if args.command == "import":
+        from .commands import print_summary, run_import
+
+        summary = anyio.run(run_import, settings, args.source, args.paths, args.prune)
+        print_summary(summary, args.json)
+        return summary.exit_code
+    if args.command == "search":
+        from .commands import print_results, run_search
+
+        if not 1 <= args.limit <= 100:
+            raise KnowledgeError("--limit: must be 1..100")
+        rows = anyio.run(run_search, settings, args.query, args.source or list(SOURCES), args.limit)
+        print_results(rows, args.json)
+        return 0
+    raise AssertionError(args.command)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""The terminal commands that are not serving: import and search."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from sources.base import SearchRequest
+from sources.db import database_path, open_database
+from sources.importing import ImportSummary, Importer, iter_files
+from sources.registry import get_source
+
+from .config import Settings
+
+stderr = Console(stderr=True)
+
+
+async def run_import(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:
+    source = get_source(source_name)
+    db = await open_database(database_path(settings.data_dir, settings.user, source_name), source.migrations)
+    try:
+        existing = [p for p in paths if p.exists()]
+        total = sum(1 for _ in iter_files(existing, source.extensions))
+        show = sys.stderr.isatty()
+        with Progress(
+            TextColumn("importing {task.description}"), BarColumn(), MofNCompleteColumn(),
+            console=stderr, disable=not show, transient=True,
+        ) as progress:
+            task = progress.add_task(source_name, total=total)
+            return await Importer(source, db).run(paths, prune=prune, on_file=lambda _: progress.advance(task))
+    finally:
+        await db.close()
+
+
+def print_summary(summary: ImportSummary, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(summary.as_dict(), ensure_ascii=False))
+        return
+    print(
+        f"{summary.source}: {summary.added} added, {summary.updated} updated, {summary.unchanged} unchanged, "
+        f"{summary.skipped} skipped, {summary.pruned} pruned; {summary.files_seen} file(s) seen, "
+        f"{summary.files_failed} failed"
+    )
+    for notice in summary.notices:
+        print(f"  notice: {notice['path']}: {notice['reason']}")
+    for failure in summary.failures:
+        print(f"  failed: {failure['path']}: {failure['reason']}")
+
+
+async def run_search(settings: Settings, query: str, sources: list[str], limit: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name in sources:
+        source = get_source(name)
+        path = database_path(settings.data_dir, settings.user, name)
+        if not path.exists():
+            continue
+        db = await open_database(path, source.migrations)
+        try:
+            response = await source.search(db, SearchRequest(query, limit=limit), settings.defaults())
+        finally:
+            await db.close()
+        rows += [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in response.results]
+    rows.sort(key=lambda r: -r["score"])
+    return rows[:limit]
+
+
+def print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"results": rows}, ensure_ascii=False))
+        return
+    table = Table(show_lines=True)
+    for column in ("score", "title", "uri", "snippet"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(f"{r['score']:.2f}", r["title"], r["uri"], r["snippet"])
+    Console().print(table if rows else "no results")

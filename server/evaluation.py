@@ -1,0 +1,126 @@
+"""`knowledge-mcp eval`: retrieval quality on a BEIR-layout dataset (DESIGN §11).
+
+The corpus is imported as notes into a throw-away data dir through the same import runner,
+and every query of the split goes through the same search path the tools use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from sources import dates
+from sources.base import SearchRequest
+from sources.db import database_path, open_database
+from sources.errors import KnowledgeError
+from sources.importing import Importer, ParsedItem, item_id_for
+from sources.notes import source as notes
+from sources.retrieval import Defaults
+from sources.scoring import CALIBRATION_K
+
+K_NDCG = 10
+K_RECALL = 100
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 3 or parts[2] == "score":
+                continue
+            if int(parts[2]) > 0:
+                qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+    return qrels
+
+
+def ndcg(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    dcg = sum(relevant.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    return len(set(ranked[:k]) & set(relevant)) / len(relevant) if relevant else 0.0
+
+
+def mrr(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    return next((1.0 / (i + 1) for i, d in enumerate(ranked[:k]) if d in relevant), 0.0)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))] if ordered else 0.0
+
+
+async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> dict[str, Any]:
+    for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
+        if not (beir / name).exists():
+            raise KnowledgeError(f"--beir: {beir / name} is missing (BEIR layout: corpus.jsonl, queries.jsonl, qrels/)")
+    corpus = read_jsonl(beir / "corpus.jsonl")
+    queries = {q["_id"]: q["text"] for q in read_jsonl(beir / "queries.jsonl")}
+    qrels = read_qrels(beir / f"qrels/{split}.tsv")
+    qids = [q for q in qrels if q in queries][:limit_queries]
+    with tempfile.TemporaryDirectory(prefix="knowledge-mcp-eval-") as tmp:
+        db = await open_database(database_path(Path(tmp), "eval", "notes"), notes.migrations)
+        try:
+            importer = Importer(notes, db)
+            origin = Path(beir.name)
+            stamp = dates.now()
+            started = time.perf_counter()
+            for doc in corpus:
+                item = ParsedItem(str(doc["_id"]), doc.get("title") or str(doc["_id"]), doc.get("text", ""), stamp, stamp)
+                await importer.write_item(origin, item)
+            import_s = time.perf_counter() - started
+            doc_of = {item_id_for(f"{origin}#{doc['_id']}"): str(doc["_id"]) for doc in corpus}
+            defaults = Defaults()
+            scores: dict[str, list[float]] = {"ndcg": [], "recall": [], "mrr": []}
+            latencies: list[float] = []
+            for qid in qids:
+                t0 = time.perf_counter()
+                response = await notes.search(db, SearchRequest(queries[qid], limit=K_RECALL), defaults)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                ranked = [doc_of[r.id] for r in response.results]
+                scores["ndcg"].append(ndcg(ranked, qrels[qid], K_NDCG))
+                scores["recall"].append(recall(ranked, qrels[qid], K_RECALL))
+                scores["mrr"].append(mrr(ranked, qrels[qid], K_NDCG))
+        finally:
+            await db.close()
+    return {
+        "dataset": beir.name,
+        "split": split,
+        "queries": len(qids),
+        "ndcg@10": round(statistics.fmean(scores["ndcg"]), 4) if qids else 0.0,
+        "recall@100": round(statistics.fmean(scores["recall"]), 4) if qids else 0.0,
+        "mrr@10": round(statistics.fmean(scores["mrr"]), 4) if qids else 0.0,
+        "latency_ms": {"p50": round(percentile(latencies, 50), 2), "p95": round(percentile(latencies, 95), 2)},
+        "import": {"documents": len(corpus), "seconds": round(import_s, 2), "docs_per_s": round(len(corpus) / import_s, 1)},
+        "config": {"source": "notes", "weights": list(notes.weights), "tokenizer": "porter unicode61 remove_diacritics 2",
+                   "calibration_k": CALIBRATION_K, "limit": K_RECALL},
+    }
+
+
+def run_eval_command(beir: Path, split: str, as_json: bool, limit_queries: int | None) -> int:
+    report = anyio.run(evaluate, beir, split, limit_queries)
+    if as_json:
+        print(json.dumps(report))
+    else:
+        print(f"{report['dataset']} [{report['split']}] {report['queries']} queries")
+        print(f"  nDCG@10 {report['ndcg@10']:.4f}   Recall@100 {report['recall@100']:.4f}   MRR@10 {report['mrr@10']:.4f}")
+        print(f"  latency p50 {report['latency_ms']['p50']} ms   p95 {report['latency_ms']['p95']} ms")
+        imp = report["import"]
+        print(f"  import {imp['documents']} docs in {imp['seconds']} s ({imp['docs_per_s']} docs/s)")
+    return 0

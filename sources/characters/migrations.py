@@ -1,0 +1,15 @@
+"""Schema history of the characters database. Append-only once released."""
+
+from __future__ import annotations
+
+from ..db import Migration
+from ..schema import chunked_tables_v1
+
+MIGRATIONS = (
+    Migration(
+        1,
+        "character cards, one chunk per card field, and FTS index",
+        chunked_tables_v1("characters")
+        + "CREATE INDEX characters_items_title ON characters_items(lower(title));\n",
+    ),
+)

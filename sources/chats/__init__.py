@@ -1,0 +1,9 @@
+"""The chats source: ChatGPT and Claude exports, SillyTavern chats and a plain JSON format.
+
+The plain format is documented in `parsing.py`.
+"""
+
+from .source import ChatsSource, source
+from .tools import register
+
+__all__ = ["ChatsSource", "register", "source"]

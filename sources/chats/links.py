@@ -1,0 +1,68 @@
+"""The link from a SillyTavern chat to the character card it was played with.
+
+Cards live in the same user's characters database (`characters_items`, title = card name). The
+link is resolved when a tool runs, by name, case-insensitively, so importing the cards before
+or after the chats makes no difference. Without a characters source or its tables, there is
+simply no link.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from mcp.server.mcpserver import Context
+
+from ..db import Database
+from ..errors import KnowledgeError
+from ..tooling import ToolHost
+
+CARD_BY_NAME_SQL = (
+    "SELECT item_id, title FROM characters_items WHERE lower(title) = lower(?) ORDER BY id LIMIT 1"
+)
+CARD_BY_ID_SQL = "SELECT item_id, title FROM characters_items WHERE item_id = ?"
+
+
+class CharacterLinks:
+    """Card ids by name and names by card id, from the characters database when there is one."""
+
+    def __init__(self, db: Database | None) -> None:
+        self.db = db
+        self._ids: dict[str, str | None] = {}
+
+    async def id_for(self, name: str) -> str | None:
+        key = name.lower()
+        if key not in self._ids:
+            row = await self._fetch(CARD_BY_NAME_SQL, name)
+            self._ids[key] = str(row[0]) if row else None
+        return self._ids[key]
+
+    async def name_of(self, character_id: str) -> str | None:
+        row = await self._fetch(CARD_BY_ID_SQL, character_id)
+        return str(row[1]) if row else None
+
+    async def ids_for(self, names: Iterable[str]) -> dict[str, str]:
+        found = {}
+        for name in set(names):
+            card = await self.id_for(name)
+            if card is not None:
+                found[name] = card
+        return found
+
+    async def _fetch(self, sql: str, value: str) -> tuple[object, ...] | None:
+        if self.db is None:
+            return None
+        try:
+            row = await self.db.fetchone(sql, (value,))
+        except sqlite3.OperationalError:  # the characters tables are not there
+            return None
+        return tuple(row) if row is not None else None
+
+
+async def character_links(host: ToolHost, ctx: Context) -> CharacterLinks:
+    """The caller's character cards; an empty link table when the characters source is absent."""
+    try:
+        db = await host.database(ctx, "characters")
+    except (KeyError, KnowledgeError, sqlite3.Error):  # KeyError: no characters source registered
+        db = None
+    return CharacterLinks(db)

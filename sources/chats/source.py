@@ -1,0 +1,228 @@
+"""Chats: conversations exported from ChatGPT, Claude and SillyTavern, or in the plain format.
+
+An item is one conversation (`chats://<conversation_id>`, the id being the item id); each
+message is one chunk, so a hit names its best message. `get` returns messages as structured
+content: a page of them by default, or a window around a message under a token budget.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import aiosqlite
+
+from ..base import ChunkedSource
+from ..db import Database
+from ..errors import InvalidArgumentError
+from ..importing import ParsedItem
+from ..models import Loc, Retrieval
+from ..query import parse_query
+from ..retrieval import Budget, Defaults, resolve_budget
+from ..search_sql import Filter
+from ..snippets import make_snippet
+from ..stemming import QueryMatcher
+from .exports import chatgpt_conversation, claude_conversation
+from .migrations import MIGRATIONS
+from .models import ChatGetResponse, ChatMessage, ChatNextStep, ChatResult
+from .parsing import Reader, build_item, conversations_from_json, loads, plain_conversation
+from .reading import Window, around, forward
+from .sillytavern import is_sillytavern, json_lines, sillytavern_conversation
+
+SearchBy = Literal["both", "title", "message"]
+MAX_PAGE_SIZE = 200
+
+READERS: dict[str, Reader] = {
+    "mapping": chatgpt_conversation,
+    "chat_messages": claude_conversation,
+    "messages": plain_conversation,
+}
+
+COLUMN_MATCH_SQL = "c.id IN (SELECT rowid FROM chats_chunks_fts WHERE chats_chunks_fts MATCH ?)"
+SENDER_SQL = "(lower(json_extract(c.meta, '$.sender')) = ? OR json_extract(c.meta, '$.role') = ?)"
+CHARACTER_SQL = "lower(json_extract(i.meta, '$.character_name')) = ?"
+
+
+def by_filter(by: SearchBy, query: str) -> Filter | None:
+    """Restrict the hit messages to those whose title (`title`) or text (`message`) matches.
+
+    The core ranks with bm25 over both columns; this second MATCH, with an FTS5 column filter
+    around the same safe expression the core builds, keeps only chunks matching in that column.
+    """
+    expression = parse_query(query).match_expression()
+    if by == "both" or not expression:
+        return None
+    column = "title" if by == "title" else "body"
+    return Filter(COLUMN_MATCH_SQL, (f"{{{column}}} : ({expression})",), on_chunk=True)
+
+
+def sender_filter(sender: str) -> Filter:
+    """Messages by this sender (display name) or of this role, case-insensitive."""
+    value = sender.strip().lower()
+    return Filter(SENDER_SQL, (value, value), on_chunk=True)
+
+
+def character_filter(character_name: str) -> Filter:
+    return Filter(CHARACTER_SQL, (character_name.lower(),))
+
+
+class ChatsSource(ChunkedSource[ChatResult]):
+    name = "chats"
+    id_field = "conversation_id"
+    result_model = ChatResult
+    migrations = MIGRATIONS
+    extensions = frozenset({".json", ".jsonl"})
+
+    def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
+        if path.suffix.lower() == ".jsonl":
+            rows = json_lines(raw)
+            if rows and is_sillytavern(rows[0]):
+                conversations = [sillytavern_conversation(rows, path)]
+            else:
+                conversations = conversations_from_json(rows, READERS)
+        else:
+            conversations = conversations_from_json(loads(raw), READERS)
+        return [item for conv in conversations if (item := build_item(conv, path)) is not None]
+
+    def fields(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None) -> dict[str, Any]:
+        meta = json.loads(chunk["meta"]) if chunk is not None else {}
+        return {
+            "conversation_id": item["item_id"],
+            "message_id": meta.get("message_id"),
+            "sender": meta.get("sender"),
+            "role": meta.get("role"),
+            "character_name": json.loads(item["meta"]).get("character_name"),
+        }
+
+    def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc:
+        meta = json.loads(chunk["meta"])
+        return Loc(
+            conversation_id=item["item_id"],
+            message_id=meta.get("message_id"),
+            message_index=chunk["chunk_index"],
+        )
+
+    def anchor_from_loc(self, loc: Loc, chunks: list[aiosqlite.Row]) -> int | None:
+        if loc.message_id is not None:
+            for c in chunks:
+                if json.loads(c["meta"]).get("message_id") == loc.message_id:
+                    return int(c["chunk_index"])
+            raise InvalidArgumentError("loc.message_id", "is not a message of this conversation")
+        if loc.message_index is not None:
+            if loc.message_index >= len(chunks):
+                raise InvalidArgumentError("loc.message_index", f"must be 0..{len(chunks) - 1} here")
+            return loc.message_index
+        return super().anchor_from_loc(loc, chunks)
+
+    async def get(
+        self,
+        db: Database,
+        item_id: str,
+        *,
+        loc: Loc | None = None,
+        query: str | None = None,
+        retrieval: Retrieval | None = None,
+        defaults: Defaults,
+        page: int = 1,
+        page_size: int = 50,
+    ) -> ChatGetResponse:
+        if page < 1:
+            raise InvalidArgumentError("page", "must be 1 or more")
+        if not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise InvalidArgumentError("page_size", f"must be 1..{MAX_PAGE_SIZE}")
+        if loc is not None and loc.conversation_id not in (None, item_id):
+            raise InvalidArgumentError("loc.conversation_id", "must match conversation_id, or be omitted")
+        warnings: list[str] = []
+        budget = resolve_budget(retrieval, defaults, warnings)
+        item, chunks = await self.load_item(db, item_id)
+        messages = [_message(c) for c in chunks]
+        explicit = loc is not None or bool(query)
+        anchor = await self.find_anchor(db, item, chunks, loc, query) if chunks else 0
+        pages = max(1, math.ceil(len(messages) / page_size))
+        if budget.mode == "snippet":
+            if page > pages:
+                raise InvalidArgumentError("page", f"must be 1..{pages} for this conversation")
+            anchor = anchor if explicit else min((page - 1) * page_size, max(len(chunks) - 1, 0))
+        window = self._window(messages, chunks, anchor, budget, page, page_size, loc)
+        meta = self.result(item, chunks[anchor] if chunks else None, snippet="", score=1.0, rank=1)
+        if messages:
+            found = QueryMatcher(parse_query(query or "")).find(messages[anchor].text)
+            meta.snippet = make_snippet(messages[anchor].text, budget.snippet_length, found.first)
+        used = sum(len(m.text) for m in window.messages)
+        return ChatGetResponse(
+            meta=meta,
+            content=window.messages,
+            mode_used="page" if budget.mode == "snippet" else budget.mode,
+            estimated_tokens=math.ceil(used / budget.chars_per_token),
+            truncated=window.truncated,
+            next=self._next(item, chunks, window, budget, page, pages, page_size),
+            warnings=warnings,
+            page=page if budget.mode == "snippet" else None,
+            page_count=pages,
+            message_count=len(messages),
+        )
+
+    def _window(
+        self,
+        messages: list[ChatMessage],
+        chunks: list[aiosqlite.Row],
+        anchor: int,
+        budget: Budget,
+        page: int,
+        page_size: int,
+        loc: Loc | None,
+    ) -> Window:
+        if not messages:
+            return Window([], False, None)
+        if budget.mode == "snippet":
+            return forward(messages, (page - 1) * page_size, page_size, budget.max_chars)
+        if budget.mode == "full":
+            skip = 0
+            if loc is not None and loc.approx_offset is not None:
+                skip = loc.approx_offset - chunks[anchor]["start_offset"]
+                skip = max(0, min(skip, len(messages[anchor].text)))
+            return forward(messages, anchor, page_size, budget.max_chars, skip)
+        siblings = budget.sibling_window if budget.mode == "chunk_with_siblings" else 0
+        return around(messages, anchor, budget.max_chars, siblings)
+
+    def _next(
+        self,
+        item: aiosqlite.Row,
+        chunks: list[aiosqlite.Row],
+        window: Window,
+        budget: Budget,
+        page: int,
+        pages: int,
+        page_size: int,
+    ) -> ChatNextStep | None:
+        if window.resume is not None:
+            index, into = window.resume
+            loc = self.loc(item, chunks[index])
+            loc.approx_offset = chunks[index]["start_offset"] + into if into else None
+            return ChatNextStep(loc=loc, retrieval={"mode": "full", "max_tokens": budget.max_tokens})
+        if budget.mode == "snippet":
+            return ChatNextStep(page=page + 1, page_size=page_size) if page < pages else None
+        last = window.messages[-1].message_index if window.messages else len(chunks)
+        if last + 1 < len(chunks):
+            return ChatNextStep(
+                loc=self.loc(item, chunks[last + 1]),
+                retrieval={"mode": budget.mode, "max_tokens": budget.max_tokens},
+            )
+        return None
+
+
+def _message(chunk: aiosqlite.Row) -> ChatMessage:
+    meta = json.loads(chunk["meta"])
+    return ChatMessage(
+        message_id=meta.get("message_id") or str(chunk["chunk_index"]),
+        message_index=chunk["chunk_index"],
+        role=meta.get("role", "user"),
+        sender=meta.get("sender") or meta.get("role", ""),
+        timestamp=meta.get("timestamp"),
+        text=chunk["body"],
+    )
+
+
+source = ChatsSource()

@@ -1,0 +1,141 @@
+"""MCP tools of the chats source."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from ..base import SearchRequest
+from ..errors import NotFoundError
+from ..models import Loc, Retrieval, SearchResponse, dump
+from ..search_sql import Filter
+from ..tooling import ToolHost, add_read_tool, render_search, tool_result
+from .links import CharacterLinks, character_links
+from .models import ChatGetResponse, ChatResult
+from .source import MAX_PAGE_SIZE, SearchBy, by_filter, character_filter, sender_filter, source
+
+Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
+Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
+Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
+SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
+By = Annotated[SearchBy, Field(description="both (default): title or messages; title; message.")]
+CharacterId = Annotated[
+    str | None, Field(description="Only chats played with this character card (a characters_search id).")
+]
+Sender = Annotated[
+    str | None, Field(description="Only messages by this sender name or role (user, assistant, system).")
+]
+ConversationId = Annotated[str, Field(description="The conversation_id of a chats_search result.")]
+Page = Annotated[int, Field(ge=1, description="Page of messages, from 1 (page mode).")]
+PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE, description="Messages per page, 1..200.")]
+AnchorLoc = Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")]
+AnchorQuery = Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")]
+GetRetrieval = Annotated[
+    Retrieval | None, Field(description="Omit for a page of messages; or a budgeted mode around loc.")
+]
+
+
+async def link_results(results: list[ChatResult], links: CharacterLinks) -> None:
+    """Set `character_id` on hits whose chat character matches a character card."""
+    for r in results:
+        if r.character_name:
+            r.character_id = await links.id_for(r.character_name)
+
+
+async def search_filters(
+    query: str, by: SearchBy, sender: str | None, character_id: str | None, links: CharacterLinks
+) -> list[Filter]:
+    filters = [f for f in (by_filter(by, query),) if f is not None]
+    if sender is not None and sender.strip():
+        filters.append(sender_filter(sender))
+    if character_id is not None:
+        name = await links.name_of(character_id)
+        if name is None:
+            raise NotFoundError("character_id", character_id, "use an id from characters_search results")
+        filters.append(character_filter(name))
+    return filters
+
+
+def render_get(response: ChatGetResponse) -> str:
+    m = response.meta
+    head = f"{m.title} — {m.uri} ({response.mode_used}, ~{response.estimated_tokens} tokens"
+    head += f", {response.message_count} messages" + (", truncated)" if response.truncated else ")")
+    lines = [head, ""]
+    for msg in response.content:
+        stamp = f" [{msg.timestamp}]" if msg.timestamp else ""
+        lines += [f"#{msg.message_index} {msg.sender} ({msg.role}){stamp}:", msg.text, ""]
+    if response.next is not None:
+        lines.append(f"continue with {dump(response.next)}")
+    lines += [f"warning: {w}" for w in response.warnings]
+    return "\n".join(lines).rstrip()
+
+
+def register(mcp: MCPServer, host: ToolHost) -> None:
+    async def chats_search(
+        query: Query,
+        ctx: Context,
+        by: By = "both",
+        character_id: CharacterId = None,
+        sender: Sender = None,
+        limit: Limit = 10,
+        offset: Offset = 0,
+        snippet_length: SnippetLength = None,
+    ) -> Annotated[CallToolResult, SearchResponse[ChatResult]]:
+        """Search the user's chat history: ChatGPT and Claude exports, SillyTavern roleplay chats.
+
+        Query syntax: plain words are matched with stemming and ranked by relevance; "quoted
+        words" must appear as a phrase; a trailing * matches a prefix. `by` = title matches only
+        conversation titles, message only message text. One result per conversation: its title,
+        a 0..1 score, the snippet of the best-matching message and that message's sender, role
+        and message_id, the matched terms, match_count (matching messages), character_id when
+        the chat's character has a card, and a `loc`. To read the conversation around the hit,
+        call chats_get with conversation_id and loc and retrieval = {mode: chunk_with_siblings,
+        max_tokens: N}. Page with offset = next_offset while has_more is true.
+        """
+        links = await character_links(host, ctx)
+        filters = await search_filters(query, by, sender, character_id, links)
+        request = SearchRequest(query, limit, offset, snippet_length, None, filters)
+        db = await host.database(ctx, source.name)
+        response = await source.search(db, request, host.defaults(ctx))
+        await link_results(response.results, links)
+        return tool_result(response, render_search(response))
+
+    async def chats_get(
+        conversation_id: ConversationId,
+        ctx: Context,
+        page: Page = 1,
+        page_size: PageSize = 50,
+        loc: AnchorLoc = None,
+        query: AnchorQuery = None,
+        retrieval: GetRetrieval = None,
+    ) -> Annotated[CallToolResult, ChatGetResponse]:
+        """Read the messages of one conversation, as structured content.
+
+        Each message has message_id, message_index, role, sender, timestamp and text. Without
+        retrieval (or mode snippet) it returns page `page` of `page_size` messages in order.
+        With retrieval.mode chunk_with_siblings (or auto with max_tokens) it returns the message
+        at loc (else the best match of `query`, else the first) plus neighbouring messages while
+        the estimate stays within max_tokens (at most sibling_window each side); chunk returns
+        that message alone; full reads forward from it. estimated_tokens never exceeds
+        max_tokens: a message too long for the budget is cut (truncated = true). `next` says
+        how to continue: the next `page`, or a `loc` with `retrieval` for the next messages.
+        """
+        db = await host.database(ctx, source.name)
+        response = await source.get(
+            db,
+            conversation_id,
+            loc=loc,
+            query=query,
+            retrieval=retrieval,
+            defaults=host.defaults(ctx),
+            page=page,
+            page_size=page_size,
+        )
+        await link_results([response.meta], await character_links(host, ctx))
+        return tool_result(response, render_get(response))
+
+    add_read_tool(mcp, host, "chats_search", "Search chats", chats_search)
+    add_read_tool(mcp, host, "chats_get", "Read a conversation", chats_get)

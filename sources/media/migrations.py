@@ -1,0 +1,15 @@
+"""Schema history of the media database. Append-only once released."""
+
+from __future__ import annotations
+
+from ..db import Migration
+from ..schema import chunked_tables_v1
+
+MIGRATIONS = (
+    Migration(
+        1,
+        "media items, chunks and FTS index",
+        chunked_tables_v1("media")
+        + "CREATE INDEX media_items_type ON media_items(json_extract(meta, '$.media_type'));\n",
+    ),
+)

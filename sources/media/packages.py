@@ -1,0 +1,133 @@
+"""Zip-packaged documents: Word `.docx` and `.epub` books, read with the stdlib (zipfile, XML).
+
+Only the text and a little metadata are taken: paragraphs and headings of a Word document,
+the spine chapters of an EPUB as plain text (via the HTML parser), the title, author and date.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from .. import dates
+from ..importing import ParsedItem
+from .documents import MAX_HEADINGS, document
+from .htmltext import normalize_text, parse_html
+from .summary import lead_text
+
+MAX_MEMBER_BYTES = 64 * 1024 * 1024
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+DC = "{http://purl.org/dc/elements/1.1/}"
+DCTERMS = "{http://purl.org/dc/terms/}"
+OPF = "{http://www.idpf.org/2007/opf}"
+CONTAINER = "{urn:oasis:names:tc:opendocument:xmlns:container}"
+
+
+def _open_zip(raw: bytes, kind: str) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(io.BytesIO(raw))
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"not a {kind} file: {exc}") from exc
+
+
+def _xml(archive: zipfile.ZipFile, name: str) -> ET.Element:
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        raise ValueError(f"missing {name} in the archive") from None
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise ValueError(f"{name} is too large ({info.file_size} bytes)")
+    try:
+        return ET.fromstring(archive.read(info))
+    except ET.ParseError as exc:
+        raise ValueError(f"{name}: malformed XML ({exc})") from exc
+
+
+def _text(root: ET.Element | None, tag: str) -> str:
+    found = root.find(f".//{tag}") if root is not None else None
+    return (found.text or "").strip() if found is not None else ""
+
+
+def _paragraph(p: ET.Element) -> str:
+    parts = []
+    for node in p.iter():
+        if node.tag == f"{W}t":
+            parts.append(node.text or "")
+        elif node.tag == f"{W}tab":
+            parts.append("\t")
+        elif node.tag in (f"{W}br", f"{W}cr"):
+            parts.append("\n")
+    return "".join(parts).strip()
+
+
+def parse_docx(path: Path, raw: bytes) -> list[ParsedItem]:
+    with _open_zip(raw, ".docx") as archive:
+        body = _xml(archive, "word/document.xml")
+        core = _xml(archive, "docProps/core.xml") if "docProps/core.xml" in archive.namelist() else None
+    paragraphs, headings = [], []
+    for p in body.iter(f"{W}p"):
+        text = _paragraph(p)
+        if not text:
+            continue
+        style = p.find(f"{W}pPr/{W}pStyle")
+        name = (style.get(f"{W}val") or "") if style is not None else ""
+        if name.lower().startswith(("heading", "title")):
+            headings.append(text)
+        paragraphs.append(text)
+    content = "\n\n".join(paragraphs)
+    title = _text(core, f"{DC}title") or (headings[0] if headings else "")
+    return [
+        document(
+            path,
+            "docx",
+            title,
+            content,
+            created=dates.parse_date(_text(core, f"{DCTERMS}created")),
+            summary_source=lead_text(content, set(headings)),
+            headings=headings[:MAX_HEADINGS],
+            author=_text(core, f"{DC}creator") or None,
+        )
+    ]
+
+
+def _spine(archive: zipfile.ZipFile) -> tuple[ET.Element, list[str]]:
+    """The package metadata and the spine's document paths, in reading order."""
+    rootfile = _xml(archive, "META-INF/container.xml").find(f".//{CONTAINER}rootfile")
+    opf_path = rootfile.get("full-path", "") if rootfile is not None else ""
+    if not opf_path:
+        raise ValueError("META-INF/container.xml names no package document")
+    opf = _xml(archive, opf_path)
+    base = posixpath.dirname(opf_path)
+    manifest = {i.get("id"): i.get("href", "") for i in opf.iter(f"{OPF}item")}
+    order = [manifest.get(ref.get("idref")) for ref in opf.iter(f"{OPF}itemref")]
+    return opf, [posixpath.normpath(posixpath.join(base, href)) for href in order if href]
+
+
+def parse_epub(path: Path, raw: bytes) -> list[ParsedItem]:
+    with _open_zip(raw, ".epub") as archive:
+        opf, chapters = _spine(archive)
+        texts, headings = [], []
+        for name in chapters:
+            if name not in archive.namelist() or archive.getinfo(name).file_size > MAX_MEMBER_BYTES:
+                continue
+            page = parse_html(archive.read(name).decode("utf-8", errors="replace"))
+            texts.append(page.text)
+            headings += page.headings
+    content = normalize_text("\n\n".join(t for t in texts if t))
+    title = _text(opf, f"{DC}title") or (headings[0] if headings else "")
+    return [
+        document(
+            path,
+            "epub",
+            title,
+            content,
+            created=dates.parse_date(_text(opf, f"{DC}date")),
+            summary_source=lead_text(content, set(headings)),
+            headings=headings[:MAX_HEADINGS],
+            author=_text(opf, f"{DC}creator") or None,
+            chapters=len(texts),
+        )
+    ]

@@ -1,0 +1,14 @@
+"""Schema history of the prompts database. Append-only once released."""
+
+from __future__ import annotations
+
+from ..db import Migration
+from ..schema import chunked_tables_v1
+
+MIGRATIONS = (
+    Migration(
+        1,
+        "prompts, one chunk per field, and FTS index",
+        chunked_tables_v1("prompts") + "CREATE INDEX prompts_items_title ON prompts_items(lower(title));\n",
+    ),
+)

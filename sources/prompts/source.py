@@ -1,0 +1,138 @@
+"""Prompts: prompt files (JSON, YAML, TOML, Markdown) searchable field by field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from ..base import MAX_OFFSET, ChunkedSource, SearchRequest
+from ..characters.sections import field_anchor, field_loc
+from ..db import Database
+from ..errors import InvalidArgumentError, NotFoundError
+from ..importing import ParsedItem
+from ..models import GetResponse, Loc, Retrieval, SearchResponse
+from ..query import parse_query
+from ..retrieval import Defaults
+from ..search_sql import Filter, SearchSpec, build_search_sql
+from ..snippets import clamp_snippet_length
+from .migrations import MIGRATIONS
+from .models import PromptResult
+from .parsing import FIELDS, FORMATS, parse_prompt_file
+
+ID_EXISTS_SQL = "SELECT item_id FROM prompts_items WHERE item_id = ?"
+ID_BY_NAME_SQL = "SELECT item_id FROM prompts_items WHERE lower(title) = lower(?) ORDER BY id LIMIT 1"
+ALL_NAMES_SQL = "SELECT item_id, title FROM prompts_items ORDER BY id"
+
+
+@dataclass
+class PromptSearchRequest(SearchRequest):
+    fields: Sequence[str] | None = None
+
+
+def field_filter(fields: Sequence[str]) -> Filter:
+    """Only chunks of these fields may match."""
+    if not fields:
+        raise InvalidArgumentError("fields", f"name at least one of {', '.join(FIELDS)}, or leave it out")
+    unknown = [f for f in fields if f not in FIELDS]
+    if unknown:
+        raise InvalidArgumentError("fields", f"unknown {unknown[0]!r}; allowed: {', '.join(FIELDS)}")
+    marks = ",".join("?" * len(fields))
+    return Filter(f"c.field IN ({marks})", tuple(dict.fromkeys(fields)), on_chunk=True)
+
+
+class PromptsSource(ChunkedSource[PromptResult]):
+    name = "prompts"
+    id_field = "prompt_id_or_name"
+    result_model = PromptResult
+    migrations = MIGRATIONS
+    extensions = frozenset(FORMATS)
+
+    def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
+        return parse_prompt_file(path, raw)
+
+    def fields(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None) -> dict[str, Any]:
+        return {"author": json.loads(item["meta"]).get("author"), "keywords": json.loads(item["tags"])}
+
+    def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc:
+        return field_loc(chunk)
+
+    def anchor_from_loc(self, loc: Loc, chunks: list[aiosqlite.Row]) -> int | None:
+        anchor = field_anchor(loc, chunks)
+        return anchor if anchor is not None else super().anchor_from_loc(loc, chunks)
+
+    async def search(
+        self, db: Database, request: SearchRequest, defaults: Defaults
+    ) -> SearchResponse[PromptResult]:
+        """With `fields`, match in the chunk body only: every chunk's title column holds the
+        prompt's name, so an unrestricted match would let the name match any field's chunk.
+        The `name` field has a chunk of its own, which a body match finds."""
+        fields = getattr(request, "fields", None)
+        if fields is None:
+            return await super().search(db, request, defaults)
+        restrict = field_filter(fields)
+        query = parse_query(request.query)
+        if query.is_empty or request.offset > MAX_OFFSET:
+            return await super().search(db, request, defaults)  # the shared warning / error
+        warnings: list[str] = []
+        snippet_length = clamp_snippet_length(request.snippet_length, defaults.snippet_length, warnings)
+        spec = SearchSpec(
+            table=self.name,
+            match=f"{{body}} : ({query.match_expression()})",
+            limit=request.limit,
+            offset=request.offset,
+            order_by=request.order_by or defaults.order_by,  # type: ignore[arg-type]
+            weights=self.weights,
+            filters=(*request.filters, restrict),
+        )
+        sql, params = build_search_sql(spec)
+        rows = await db.fetchall(sql, params)
+        has_more = len(rows) > request.limit
+        rows = rows[: request.limit]
+        results = await self._hits(db, query, rows, request.offset, snippet_length)
+        total = int(rows[0]["total"]) if rows else 0
+        return SearchResponse[PromptResult](
+            results=results,
+            count=len(results),
+            has_more=has_more,
+            next_offset=request.offset + len(results) if has_more else None,
+            total_estimated=max(total, request.offset + len(results)),
+            top_score=max((r.score for r in results), default=None),
+            warnings=warnings,
+        )
+
+    async def resolve(self, db: Database, prompt_id_or_name: str) -> str:
+        """The item id of a prompt given its id or its exact name (case-insensitive)."""
+        value = prompt_id_or_name.strip()
+        row = await db.fetchone(ID_EXISTS_SQL, (value,)) or await db.fetchone(ID_BY_NAME_SQL, (value,))
+        if row is not None:
+            return str(row[0])
+        folded = value.casefold()  # SQLite's lower() folds ASCII only
+        for r in await db.fetchall(ALL_NAMES_SQL):
+            if str(r["title"]).casefold() == folded:
+                return str(r["item_id"])
+        raise NotFoundError(
+            "prompt_id_or_name",
+            prompt_id_or_name,
+            "no prompt has that id or name; use an id or name from prompts_search results",
+        )
+
+    async def get(
+        self,
+        db: Database,
+        item_id: str,
+        *,
+        loc: Loc | None = None,
+        query: str | None = None,
+        retrieval: Retrieval | None = None,
+        defaults: Defaults,
+    ) -> GetResponse[PromptResult]:
+        resolved = await self.resolve(db, item_id)
+        return await super().get(db, resolved, loc=loc, query=query, retrieval=retrieval, defaults=defaults)
+
+
+source = PromptsSource()

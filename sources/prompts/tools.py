@@ -1,0 +1,87 @@
+"""MCP tools of the prompts source."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from ..models import GetResponse, Loc, Retrieval, SearchResponse
+from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
+from .models import PromptResult
+from .source import PromptSearchRequest, source
+
+PromptField = Literal["name", "author", "details", "system_prompt", "user_prompt", "keywords"]
+Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (summar*).')]
+Fields = Annotated[
+    list[PromptField] | None,
+    Field(description="Match only in these fields (default: all, the name weighted highest)."),
+]
+Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
+Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
+SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
+PromptIdOrName = Annotated[
+    str, Field(description="The `id` of a prompts_search result, or the prompt's exact name (any case).")
+]
+AnchorLoc = Annotated[
+    Loc | None,
+    Field(description="The `loc` of a search result, or {field: 'system_prompt'} to read a field."),
+]
+AnchorQuery = Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")]
+GetRetrieval = Annotated[Retrieval | None, Field(description="How much to return; default a snippet.")]
+
+
+def register(mcp: MCPServer, host: ToolHost) -> None:
+    async def prompts_search(
+        query: Query,
+        ctx: Context,
+        fields: Fields = None,
+        limit: Limit = 10,
+        offset: Offset = 0,
+        snippet_length: SnippetLength = None,
+    ) -> Annotated[CallToolResult, SearchResponse[PromptResult]]:
+        """Search the user's saved LLM prompts (system and user prompt templates) by full text.
+
+        Fields searched: name (weighted highest), author, details (what the prompt is for),
+        system_prompt, user_prompt and keywords; `fields` restricts matching to some of them
+        (e.g. ["system_prompt"] finds prompts whose instructions say something, ignoring their
+        names). Query syntax: plain words match with stemming and are ranked by relevance;
+        "quoted words" must appear as a phrase; a trailing * matches a prefix. One result per
+        prompt: `title` is its name, plus author, keywords, a 0..1 score, matched terms, a
+        snippet from the best-matching field and `loc = {field, approx_offset}` naming it.
+        Next: prompts_get with the result's `id` (or the prompt's name) and retrieval.mode =
+        full to read the whole prompt, or loc + mode = chunk for that one field. Page with
+        offset = next_offset while has_more is true.
+        """
+        request = PromptSearchRequest(query, limit, offset, snippet_length, fields=fields)
+        db = await host.database(ctx, source.name)
+        response = await source.search(db, request, host.defaults(ctx))
+        return tool_result(response, render_search(response))
+
+    async def prompts_get(
+        prompt_id_or_name: PromptIdOrName,
+        ctx: Context,
+        loc: AnchorLoc = None,
+        query: AnchorQuery = None,
+        retrieval: GetRetrieval = None,
+    ) -> Annotated[CallToolResult, GetResponse[PromptResult]]:
+        """Read one saved prompt by id or exact name, as much as a token budget allows.
+
+        The prompt reads as its fields under headings (## Name, ## Author, ## Details,
+        ## System prompt, ## User prompt, ## Keywords); template placeholders such as
+        {{topic}} are kept as written. loc.field picks a field (name, author, details,
+        system_prompt, user_prompt, keywords). retrieval.mode: snippet (default), chunk (that
+        field), chunk_with_siblings (the field and its neighbours within max_tokens), full
+        (the whole prompt, paged: follow `next`), auto. Without loc, the anchor is the best
+        match of `query`, else the start.
+        """
+        db = await host.database(ctx, source.name)
+        response = await source.get(
+            db, prompt_id_or_name, loc=loc, query=query, retrieval=retrieval, defaults=host.defaults(ctx)
+        )
+        return tool_result(response, render_get(response))
+
+    add_read_tool(mcp, host, "prompts_search", "Search saved prompts", prompts_search)
+    add_read_tool(mcp, host, "prompts_get", "Read a saved prompt", prompts_get)

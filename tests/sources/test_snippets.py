@@ -1,0 +1,190 @@
+"""make_snippet, split_marked and the size-knob clamps: tables of inputs, plus a seeded property run."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from sources.snippets import (
+    ELLIPSIS,
+    MARK_CLOSE,
+    MARK_OPEN,
+    clamp,
+    clamp_snippet_length,
+    collapse,
+    make_snippet,
+    split_marked,
+)
+
+PROSE = (
+    "Sourdough needs a lively levain. Mix flour and water first, then rest the dough for an "
+    "autolyse of thirty minutes. Add the levain and salt, and fold every half hour. After the "
+    "bulk ferment, shape the loaf gently and proof it overnight in the fridge. Bake in a hot "
+    "Dutch oven, lid on for twenty minutes, then lid off until the crust is deep brown."
+)
+
+
+def core(snippet: str) -> str:
+    return snippet.removeprefix(ELLIPSIS).removesuffix(ELLIPSIS)
+
+
+def assert_word_boundaries(snippet: str, body: str) -> None:
+    """The snippet (without ellipses) is a run of whole words of `body`."""
+    text = core(snippet)
+    at = body.find(text)
+    assert at >= 0, f"{text!r} is not a piece of the text"
+    assert at == 0 or body[at - 1] == " ", f"starts inside a word: {text[:20]!r}"
+    end = at + len(text)
+    assert end == len(body) or body[end] == " ", f"ends inside a word: {text[-20:]!r}"
+    assert snippet.startswith(ELLIPSIS) == (at > 0)
+    assert snippet.endswith(ELLIPSIS) == (end < len(body))
+
+
+@pytest.mark.parametrize("length", [50, 60, 75, 100, 150, 200, 299, 300])
+@pytest.mark.parametrize("word", ["Sourdough", "autolyse", "salt", "overnight", "Dutch", "brown."])
+def test_snippet_fits_its_length_contains_the_match_and_cuts_at_words(word: str, length: int) -> None:
+    snippet = make_snippet(PROSE, length, PROSE.index(word))
+    assert len(snippet) <= length
+    assert word in snippet
+    assert_word_boundaries(snippet, PROSE)
+
+
+@pytest.mark.parametrize("length", [50, 80, 120, 200])
+def test_without_a_match_the_snippet_starts_at_the_beginning(length: int) -> None:
+    snippet = make_snippet(PROSE, length)
+    assert snippet.startswith("Sourdough needs")
+    assert snippet.endswith(ELLIPSIS)
+    assert len(snippet) <= length
+    assert_word_boundaries(snippet, PROSE)
+
+
+def test_short_text_is_returned_whole_without_ellipses() -> None:
+    assert make_snippet("  Short\n\nnote.  ", 50, 9) == "Short note."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a\n\nb", "a b"),
+        ("  lead and trail  ", "lead and trail"),
+        ("tabs\t\tand\r\nCRLF", "tabs and CRLF"),
+        ("nbsp\u00a0here", "nbsp here"),
+        ("\n\n\n", ""),
+    ],
+)
+def test_whitespace_is_collapsed(text: str, expected: str) -> None:
+    assert collapse(text) == expected
+    assert make_snippet(text, 300) == expected
+
+
+def test_match_position_survives_whitespace_collapsing() -> None:
+    text = "\n\n   " + "filler   words\n\n" * 40 + "   the\t\tneedle   here " + "tail words " * 40
+    snippet = make_snippet(text, 80, text.index("needle"))
+    assert "needle" in snippet
+    assert "  " not in snippet and "\n" not in snippet and "\t" not in snippet
+    assert len(snippet) <= 80
+
+
+def test_snippet_prefers_to_start_at_a_sentence() -> None:
+    snippet = make_snippet(PROSE, 120, PROSE.index("shape"))
+    assert snippet.startswith(ELLIPSIS + "After the bulk ferment")
+
+
+def test_a_word_longer_than_the_length_is_cut_hard() -> None:
+    text = "x" * 500
+    snippet = make_snippet(text, 50)
+    assert snippet == "x" * 49 + ELLIPSIS
+
+
+def test_a_long_word_at_the_match_is_cut_but_within_the_length() -> None:
+    text = "intro words here. " * 10 + "y" * 400 + " outro words." * 10
+    snippet = make_snippet(text, 60, text.index("y"))
+    assert len(snippet) <= 60
+    assert "y" * 20 in snippet
+
+
+def test_a_match_in_the_last_words_still_fills_the_snippet() -> None:
+    text = "Plenty of earlier context words here " * 20 + "and the meeting ended. Target"
+    snippet = make_snippet(text, 80, text.index("Target"))
+    assert "Target" in snippet
+    assert len(snippet) >= 40, f"a {len(snippet)}-char snippet out of an 80-char budget: {snippet!r}"
+
+
+@pytest.mark.parametrize("length", [50, 80, 150, 300])
+def test_seeded_random_texts_keep_every_snippet_invariant(length: int) -> None:
+    rng = random.Random(length)
+    for _ in range(400):
+        tokens = [
+            f"w{i}" + "x" * rng.randint(0, 8) + rng.choice(["", "", "", ".", ",", "!", "?"])
+            for i in range(rng.randint(1, 150))
+        ]
+        seps = [rng.choice([" ", " ", "  ", "\n", "\n\n", "\t "]) for _ in tokens]
+        text = rng.choice(["", "  ", "\n"]) + "".join(t + s for t, s in zip(tokens, seps, strict=True))
+        starts = [m.start() for m in re.finditer(r"\S+", text)]
+        at = rng.choice(starts)
+        word = re.match(r"\S+", text[at:]).group(0)  # type: ignore[union-attr]
+        snippet = make_snippet(text, length, at)
+        assert len(snippet) <= length, (text, at)
+        assert word in snippet, (text, at, snippet)
+        assert_word_boundaries(snippet, collapse(text))
+
+
+def test_split_marked_strips_markers_and_reports_spans_and_words() -> None:
+    marked = f"The {MARK_OPEN}quick{MARK_CLOSE} brown {MARK_OPEN}foxes{MARK_CLOSE} run"
+    plain, spans, words = split_marked(marked)
+    assert plain == "The quick brown foxes run"
+    assert spans == [(4, 9), (16, 21)]
+    assert words == ["quick", "foxes"]
+    assert [plain[a:b] for a, b in spans] == words
+
+
+@pytest.mark.parametrize(
+    ("marked", "plain", "spans"),
+    [
+        ("no marks at all", "no marks at all", []),
+        (f"{MARK_OPEN}all{MARK_CLOSE}", "all", [(0, 3)]),
+        (f"{MARK_OPEN}a{MARK_CLOSE}{MARK_OPEN}b{MARK_CLOSE}", "ab", [(0, 1), (1, 2)]),
+        ("", "", []),
+    ],
+)
+def test_split_marked_edge_cases(marked: str, plain: str, spans: list[tuple[int, int]]) -> None:
+    assert split_marked(marked)[:2] == (plain, spans)
+
+
+def test_a_marked_match_positions_the_snippet() -> None:
+    marked = PROSE.replace("overnight", f"{MARK_OPEN}overnight{MARK_CLOSE}")
+    plain, spans, _ = split_marked(marked)
+    assert plain == PROSE
+    assert "overnight" in make_snippet(plain, 60, spans[0][0])
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "warned"),
+    [
+        (None, 300, False),
+        (50, 50, False),
+        (1000, 1000, False),
+        (49, 50, True),
+        (0, 50, True),
+        (-5, 50, True),
+        (1001, 1000, True),
+        (10**9, 1000, True),
+    ],
+)
+def test_snippet_length_is_clamped_and_the_clamp_is_reported(
+    value: int | None, expected: int, warned: bool
+) -> None:
+    warnings: list[str] = []
+    assert clamp_snippet_length(value, 300, warnings) == expected
+    if warned:
+        assert warnings == [f"snippet_length {value} is outside 50..1000; used {expected}"]
+    else:
+        assert warnings == []
+
+
+def test_clamp_names_the_field_and_appends_to_existing_warnings() -> None:
+    warnings = ["earlier"]
+    assert clamp("retrieval.sibling_window", 99, 2, 0, 20, warnings) == 20
+    assert warnings == ["earlier", "retrieval.sibling_window 99 is outside 0..20; used 20"]
