@@ -1,0 +1,82 @@
+"""`knowledge-mcp demo`: import the fixtures into a throw-away data dir and drive the real server.
+
+The server runs as a real subprocess over stdio and is driven by the SDK's client, so what is
+printed is exactly what an assistant would see.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from rich.console import Console
+from rich.panel import Panel
+
+from sources.registry import SOURCES
+
+from .commands import run_import
+from .config import Settings
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+SEARCHES: dict[str, str] = {
+    "notes": "sourdough levain",
+    "media": "inverter clipping",
+    "chats": "postcode regex",
+    "characters": "starship captain",
+    "prompts": "code review",
+}
+
+console = Console()
+
+
+def show(title: str, text: str) -> None:
+    console.print(Panel(text, title=title, title_align="left", expand=False))
+
+
+async def run_demo(keep: bool = False) -> int:
+    data_dir = Path(tempfile.mkdtemp(prefix="knowledge-mcp-demo-"))
+    settings = Settings(data_dir=data_dir)
+    try:
+        console.rule("[bold]1. import the fixtures")
+        for name in SOURCES:
+            folder = FIXTURES / name
+            if folder.is_dir():
+                s = await run_import(settings, name, [folder], prune=False)
+                console.print(f"{name:<11} {s.added} items added from {s.files_seen} files, {s.files_failed} failed")
+        console.rule("[bold]2. the real server over stdio, driven by the MCP client")
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "server", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
+        )
+        async with Client(params) as client:
+            tools = (await client.list_tools()).tools
+            console.print("tools: " + ", ".join(t.name for t in tools))
+            console.rule("[bold]3. searches, as the assistant sees them")
+            top: dict[str, Any] = {}
+            for name, query in SEARCHES.items():
+                if name not in SOURCES:
+                    continue
+                result = await client.call_tool(f"{name}_search", {"query": query, "limit": 3})
+                show(f"{name}_search(query={query!r}, limit=3)", result.content[0].text)
+                hits = (result.structured_content or {}).get("results", [])
+                if hits:
+                    top[name] = hits[0]
+            console.rule("[bold]4. reading within a budget")
+            if "notes" in top:
+                hit = top["notes"]
+                args = {"note_id": hit["id"], "loc": hit["loc"],
+                        "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 250}}
+                result = await client.call_tool("notes_get", args)
+                show("notes_get(mode=chunk_with_siblings, max_tokens=250)", result.content[0].text)
+            bad = await client.call_tool("notes_search", {"query": "bread", "limit": 1000})
+            show("a bad call: notes_search(limit=1000)", bad.content[0].text)
+        console.print(f"[green]demo done[/green]; data dir {'kept at ' + str(data_dir) if keep else 'removed'}")
+        return 0
+    finally:
+        if not keep:
+            shutil.rmtree(data_dir, ignore_errors=True)
