@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from loguru import logger
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -16,7 +17,7 @@ from sources.registry import SOURCES, registrars
 from sources.retrieval import Defaults
 
 from .config import Settings
-from .context import DatabasePool, RequestContext
+from .context import DatabasePool, RequestContext, current_request, remember_request
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: personal notes (and, as they are \
 imported, media, chats, character cards and prompts). Search first (e.g. notes_search), then \
@@ -32,20 +33,25 @@ class ServerHost:
         self.pool = DatabasePool()
         self._defaults = settings.defaults()
 
-    def context(self, ctx: Context) -> RequestContext:
+    def context(self, request: ServerRequestContext[Any, Any]) -> RequestContext:
         """The caller's context; the user comes from authentication, else the local user."""
         client = None
-        params = getattr(ctx.request_context.session, "client_params", None)
+        params = getattr(request.session, "client_params", None)
         if params is not None and params.client_info is not None:
             client = params.client_info.name
         return RequestContext.for_user(self.settings.data_dir, self.settings.user, client)
 
     async def database(self, ctx: Context, source: str) -> Database:
-        request = self.context(ctx)
+        return await self._database(self.context(ctx.request_context), source)
+
+    async def current_database(self, source: str) -> Database:
+        return await self._database(self.context(current_request()), source)
+
+    async def _database(self, request: RequestContext, source: str) -> Database:
         started = time.perf_counter()
         db = await self.pool.get(request.db_paths[source], source)
-        logger.debug("db ready user={} source={} in {:.1f} ms", request.user_id, source,
-                     (time.perf_counter() - started) * 1000)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        logger.debug("db ready user={} source={} in {:.1f} ms", request.user_id, source, elapsed_ms)
         return db
 
     def defaults(self, ctx: Context) -> Defaults:
@@ -67,14 +73,15 @@ def build_server(settings: Settings) -> tuple[MCPServer, ServerHost]:
         instructions=INSTRUCTIONS,
         version=_version(),
     )
+    mcp.middleware.append(remember_request)
     for register in registrars():
         register(mcp, host)
-
-    @mcp.custom_route("/healthz", methods=["GET"])
-    async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "sources": list(SOURCES)})
-
+    mcp.custom_route("/healthz", methods=["GET"])(healthz)
     return mcp, host
+
+
+async def healthz(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok", "sources": list(SOURCES)})
 
 
 def http_app(mcp: MCPServer, settings: Settings) -> Starlette:

@@ -17,7 +17,9 @@ from .logs import configure_logging
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="knowledge-mcp", description="Search and read your own knowledge over MCP.")
+    parser = argparse.ArgumentParser(
+        prog="knowledge-mcp", description="Search and read your own knowledge over MCP."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -30,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http"])
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
-    serve.add_argument("--no-auth", action="store_true", default=None, help="HTTP without auth (loopback only)")
+    serve.add_argument(
+        "--no-auth", action="store_true", default=None, help="HTTP without auth (loopback only)"
+    )
 
     imp = sub.add_parser("import", help="import files into a source")
     common(imp)
@@ -50,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep the throw-away data dir")
 
     ev = sub.add_parser("eval", help="retrieval quality on a BEIR dataset")
-    ev.add_argument("--beir", type=Path, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")
+    ev.add_argument(
+        "--beir", type=Path, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/"
+    )
     ev.add_argument("--split", default="test")
     ev.add_argument("--json", action="store_true")
     ev.add_argument("--limit-queries", type=int, help="evaluate only the first N queries")

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from sources.base import SearchRequest
 from sources.db import database_path, open_database
-from sources.importing import ImportSummary, Importer, iter_files
+from sources.importing import Importer, ImportSummary, iter_files
 from sources.registry import get_source
 
 from .config import Settings
@@ -29,11 +29,17 @@ async def run_import(settings: Settings, source_name: str, paths: list[Path], pr
         total = sum(1 for _ in iter_files(existing, source.extensions))
         show = sys.stderr.isatty()
         with Progress(
-            TextColumn("importing {task.description}"), BarColumn(), MofNCompleteColumn(),
-            console=stderr, disable=not show, transient=True,
+            TextColumn("importing {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=stderr,
+            disable=not show,
+            transient=True,
         ) as progress:
             task = progress.add_task(source_name, total=total)
-            return await Importer(source, db).run(paths, prune=prune, on_file=lambda _: progress.advance(task))
+            return await Importer(source, db).run(
+                paths, prune=prune, on_file=lambda _: progress.advance(task)
+            )
     finally:
         await db.close()
 

@@ -69,7 +69,9 @@ def _flatten(data: dict[str, Any]) -> dict[str, Any]:
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
     """Read settings in precedence order; unknown file keys are an error, naming the key."""
     values: dict[str, Any] = {}
-    path = config_file or (Path(os.environ[ENV_PREFIX + "CONFIG"]) if ENV_PREFIX + "CONFIG" in os.environ else None)
+    path = config_file or (
+        Path(os.environ[ENV_PREFIX + "CONFIG"]) if ENV_PREFIX + "CONFIG" in os.environ else None
+    )
     if path is not None:
         try:
             values.update(_flatten(tomllib.loads(path.read_text(encoding="utf-8"))))

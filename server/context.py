@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from sources.db import Database, database_path, open_database
 from sources.registry import SOURCES
+
+_current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
+    "current_request", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,27 @@ class RequestContext:
     def for_user(cls, data_dir: Path, user_id: str, client_id: str | None = None) -> RequestContext:
         paths = {name: database_path(data_dir, user_id, name) for name in SOURCES}
         return cls(user_id, client_id, MappingProxyType(paths))
+
+
+async def remember_request(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: keep the inbound request's context for handlers that get none.
+
+    MCPServer hands a Context to tools and resource templates but not to static resources;
+    they find the request being served through `current_request()`.
+    """
+    token = _current_request.set(ctx)
+    try:
+        return await call_next(ctx)
+    finally:
+        _current_request.reset(token)
+
+
+def current_request() -> ServerRequestContext[Any, Any]:
+    """The context of the request being served (set by `remember_request`)."""
+    request = _current_request.get()
+    if request is None:
+        raise RuntimeError("no MCP request is being served here")
+    return request
 
 
 class DatabasePool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult, TextContent
 from rich.console import Console
 from rich.panel import Panel
 
@@ -34,7 +35,8 @@ SEARCHES: dict[str, str] = {
 console = Console()
 
 
-def show(title: str, text: str) -> None:
+def show(title: str, result: CallToolResult) -> None:
+    text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
     console.print(Panel(text, title=title, title_align="left", expand=False))
 
 
@@ -47,7 +49,9 @@ async def run_demo(keep: bool = False) -> int:
             folder = FIXTURES / name
             if folder.is_dir():
                 s = await run_import(settings, name, [folder], prune=False)
-                console.print(f"{name:<11} {s.added} items added from {s.files_seen} files, {s.files_failed} failed")
+                console.print(
+                    f"{name:<11} {s.added} items added from {s.files_seen} files, {s.files_failed} failed"
+                )
         console.rule("[bold]2. the real server over stdio, driven by the MCP client")
         params = StdioServerParameters(
             command=sys.executable,
@@ -62,20 +66,25 @@ async def run_demo(keep: bool = False) -> int:
                 if name not in SOURCES:
                     continue
                 result = await client.call_tool(f"{name}_search", {"query": query, "limit": 3})
-                show(f"{name}_search(query={query!r}, limit=3)", result.content[0].text)
+                show(f"{name}_search(query={query!r}, limit=3)", result)
                 hits = (result.structured_content or {}).get("results", [])
                 if hits:
                     top[name] = hits[0]
             console.rule("[bold]4. reading within a budget")
             if "notes" in top:
                 hit = top["notes"]
-                args = {"note_id": hit["id"], "loc": hit["loc"],
-                        "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 250}}
+                args = {
+                    "note_id": hit["id"],
+                    "loc": hit["loc"],
+                    "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 250},
+                }
                 result = await client.call_tool("notes_get", args)
-                show("notes_get(mode=chunk_with_siblings, max_tokens=250)", result.content[0].text)
+                show("notes_get(mode=chunk_with_siblings, max_tokens=250)", result)
             bad = await client.call_tool("notes_search", {"query": "bread", "limit": 1000})
-            show("a bad call: notes_search(limit=1000)", bad.content[0].text)
-        console.print(f"[green]demo done[/green]; data dir {'kept at ' + str(data_dir) if keep else 'removed'}")
+            show("a bad call: notes_search(limit=1000)", bad)
+        console.print(
+            f"[green]demo done[/green]; data dir {'kept at ' + str(data_dir) if keep else 'removed'}"
+        )
         return 0
     finally:
         if not keep:

@@ -23,7 +23,7 @@ from sources.errors import KnowledgeError
 from sources.importing import Importer, ParsedItem, item_id_for
 from sources.notes import source as notes
 from sources.retrieval import Defaults
-from sources.scoring import CALIBRATION_K
+from sources.scoring import INTERCEPT, SLOPE
 
 K_NDCG = 10
 K_RECALL = 100
@@ -69,7 +69,9 @@ def percentile(values: list[float], p: float) -> float:
 async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> dict[str, Any]:
     for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         if not (beir / name).exists():
-            raise KnowledgeError(f"--beir: {beir / name} is missing (BEIR layout: corpus.jsonl, queries.jsonl, qrels/)")
+            raise KnowledgeError(
+                f"--beir: {beir / name} is missing (BEIR layout: corpus.jsonl, queries.jsonl, qrels/)"
+            )
     corpus = read_jsonl(beir / "corpus.jsonl")
     queries = {q["_id"]: q["text"] for q in read_jsonl(beir / "queries.jsonl")}
     qrels = read_qrels(beir / f"qrels/{split}.tsv")
@@ -82,7 +84,9 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
             stamp = dates.now()
             started = time.perf_counter()
             for doc in corpus:
-                item = ParsedItem(str(doc["_id"]), doc.get("title") or str(doc["_id"]), doc.get("text", ""), stamp, stamp)
+                item = ParsedItem(
+                    str(doc["_id"]), doc.get("title") or str(doc["_id"]), doc.get("text", ""), stamp, stamp
+                )
                 await importer.write_item(origin, item)
             import_s = time.perf_counter() - started
             doc_of = {item_id_for(f"{origin}#{doc['_id']}"): str(doc["_id"]) for doc in corpus}
@@ -106,10 +110,22 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
         "ndcg@10": round(statistics.fmean(scores["ndcg"]), 4) if qids else 0.0,
         "recall@100": round(statistics.fmean(scores["recall"]), 4) if qids else 0.0,
         "mrr@10": round(statistics.fmean(scores["mrr"]), 4) if qids else 0.0,
-        "latency_ms": {"p50": round(percentile(latencies, 50), 2), "p95": round(percentile(latencies, 95), 2)},
-        "import": {"documents": len(corpus), "seconds": round(import_s, 2), "docs_per_s": round(len(corpus) / import_s, 1)},
-        "config": {"source": "notes", "weights": list(notes.weights), "tokenizer": "porter unicode61 remove_diacritics 2",
-                   "calibration_k": CALIBRATION_K, "limit": K_RECALL},
+        "latency_ms": {
+            "p50": round(percentile(latencies, 50), 2),
+            "p95": round(percentile(latencies, 95), 2),
+        },
+        "import": {
+            "documents": len(corpus),
+            "seconds": round(import_s, 2),
+            "docs_per_s": round(len(corpus) / import_s, 1),
+        },
+        "config": {
+            "source": "notes",
+            "weights": list(notes.weights),
+            "tokenizer": "porter unicode61 remove_diacritics 2",
+            "calibration": {"slope": SLOPE, "intercept": INTERCEPT},
+            "limit": K_RECALL,
+        },
     }
 
 
@@ -119,7 +135,10 @@ def run_eval_command(beir: Path, split: str, as_json: bool, limit_queries: int |
         print(json.dumps(report))
     else:
         print(f"{report['dataset']} [{report['split']}] {report['queries']} queries")
-        print(f"  nDCG@10 {report['ndcg@10']:.4f}   Recall@100 {report['recall@100']:.4f}   MRR@10 {report['mrr@10']:.4f}")
+        print(
+            f"  nDCG@10 {report['ndcg@10']:.4f}   Recall@100 {report['recall@100']:.4f}"
+            f"   MRR@10 {report['mrr@10']:.4f}"
+        )
         print(f"  latency p50 {report['latency_ms']['p50']} ms   p95 {report['latency_ms']['p95']} ms")
         imp = report["import"]
         print(f"  import {imp['documents']} docs in {imp['seconds']} s ({imp['docs_per_s']} docs/s)")

@@ -49,7 +49,12 @@ async def run_http(settings: Settings) -> None:
     app = http_app(mcp, settings)
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
     server = uvicorn.Server(config)
-    logger.info("serving http://{}:{}/mcp for user {} (no auth, loopback)", settings.host, settings.port, settings.user)
+    logger.info(
+        "serving http://{}:{}/mcp for user {} (no auth, loopback)",
+        settings.host,
+        settings.port,
+        settings.user,
+    )
     try:
         await server.serve()
     finally:

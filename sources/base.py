@@ -21,7 +21,7 @@ from .models import GetResponse, Loc, NextStep, OrderBy, R, Retrieval, SearchRes
 from .query import ParsedQuery, parse_query
 from .retrieval import Budget, Defaults, Span, chunk_window, estimate_tokens, full_window, resolve_budget
 from .scoring import calibrated
-from .search_sql import Filter, SearchSpec, build_anchor_sql, build_search_sql
+from .search_sql import Filter, FtsColumn, SearchSpec, build_anchor_sql, build_search_sql
 from .snippets import clamp_snippet_length, make_snippet
 from .stemming import QueryMatcher
 
@@ -36,6 +36,8 @@ class SearchRequest:
     snippet_length: int | None = None
     order_by: OrderBy | None = None
     filters: list[Filter] = field(default_factory=list)
+    columns: tuple[FtsColumn, ...] | None = None
+    """Match only in these FTS columns (`("body",)`: not in titles); None matches in all."""
 
 
 ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
@@ -49,7 +51,8 @@ class ChunkedSource(Generic[R]):
     result_model: type[R]
     migrations: ClassVar[tuple[Migration, ...]]
     extensions: ClassVar[frozenset[str]]
-    weights: ClassVar[tuple[float, float]] = (2.0, 1.0)
+    # Title vs body bm25 weights; 3:1 ranked best on SciFact train (nDCG@10 0.699 vs 0.697 at 2:1).
+    weights: ClassVar[tuple[float, float]] = (3.0, 1.0)
 
     # -- what each source provides -------------------------------------------------------
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
@@ -124,6 +127,7 @@ class ChunkedSource(Generic[R]):
             order_by=request.order_by or defaults.order_by,  # type: ignore[arg-type]
             weights=self.weights,
             filters=tuple(request.filters),
+            columns=request.columns,
         )
         sql, params = build_search_sql(spec)
         rows = await db.fetchall(sql, params)
@@ -175,7 +179,12 @@ class ChunkedSource(Generic[R]):
         return item, chunks
 
     async def find_anchor(
-        self, db: Database, item: aiosqlite.Row, chunks: list[aiosqlite.Row], loc: Loc | None, query: str | None
+        self,
+        db: Database,
+        item: aiosqlite.Row,
+        chunks: list[aiosqlite.Row],
+        loc: Loc | None,
+        query: str | None,
     ) -> int:
         if loc is not None:
             anchor = self.anchor_from_loc(loc, chunks)
@@ -231,7 +240,9 @@ class ChunkedSource(Generic[R]):
             w = full_window(text, start, budget)
             nxt = None
             if w.truncated:
-                nxt = NextStep(loc=Loc(approx_offset=w.end), retrieval={"mode": "full", "max_tokens": budget.max_tokens})
+                nxt = NextStep(
+                    loc=Loc(approx_offset=w.end), retrieval={"mode": "full", "max_tokens": budget.max_tokens}
+                )
             return text[w.start : w.end], w.truncated, nxt
         spans = [Span(c["start_offset"], c["end_offset"]) for c in chunks]
         if budget.mode == "snippet":
@@ -244,7 +255,9 @@ class ChunkedSource(Generic[R]):
         w = chunk_window(text, spans, anchor, budget, siblings=budget.mode == "chunk_with_siblings")
         nxt = None
         if w.truncated:
-            nxt = NextStep(loc=Loc(approx_offset=w.end), retrieval={"mode": "full", "max_tokens": budget.max_tokens})
+            nxt = NextStep(
+                loc=Loc(approx_offset=w.end), retrieval={"mode": "full", "max_tokens": budget.max_tokens}
+            )
         elif w.last_chunk + 1 < len(chunks):
             nxt = NextStep(loc=self.loc(item, chunks[w.last_chunk + 1]), retrieval={"mode": budget.mode})
         return text[w.start : w.end], w.truncated, nxt

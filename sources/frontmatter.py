@@ -7,7 +7,9 @@ from typing import Any
 
 import yaml
 
-_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(?:(.*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FRONT_MATTER = re.compile(
+    r"\A\ufeff?---[ \t]*\r?\n(?:(.*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL
+)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:

@@ -49,9 +49,18 @@ class ParsedItem:
 
     def content_hash(self) -> str:
         payload = json.dumps(
-            [self.title, self.content, self.created_at, self.last_modified, self.tags, self.meta,
-             [(c.start, c.end, c.field, c.meta) for c in self.chunks or []]],
-            sort_keys=True, ensure_ascii=False, default=str,
+            [
+                self.title,
+                self.content,
+                self.created_at,
+                self.last_modified,
+                self.tags,
+                self.meta,
+                [(c.start, c.end, c.field, c.meta) for c in self.chunks or []],
+            ],
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
         )
         return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -119,7 +128,7 @@ def iter_files(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Pa
 
 
 class Importer:
-    def __init__(self, source: ChunkedSource, db: Database) -> None:
+    def __init__(self, source: ChunkedSource[Any], db: Database) -> None:
         self.source = source
         self.db = db
         self.p = source.name
@@ -193,15 +202,35 @@ class Importer:
                 rowid = existing["id"]
                 await conn.execute(
                     self.sql(UPDATE_ITEM_SQL),
-                    (item.title, item.content, content_hash, item.created_at, item.last_modified,
-                     tags, meta, dates.now(), rowid),
+                    (
+                        item.title,
+                        item.content,
+                        content_hash,
+                        item.created_at,
+                        item.last_modified,
+                        tags,
+                        meta,
+                        dates.now(),
+                        rowid,
+                    ),
                 )
                 await conn.execute(self.sql(DELETE_CHUNKS_SQL), (rowid,))
             else:
                 cursor = await conn.execute(
                     self.sql(INSERT_ITEM_SQL),
-                    (item_id, origin, str(path), item.title, item.content, content_hash, item.created_at,
-                     item.last_modified, tags, meta, dates.now()),
+                    (
+                        item_id,
+                        origin,
+                        str(path),
+                        item.title,
+                        item.content,
+                        content_hash,
+                        item.created_at,
+                        item.last_modified,
+                        tags,
+                        meta,
+                        dates.now(),
+                    ),
                 )
                 rowid = cursor.lastrowid
             await conn.executemany(self.sql(INSERT_CHUNK_SQL), self.chunk_rows(rowid, item_id, item))
@@ -215,15 +244,29 @@ class Importer:
         for index, span in enumerate(spans):
             body = item.content[span.start : span.end]
             uuid = hashlib.sha256(f"{item_id}\x00{span.field or ''}\x00{body}".encode()).hexdigest()[:24]
-            rows.append((rowid, index, uuid, span.field, span.start, span.end, item.title, body,
-                         json.dumps(span.meta, ensure_ascii=False, default=str)))
+            rows.append(
+                (
+                    rowid,
+                    index,
+                    uuid,
+                    span.field,
+                    span.start,
+                    span.end,
+                    item.title,
+                    body,
+                    json.dumps(span.meta, ensure_ascii=False, default=str),
+                )
+            )
         return rows
 
     async def replace_file_items(self, path: Path, items: list[ParsedItem], file_hash: str) -> None:
         """Drop items the file no longer contains, then record the file as imported."""
         keep = {f"{path}#{i.key}" if i.key else str(path) for i in items}
-        stale = [r["id"] for r in await self.db.fetchall(self.sql(STALE_ITEMS_SQL), (str(path),))
-                 if r["origin"] not in keep]
+        stale = [
+            r["id"]
+            for r in await self.db.fetchall(self.sql(STALE_ITEMS_SQL), (str(path),))
+            if r["origin"] not in keep
+        ]
         async with self.db.transaction() as conn:
             for rowid in stale:
                 await conn.execute(self.sql(DELETE_ITEM_SQL), (rowid,))

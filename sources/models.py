@@ -36,7 +36,9 @@ class ResultItem(BaseModel):
 
     id: str
     source: SourceName
-    uri: str = Field(description="notes://<id>, media://<id>, chats://<id>, characters://<id>, prompts://<id>")
+    uri: str = Field(
+        description="notes://<id>, media://<id>, chats://<id>, characters://<id>, prompts://<id>"
+    )
     title: str
     snippet: str = Field(description="Plain text around the first match.")
     score: float = Field(ge=0.0, le=1.0, description="0..1, higher is better; comparable across sources.")
@@ -86,7 +88,9 @@ class Retrieval(BaseModel):
     )
     snippet_length: int | None = Field(default=None, description="Characters, 50..1000 (default 300).")
     max_tokens: int | None = Field(default=None, description="Token budget, 50..32000; never exceeded.")
-    chars_per_token: int | None = Field(default=None, description="For the token estimate, 1..10 (default 4).")
+    chars_per_token: int | None = Field(
+        default=None, description="For the token estimate, 1..10 (default 4)."
+    )
     chunk_size_tokens: int | None = Field(default=None, description="Re-chunking size when not prechunked.")
     chunk_overlap_tokens: int | None = Field(default=None, description="Re-chunking overlap.")
     sibling_window: int | None = Field(default=None, description="Max chunks each side, 0..20 (default 2).")

@@ -20,10 +20,11 @@ MAX_TERMS = 64
 _TOKEN_RE = re.compile(r"[^\W_]+", re.UNICODE)
 _PART_RE = re.compile(r'"([^"]*)"|(\S+)')
 
+# A word list reads best as text.
 STOP_WORDS = frozenset(
     """a an and are as at be but by for from has have in into is it its of on or that the
     their then there these they this to was were which will with what when where who how
-    do does did not no can could would should may might than those been being""".split()
+    do does did not no can could would should may might than those been being""".split()  # noqa: SIM905
 )
 
 

@@ -69,8 +69,12 @@ def resolve_budget(retrieval: Retrieval | None, defaults: Defaults, warnings: li
         mode=mode,
         snippet_length=clamp_snippet_length(r.snippet_length, defaults.snippet_length, warnings),
         max_tokens=max_tokens,
-        chars_per_token=clamp("retrieval.chars_per_token", r.chars_per_token, defaults.chars_per_token, 1, 10, warnings),
-        sibling_window=clamp("retrieval.sibling_window", r.sibling_window, defaults.sibling_window, 0, 20, warnings),
+        chars_per_token=clamp(
+            "retrieval.chars_per_token", r.chars_per_token, defaults.chars_per_token, 1, 10, warnings
+        ),
+        sibling_window=clamp(
+            "retrieval.sibling_window", r.sibling_window, defaults.sibling_window, 0, 20, warnings
+        ),
         max_tokens_given=r.max_tokens is not None,
     )
 

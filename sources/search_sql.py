@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .models import OrderBy
 
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
+
+FtsColumn = Literal["title", "body"]
+FTS_COLUMNS: tuple[FtsColumn, ...] = get_args(FtsColumn)
 
 
 @dataclass(frozen=True)
@@ -33,12 +36,26 @@ class SearchSpec:
     order_by: OrderBy = "relevance"
     weights: tuple[float, float] = (2.0, 1.0)
     filters: tuple[Filter, ...] = field(default_factory=tuple)
+    columns: tuple[FtsColumn, ...] | None = None
 
 
 def ident(name: str) -> str:
     if not _IDENT.match(name):
         raise ValueError(f"not a safe SQL identifier: {name!r}")
     return name
+
+
+def column_match(expression: str, columns: tuple[FtsColumn, ...] | None) -> str:
+    """`expression` matched only in these FTS columns (`{title body} : (expr)`); None: in all.
+
+    bm25 then counts only the hits in those columns, so they alone rank the chunks.
+    """
+    if columns is None:
+        return expression
+    unknown = [c for c in columns if c not in FTS_COLUMNS]
+    if not columns or unknown:
+        raise ValueError(f"columns must be some of {FTS_COLUMNS}, got {columns!r}")
+    return f"{{{' '.join(dict.fromkeys(columns))}}} : ({expression})"
 
 
 def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
@@ -74,7 +91,7 @@ WITH m AS MATERIALIZED (
 SELECT i.*, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total
 FROM page JOIN {p}_items AS i ON i.id = page.item_rowid
 ORDER BY {order}"""
-    params: list[Any] = [spec.match]
+    params: list[Any] = [column_match(spec.match, spec.columns)]
     for f in spec.filters:
         if f.on_chunk:
             params.extend(f.params)

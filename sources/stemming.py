@@ -64,8 +64,11 @@ class QueryMatcher:
     def __init__(self, query: ParsedQuery) -> None:
         self.query = query
         self._term_stems = [stems(t.words) for t in query.terms]
-        self._wanted = {s for term_stems, t in zip(self._term_stems, query.terms, strict=True)
-                        for s in (term_stems[:-1] if t.prefix else term_stems)}
+        self._wanted = {
+            s
+            for term_stems, t in zip(self._term_stems, query.terms, strict=True)
+            for s in (term_stems[:-1] if t.prefix else term_stems)
+        }
         self._prefixes = tuple(t.words[-1] for t in query.terms if t.prefix)
         # Porter only rewrites word endings, so a word can match only if it starts like a wanted
         # stem: checking the first three letters skips stemming almost every word of a text.

@@ -22,11 +22,19 @@ from .retrieval import Defaults
 
 P = ParamSpec("P")
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 class ToolHost(Protocol):
-    async def database(self, ctx: Context, source: str) -> Database: ...
+    async def database(self, ctx: Context, source: str) -> Database:
+        """The caller's database of `source`, for a tool (or template) given the request Context."""
+        ...
+
+    async def current_database(self, source: str) -> Database:
+        """The same for the request being served, for handlers given no Context (static resources)."""
+        ...
 
     def defaults(self, ctx: Context) -> Defaults: ...
 

@@ -12,7 +12,7 @@ from mcp import Client
 from server.app import build_server
 from server.config import Settings
 from sources.db import database_path, open_database
-from sources.importing import ImportSummary, Importer
+from sources.importing import Importer, ImportSummary
 from sources.registry import get_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,9 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-async def import_into(data_dir: Path, source: str, *paths: Path, user: str = "local", prune: bool = False) -> ImportSummary:
+async def import_into(
+    data_dir: Path, source: str, *paths: Path, user: str = "local", prune: bool = False
+) -> ImportSummary:
     """Import files for `user` through the same runner the CLI uses."""
     src = get_source(source)
     db = await open_database(database_path(data_dir, user, source), src.migrations)

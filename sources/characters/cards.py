@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import dates
+from ..fields import Section, assemble, text_of
 from ..importing import ParsedItem
 from .png import SIGNATURE, text_chunks
-from .sections import Section, assemble, text_of
 
 CARD_KEYWORDS = ("ccv3", "chara")
 

@@ -9,12 +9,12 @@ from typing import Any
 import aiosqlite
 
 from ..base import ChunkedSource
+from ..fields import field_anchor, field_loc
 from ..importing import ParsedItem
 from ..models import Loc
 from .cards import parse_card_file
 from .migrations import MIGRATIONS
 from .models import CharacterResult
-from .sections import field_anchor, field_loc
 
 _META_FIELDS = ("creator", "character_version", "nickname", "spec")
 

@@ -21,7 +21,7 @@ from ..importing import ParsedItem
 from ..models import Loc, Retrieval
 from ..query import parse_query
 from ..retrieval import Budget, Defaults, resolve_budget
-from ..search_sql import Filter
+from ..search_sql import Filter, FtsColumn
 from ..snippets import make_snippet
 from ..stemming import QueryMatcher
 from .exports import chatgpt_conversation, claude_conversation
@@ -40,22 +40,16 @@ READERS: dict[str, Reader] = {
     "messages": plain_conversation,
 }
 
-COLUMN_MATCH_SQL = "c.id IN (SELECT rowid FROM chats_chunks_fts WHERE chats_chunks_fts MATCH ?)"
+# The FTS columns each `by` matches in: a chunk's title is its conversation's title, its body
+# the message's text.
+BY_COLUMNS: dict[SearchBy, tuple[FtsColumn, ...] | None] = {
+    "both": None,
+    "title": ("title",),
+    "message": ("body",),
+}
+
 SENDER_SQL = "(lower(json_extract(c.meta, '$.sender')) = ? OR json_extract(c.meta, '$.role') = ?)"
 CHARACTER_SQL = "lower(json_extract(i.meta, '$.character_name')) = ?"
-
-
-def by_filter(by: SearchBy, query: str) -> Filter | None:
-    """Restrict the hit messages to those whose title (`title`) or text (`message`) matches.
-
-    The core ranks with bm25 over both columns; this second MATCH, with an FTS5 column filter
-    around the same safe expression the core builds, keeps only chunks matching in that column.
-    """
-    expression = parse_query(query).match_expression()
-    if by == "both" or not expression:
-        return None
-    column = "title" if by == "title" else "body"
-    return Filter(COLUMN_MATCH_SQL, (f"{{{column}}} : ({expression})",), on_chunk=True)
 
 
 def sender_filter(sender: str) -> Filter:

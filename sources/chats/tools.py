@@ -15,7 +15,7 @@ from ..search_sql import Filter
 from ..tooling import ToolHost, add_read_tool, render_search, tool_result
 from .links import CharacterLinks, character_links
 from .models import ChatGetResponse, ChatResult
-from .source import MAX_PAGE_SIZE, SearchBy, by_filter, character_filter, sender_filter, source
+from .source import BY_COLUMNS, MAX_PAGE_SIZE, SearchBy, character_filter, sender_filter, source
 
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
@@ -45,10 +45,8 @@ async def link_results(results: list[ChatResult], links: CharacterLinks) -> None
             r.character_id = await links.id_for(r.character_name)
 
 
-async def search_filters(
-    query: str, by: SearchBy, sender: str | None, character_id: str | None, links: CharacterLinks
-) -> list[Filter]:
-    filters = [f for f in (by_filter(by, query),) if f is not None]
+async def search_filters(sender: str | None, character_id: str | None, links: CharacterLinks) -> list[Filter]:
+    filters: list[Filter] = []
     if sender is not None and sender.strip():
         filters.append(sender_filter(sender))
     if character_id is not None:
@@ -96,8 +94,8 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         max_tokens: N}. Page with offset = next_offset while has_more is true.
         """
         links = await character_links(host, ctx)
-        filters = await search_filters(query, by, sender, character_id, links)
-        request = SearchRequest(query, limit, offset, snippet_length, None, filters)
+        filters = await search_filters(sender, character_id, links)
+        request = SearchRequest(query, limit, offset, snippet_length, None, filters, BY_COLUMNS[by])
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         await link_results(response.results, links)

@@ -120,24 +120,14 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
 
 
 def register_types_resource(mcp: MCPServer, host: ToolHost) -> None:
-    """`media://types`: the media types in the caller's library, with counts (JSON).
-
-    A static resource cannot receive the request Context in MCPServer (SDK 2.3), and the
-    caller's database is found through it; an optional query variable makes this a template,
-    which does. Read `media://types` (all) or `media://types?media_type=pdf` (one type).
-    """
-
     @mcp.resource(
-        "media://types{?media_type}",
+        "media://types",
         name="media_types",
         title="Media types",
         description="The media types present in the user's media library, with item counts (JSON).",
         mime_type="application/json",
     )
-    async def media_types_resource(ctx: Context, media_type: str = "") -> str:
-        db = await host.database(ctx, source.name)
-        counts = await source.type_counts(db)
-        if media_type:
-            counts["media_types"] = [t for t in counts["media_types"] if t["media_type"] == media_type]
-            counts["total"] = sum(t["count"] for t in counts["media_types"])
-        return json.dumps(counts)
+    async def media_types_resource() -> str:
+        """`media://types`: the media types in the caller's library, with counts (JSON)."""
+        db = await host.current_database(source.name)
+        return json.dumps(await source.type_counts(db))

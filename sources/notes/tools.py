@@ -13,7 +13,7 @@ from ..models import GetResponse, Loc, NoteResult, OrderBy, Retrieval, SearchRes
 from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
 from .source import source, tag_filter
 
-Query = Annotated[str, Field(description="Plain words; \"quoted phrase\"; trailing * for a prefix (migr*).")]
+Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
 Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
 SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
@@ -23,7 +23,9 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
     async def notes_search(
         query: Query,
         ctx: Context,
-        keywords: Annotated[list[str] | None, Field(description="Only notes tagged with any of these.")] = None,
+        keywords: Annotated[
+            list[str] | None, Field(description="Only notes tagged with any of these.")
+        ] = None,
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
@@ -48,8 +50,12 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         note_id: Annotated[str, Field(description="The `id` of a notes_search result.")],
         ctx: Context,
         loc: Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")] = None,
-        query: Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")] = None,
-        retrieval: Annotated[Retrieval | None, Field(description="How much to return; default a snippet.")] = None,
+        query: Annotated[
+            str | None, Field(description="Without loc: anchor on the best match of this.")
+        ] = None,
+        retrieval: Annotated[
+            Retrieval | None, Field(description="How much to return; default a snippet.")
+        ] = None,
     ) -> Annotated[CallToolResult, GetResponse[NoteResult]]:
         """Read one note, as much as a token budget allows.
 

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from .. import dates
-from ..characters.sections import Section, assemble, text_of
+from ..fields import Section, assemble, text_of
 from ..frontmatter import split_front_matter
 from ..importing import ParsedItem
 

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-from ..base import MAX_OFFSET, ChunkedSource, SearchRequest
-from ..characters.sections import field_anchor, field_loc
+from ..base import ChunkedSource, SearchRequest
 from ..db import Database
 from ..errors import InvalidArgumentError, NotFoundError
+from ..fields import field_anchor, field_loc
 from ..importing import ParsedItem
-from ..models import GetResponse, Loc, Retrieval, SearchResponse
-from ..query import parse_query
+from ..models import GetResponse, Loc, Retrieval
 from ..retrieval import Defaults
-from ..search_sql import Filter, SearchSpec, build_search_sql
-from ..snippets import clamp_snippet_length
+from ..search_sql import Filter
 from .migrations import MIGRATIONS
 from .models import PromptResult
 from .parsing import FIELDS, FORMATS, parse_prompt_file
@@ -29,9 +26,20 @@ ID_BY_NAME_SQL = "SELECT item_id FROM prompts_items WHERE lower(title) = lower(?
 ALL_NAMES_SQL = "SELECT item_id, title FROM prompts_items ORDER BY id"
 
 
-@dataclass
-class PromptSearchRequest(SearchRequest):
-    fields: Sequence[str] | None = None
+def search_request(
+    query: str, limit: int, offset: int, snippet_length: int | None, fields: Sequence[str] | None
+) -> SearchRequest:
+    """A search in every field, or with `fields` in those only.
+
+    With `fields`, the match is in chunk bodies only: every chunk's title column holds the
+    prompt's name, so an unrestricted match would let the name match any field's chunk. The
+    `name` field has a chunk of its own, which a body match finds.
+    """
+    if fields is None:
+        return SearchRequest(query, limit, offset, snippet_length)
+    return SearchRequest(
+        query, limit, offset, snippet_length, filters=[field_filter(fields)], columns=("body",)
+    )
 
 
 def field_filter(fields: Sequence[str]) -> Filter:
@@ -64,46 +72,6 @@ class PromptsSource(ChunkedSource[PromptResult]):
     def anchor_from_loc(self, loc: Loc, chunks: list[aiosqlite.Row]) -> int | None:
         anchor = field_anchor(loc, chunks)
         return anchor if anchor is not None else super().anchor_from_loc(loc, chunks)
-
-    async def search(
-        self, db: Database, request: SearchRequest, defaults: Defaults
-    ) -> SearchResponse[PromptResult]:
-        """With `fields`, match in the chunk body only: every chunk's title column holds the
-        prompt's name, so an unrestricted match would let the name match any field's chunk.
-        The `name` field has a chunk of its own, which a body match finds."""
-        fields = getattr(request, "fields", None)
-        if fields is None:
-            return await super().search(db, request, defaults)
-        restrict = field_filter(fields)
-        query = parse_query(request.query)
-        if query.is_empty or request.offset > MAX_OFFSET:
-            return await super().search(db, request, defaults)  # the shared warning / error
-        warnings: list[str] = []
-        snippet_length = clamp_snippet_length(request.snippet_length, defaults.snippet_length, warnings)
-        spec = SearchSpec(
-            table=self.name,
-            match=f"{{body}} : ({query.match_expression()})",
-            limit=request.limit,
-            offset=request.offset,
-            order_by=request.order_by or defaults.order_by,  # type: ignore[arg-type]
-            weights=self.weights,
-            filters=(*request.filters, restrict),
-        )
-        sql, params = build_search_sql(spec)
-        rows = await db.fetchall(sql, params)
-        has_more = len(rows) > request.limit
-        rows = rows[: request.limit]
-        results = await self._hits(db, query, rows, request.offset, snippet_length)
-        total = int(rows[0]["total"]) if rows else 0
-        return SearchResponse[PromptResult](
-            results=results,
-            count=len(results),
-            has_more=has_more,
-            next_offset=request.offset + len(results) if has_more else None,
-            total_estimated=max(total, request.offset + len(results)),
-            top_score=max((r.score for r in results), default=None),
-            warnings=warnings,
-        )
 
     async def resolve(self, db: Database, prompt_id_or_name: str) -> str:
         """The item id of a prompt given its id or its exact name (case-insensitive)."""

@@ -11,7 +11,7 @@ from pydantic import Field
 from ..models import GetResponse, Loc, Retrieval, SearchResponse
 from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
 from .models import PromptResult
-from .source import PromptSearchRequest, source
+from .source import search_request, source
 
 PromptField = Literal["name", "author", "details", "system_prompt", "user_prompt", "keywords"]
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (summar*).')]
@@ -55,7 +55,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         full to read the whole prompt, or loc + mode = chunk for that one field. Page with
         offset = next_offset while has_more is true.
         """
-        request = PromptSearchRequest(query, limit, offset, snippet_length, fields=fields)
+        request = search_request(query, limit, offset, snippet_length, fields)
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

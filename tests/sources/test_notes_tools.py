@@ -54,23 +54,42 @@ async def test_phrase_query_matches_the_phrase(notes_client: Any) -> None:
 
 
 async def test_keywords_filter_keeps_only_tagged_notes(notes_client: Any) -> None:
-    response = await search(notes_client, query="recipe OR eggs OR flour OR water", keywords=["cooking"], limit=50)
+    response = await search(
+        notes_client, query="recipe OR eggs OR flour OR water", keywords=["cooking"], limit=50
+    )
     assert response["count"] >= 2
     assert all("cooking" in [t.lower() for t in r["tags"]] for r in response["results"])
 
 
 @pytest.mark.parametrize(
     "query",
-    ['"unbalanced', "NEAR(a b", "--force", "title:foo AND", "pg_dump*", "e-mail don't", "🙂🙂", "*", "x" * 10_000,
-     "(((", "AND OR NOT", '"" ""', "col:val ^start"],
+    [
+        '"unbalanced',
+        "NEAR(a b",
+        "--force",
+        "title:foo AND",
+        "pg_dump*",
+        "e-mail don't",
+        "🙂🙂",
+        "*",
+        "x" * 10_000,
+        "(((",
+        "AND OR NOT",
+        '"" ""',
+        "col:val ^start",
+    ],
 )
 async def test_fts_syntax_in_user_text_never_errors(notes_client: Any, query: str) -> None:
     result = await notes_client.call_tool("notes_search", {"query": query})
     assert not result.is_error, result.content[0].text
 
 
-@pytest.mark.parametrize("args, field", [({"limit": 0}, "limit"), ({"limit": 1000}, "limit"), ({"offset": -1}, "offset")])
-async def test_out_of_range_paging_is_a_tool_error_naming_the_field(notes_client: Any, args: dict[str, Any], field: str) -> None:
+@pytest.mark.parametrize(
+    "args, field", [({"limit": 0}, "limit"), ({"limit": 1000}, "limit"), ({"offset": -1}, "offset")]
+)
+async def test_out_of_range_paging_is_a_tool_error_naming_the_field(
+    notes_client: Any, args: dict[str, Any], field: str
+) -> None:
     result = await notes_client.call_tool("notes_search", {"query": "bread", **args})
     assert result.is_error
     assert field in result.content[0].text
@@ -104,7 +123,9 @@ async def test_unknown_note_id_names_the_field(notes_client: Any) -> None:
 
 async def test_bad_retrieval_mode_names_the_field(notes_client: Any) -> None:
     top = (await search(notes_client, query="levain"))["results"][0]
-    result = await notes_client.call_tool("notes_get", {"note_id": top["id"], "retrieval": {"mode": "everything"}})
+    result = await notes_client.call_tool(
+        "notes_get", {"note_id": top["id"], "retrieval": {"mode": "everything"}}
+    )
     assert result.is_error and "retrieval.mode" in result.content[0].text
 
 
@@ -136,18 +157,32 @@ async def test_full_mode_pages_through_a_huge_note_without_gaps(notes_client: An
 
 async def test_chunk_with_siblings_grows_around_the_anchor(notes_client: Any) -> None:
     top = (await search(notes_client, query="field guide birds", limit=1))["results"][0]
-    one = (await notes_client.call_tool("notes_get", {"note_id": top["id"], "loc": {"chunk_index": 3},
-                                                     "retrieval": {"mode": "chunk"}})).structured_content
-    more = (await notes_client.call_tool("notes_get", {"note_id": top["id"], "loc": {"chunk_index": 3},
-                                                      "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 2000}})).structured_content
+    one = (
+        await notes_client.call_tool(
+            "notes_get", {"note_id": top["id"], "loc": {"chunk_index": 3}, "retrieval": {"mode": "chunk"}}
+        )
+    ).structured_content
+    more = (
+        await notes_client.call_tool(
+            "notes_get",
+            {
+                "note_id": top["id"],
+                "loc": {"chunk_index": 3},
+                "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 2000},
+            },
+        )
+    ).structured_content
     assert one["content"] in more["content"]
     assert len(more["content"]) > len(one["content"])
 
 
 async def test_get_with_query_and_no_loc_anchors_on_the_match(notes_client: Any) -> None:
     top = (await search(notes_client, query="field guide birds", limit=1))["results"][0]
-    got = (await notes_client.call_tool("notes_get", {"note_id": top["id"], "query": "bluethroat",
-                                                     "retrieval": {"mode": "chunk"}})).structured_content
+    got = (
+        await notes_client.call_tool(
+            "notes_get", {"note_id": top["id"], "query": "bluethroat", "retrieval": {"mode": "chunk"}}
+        )
+    ).structured_content
     assert "bluethroat" in got["content"].lower()
     assert got["meta"]["loc"]["chunk_index"] > 0
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from sources.scoring import CALIBRATION_K, calibrated, min_max
+from sources.scoring import INTERCEPT, SLOPE, calibrated, min_max
 
 BM25_VALUES = [0.0, -1e-9, -0.001, -0.5, -1.0, -2.5, -6.0, -10.0, -25.0, -100.0, -1e4, -1e9]
 
@@ -19,7 +19,7 @@ def test_calibrated_is_within_zero_and_one(bm25: float, terms: int) -> None:
 
 @pytest.mark.parametrize("bm25", [0.0, 0.5, 3.0, 1e9])
 def test_a_non_negative_bm25_means_no_evidence(bm25: float) -> None:
-    assert calibrated(bm25, 1) == 0.0
+    assert calibrated(bm25, 1) == calibrated(0.0, 1) < 0.001
 
 
 @pytest.mark.parametrize("terms", [1, 2, 5, 20])
@@ -42,24 +42,27 @@ def test_zero_terms_count_as_one() -> None:
     assert calibrated(-6.0, 0) == calibrated(-6.0, 1)
 
 
+MIDPOINT = -INTERCEPT / SLOPE  # the evidence that scores 0.5
+
+
 @pytest.mark.parametrize(
     ("bm25", "terms", "expected"),
-    [(-CALIBRATION_K, 1, 0.5), (-2 * CALIBRATION_K, 4, 0.5), (-3 * CALIBRATION_K, 1, 0.75), (-6.0, 1, 0.5)],
+    [(-MIDPOINT, 1, 0.5), (-2 * MIDPOINT, 4, 0.5), (-MIDPOINT - math.log(3) / SLOPE, 1, 0.75)],
 )
-def test_calibrated_follows_x_over_x_plus_k(bm25: float, terms: int, expected: float) -> None:
-    assert calibrated(bm25, terms) == pytest.approx(expected)
+def test_calibrated_is_logistic_in_evidence_per_root_term(bm25: float, terms: int, expected: float) -> None:
+    assert calibrated(bm25, terms) == pytest.approx(expected, abs=1e-6)
 
 
 def test_calibrated_is_rounded_to_six_places() -> None:
-    score = calibrated(-1.2345678, 3)
+    score = calibrated(-12.345678, 3)
     assert score == round(score, 6)
-    evidence = 1.2345678 / math.sqrt(3)
-    assert score == pytest.approx(evidence / (evidence + CALIBRATION_K), abs=1e-6)
+    evidence = 12.345678 / math.sqrt(3)
+    assert score == pytest.approx(1 / (1 + math.exp(-(SLOPE * evidence + INTERCEPT))), abs=1e-6)
 
 
-def test_an_explicit_k_changes_the_scale() -> None:
-    assert calibrated(-1.0, 1, k=1.0) == 0.5
-    assert calibrated(-1.0, 1, k=3.0) == 0.25
+def test_a_strong_match_scores_high_and_a_weak_one_low() -> None:
+    assert calibrated(-30.0, 2) > 0.9
+    assert calibrated(-3.0, 2) < 0.01
 
 
 def test_min_max_gives_the_best_one_and_the_worst_zero() -> None:
