@@ -239,7 +239,11 @@ class Importer:
     def chunk_rows(self, rowid: int | None, item_id: str, item: ParsedItem) -> list[tuple[Any, ...]]:
         spans = item.chunks
         if spans is None:
-            spans = [ChunkSpan(c.start, c.end) for c in chunk_text(item.content)]
+            # An item with no body (a note of only front matter) still gets one chunk, so its
+            # title is searchable.
+            spans = [ChunkSpan(c.start, c.end) for c in chunk_text(item.content)] or [
+                ChunkSpan(0, len(item.content))
+            ]
         rows = []
         for index, span in enumerate(spans):
             body = item.content[span.start : span.end]
