@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from loguru import logger
@@ -12,12 +14,26 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from aggregator import deep_research
+from aggregator import tools as aggregator_tools
 from sources.db import Database
 from sources.registry import SOURCES, registrars
 from sources.retrieval import Defaults
 
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
+from .session_tools import register as register_session_tools
+from .session_transport import (
+    EndSessionOnDelete,
+    client_name,
+    preload_session,
+    process_session_id,
+    request_session,
+    transport_session_id,
+    use_session,
+    validate_session_id,
+)
+from .sessions import SessionStore, StoredSession
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: personal notes (and, as they are \
 imported, media, chats, character cards and prompts). Search first (e.g. notes_search), then \
@@ -32,6 +48,13 @@ class ServerHost:
         self.settings = settings
         self.pool = DatabasePool()
         self._defaults = settings.defaults()
+        self.sessions = SessionStore(
+            settings.data_dir,
+            self.pool,
+            ttl=timedelta(minutes=settings.session_ttl_minutes),
+            cache_size=settings.session_cache_size,
+        )
+        self.process_session_id = process_session_id()
 
     def context(self, request: ServerRequestContext[Any, Any]) -> RequestContext:
         """The caller's context; the user comes from authentication, else the local user."""
@@ -55,7 +78,38 @@ class ServerHost:
         return db
 
     def defaults(self, ctx: Context) -> Defaults:
-        return self._defaults
+        """Config defaults overlaid by the request's session defaults (explicit input wins later).
+
+        Synchronous: the session was loaded before the tool ran (`preload_session`), or by
+        `session()` earlier in the same call; with no session, the config defaults.
+        """
+        session = request_session()
+        if session is None or not session.defaults:
+            return self._defaults
+        return replace(self._defaults, **session.defaults)
+
+    async def session(self, ctx: Context, session_id: str | None) -> StoredSession | None:
+        """The explicit `session_id`, else the transport's session, else None; it becomes the
+        request's session, so `defaults(ctx)` applies its defaults from here on."""
+        if session_id is None and request_session() is not None:
+            return request_session()
+        session = await self._open_session(ctx.request_context, session_id)
+        use_session(session)
+        return session
+
+    async def _open_session(
+        self, request: ServerRequestContext[Any, Any], session_id: str | None = None
+    ) -> StoredSession | None:
+        if session_id is not None:
+            key: str | None = validate_session_id(session_id)
+        else:
+            key = transport_session_id(request, self.process_session_id)
+        if key is None:
+            return None
+        return await self.sessions.open(self.context(request).user_id, key)
+
+    def client_name(self, ctx: Context) -> str | None:
+        return client_name(ctx.request_context)
 
     def tool_name(self, name: str) -> str:
         if self.settings.tool_names == "dotted":
@@ -74,8 +128,18 @@ def build_server(settings: Settings) -> tuple[MCPServer, ServerHost]:
         version=_version(),
     )
     mcp.middleware.append(remember_request)
+    mcp.middleware.append(preload_session(host._open_session))
     for register in registrars():
         register(mcp, host)
+    register_session_tools(mcp, host)
+    aggregator_tools.register(mcp, host, source_timeout_s=settings.source_timeout_s)
+    deep_research.register(
+        mcp,
+        host,
+        mode=settings.deep_research_aliases,
+        clients=settings.deep_research_clients,
+        source_timeout_s=settings.source_timeout_s,
+    )
     mcp.custom_route("/healthz", methods=["GET"])(healthz)
     return mcp, host
 
@@ -84,9 +148,13 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok", "sources": list(SOURCES)})
 
 
-def http_app(mcp: MCPServer, settings: Settings) -> Starlette:
-    """Streamable HTTP at /mcp, plus /healthz."""
-    return mcp.streamable_http_app(streamable_http_path="/mcp", host=settings.host)
+def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
+    """Streamable HTTP at /mcp, plus /healthz; with `host`, DELETE ends a session's state too."""
+    app = mcp.streamable_http_app(streamable_http_path="/mcp", host=settings.host)
+    if host is not None:
+        # The user comes from authentication once HTTP has it; today HTTP serves `--user`.
+        app.add_middleware(EndSessionOnDelete, store=host.sessions, user_of=lambda scope: settings.user)
+    return app
 
 
 def _version() -> str:

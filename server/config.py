@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from sources.errors import KnowledgeError
 from sources.retrieval import Defaults
@@ -41,6 +42,24 @@ class Settings(BaseModel):
     chars_per_token: int = Field(default=4, ge=1, le=10)
     sibling_window: int = Field(default=2, ge=0, le=20)
     order_by: Literal["relevance", "recent"] = "relevance"
+    source_timeout_s: float = Field(default=5.0, gt=0, le=120)
+    # [deep_research]
+    deep_research_aliases: Literal["auto", "always", "never"] = "auto"
+    deep_research_clients: list[str] = Field(default_factory=list)
+    # [sessions]
+    session_ttl_minutes: int = Field(default=60, ge=1, le=525_600)
+    session_cache_size: int = Field(default=500, ge=1, le=1_000_000)
+
+    @field_validator("deep_research_clients", mode="before")
+    @classmethod
+    def _list_from_env(cls, value: Any) -> Any:
+        """An environment value is a JSON list (["a*", "b"]) or comma-separated (a*,b)."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
 
     def defaults(self) -> Defaults:
         return Defaults(

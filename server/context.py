@@ -7,7 +7,7 @@ Built only from the transport's authentication (or the single local user of stdi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-from sources.db import Database, database_path, open_database
+from sources.db import Database, Migration, database_path, open_database
 from sources.registry import SOURCES
 
 _current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
@@ -65,12 +65,16 @@ class DatabasePool:
         self._lock = asyncio.Lock()
 
     async def get(self, path: Path, source: str) -> Database:
+        return await self.open(path, SOURCES[source].migrations)
+
+    async def open(self, path: Path, migrations: Sequence[Migration]) -> Database:
+        """The database at `path`, opened and migrated with `migrations` on first use."""
         db = self._open.get(path)
         if db is not None:
             return db
         async with self._lock:
             if path not in self._open:
-                self._open[path] = await open_database(path, SOURCES[source].migrations)
+                self._open[path] = await open_database(path, migrations)
             return self._open[path]
 
     async def close(self) -> None:

@@ -46,7 +46,7 @@ async def run_http(settings: Settings) -> None:
     if not is_loopback(settings.host):
         raise TransportError(f"--no-auth is only allowed on a loopback host, not {settings.host}")
     mcp, host = build_server(settings)
-    app = http_app(mcp, settings)
+    app = http_app(mcp, settings, host)
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
     server = uvicorn.Server(config)
     logger.info(

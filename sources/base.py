@@ -8,11 +8,13 @@ and the retrieval modes are shared here.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic
 
 import aiosqlite
+from pydantic import BaseModel, ConfigDict
 
 from .db import Database, Migration
 from .errors import InvalidArgumentError, NotFoundError
@@ -40,6 +42,20 @@ class SearchRequest:
     """Match only in these FTS columns (`("body",)`: not in titles); None matches in all."""
 
 
+class SearchOptions(BaseModel):
+    """A source's own search filters (its `*_search` arguments beyond the shared ones).
+
+    Subclassed per source; the source's tool and `knowledge_search(filters={source: {...}})`
+    both build their `SearchRequest` from it through `ChunkedSource.search_request`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+
+Databases = Callable[[str], Awaitable[Database]]
+"""The caller's database of a named source, for filters that look into another source."""
+
+
 ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
 CHUNKS_OF_ITEM_SQL = "SELECT * FROM {p}_chunks WHERE item_rowid = ? ORDER BY chunk_index"
 CHUNKS_BY_ROWID_SQL = "SELECT * FROM {p}_chunks WHERE id IN ({marks})"
@@ -51,6 +67,7 @@ class ChunkedSource(Generic[R]):
     result_model: type[R]
     migrations: ClassVar[tuple[Migration, ...]]
     extensions: ClassVar[frozenset[str]]
+    options_model: ClassVar[type[SearchOptions]] = SearchOptions
     # Title vs body bm25 weights; 3:1 ranked best on SciFact train (nDCG@10 0.699 vs 0.697 at 2:1).
     weights: ClassVar[tuple[float, float]] = (3.0, 1.0)
 
@@ -81,6 +98,28 @@ class ChunkedSource(Generic[R]):
                     return int(c["chunk_index"])
             return len(chunks) - 1
         return None
+
+    def search_filters(self, options: Any) -> list[Filter]:
+        """The SQL filters of this source's search options (none by default)."""
+        return []
+
+    async def search_request(
+        self,
+        query: str,
+        options: Any,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        snippet_length: int | None = None,
+        order_by: OrderBy | None = None,
+        databases: Databases | None = None,
+    ) -> SearchRequest:
+        """The request for `query` with this source's `options` (an `options_model`, or None)."""
+        filters = self.search_filters(options) if options is not None else []
+        return SearchRequest(query, limit, offset, snippet_length, order_by, filters)
+
+    async def complete(self, results: list[R], databases: Databases | None) -> None:
+        """Fill fields that need another source (chats: the linked character card)."""
 
     # -- shared behaviour ----------------------------------------------------------------
     def uri(self, item_id: str) -> str:

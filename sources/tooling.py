@@ -41,6 +41,11 @@ class ToolHost(Protocol):
     def tool_name(self, name: str) -> str: ...
 
 
+def databases_of(host: ToolHost, ctx: Context) -> Callable[[str], Awaitable[Database]]:
+    """The caller's databases by source name, for sources whose filters read another source."""
+    return lambda name: host.database(ctx, name)
+
+
 def tool_errors(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
     """Turn our errors into tool errors the model can read and fix; the server keeps serving."""
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from mcp.server.mcpserver import Context
-
+from ..base import Databases
 from ..db import Database
 from ..errors import KnowledgeError
-from ..tooling import ToolHost
 
 CARD_BY_NAME_SQL = (
     "SELECT item_id, title FROM characters_items WHERE lower(title) = lower(?) ORDER BY id LIMIT 1"
@@ -59,10 +57,12 @@ class CharacterLinks:
         return tuple(row) if row is not None else None
 
 
-async def character_links(host: ToolHost, ctx: Context) -> CharacterLinks:
+async def open_links(databases: Databases | None) -> CharacterLinks:
     """The caller's character cards; an empty link table when the characters source is absent."""
-    try:
-        db = await host.database(ctx, "characters")
-    except (KeyError, KnowledgeError, sqlite3.Error):  # KeyError: no characters source registered
-        db = None
+    db = None
+    if databases is not None:
+        try:
+            db = await databases("characters")
+        except (KeyError, KnowledgeError, sqlite3.Error):  # KeyError: no characters source registered
+            db = None
     return CharacterLinks(db)

@@ -13,18 +13,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import aiosqlite
+from pydantic import Field
 
-from ..base import ChunkedSource
+from ..base import ChunkedSource, Databases, SearchOptions, SearchRequest
 from ..db import Database
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, NotFoundError
 from ..importing import ParsedItem
-from ..models import Loc, Retrieval
+from ..models import Loc, OrderBy, Retrieval
 from ..query import parse_query
 from ..retrieval import Budget, Defaults, resolve_budget
 from ..search_sql import Filter, FtsColumn
 from ..snippets import make_snippet
 from ..stemming import QueryMatcher
 from .exports import chatgpt_conversation, claude_conversation
+from .links import open_links
 from .migrations import MIGRATIONS
 from .models import ChatGetResponse, ChatMessage, ChatNextStep, ChatResult
 from .parsing import Reader, build_item, conversations_from_json, loads, plain_conversation
@@ -62,12 +64,54 @@ def character_filter(character_name: str) -> Filter:
     return Filter(CHARACTER_SQL, (character_name.lower(),))
 
 
+class ChatsOptions(SearchOptions):
+    by: SearchBy = Field(default="both", description="both (default): title or messages; title; message.")
+    character_id: str | None = Field(
+        default=None, description="Only chats played with this character card (a characters_search id)."
+    )
+    sender: str | None = Field(
+        default=None, description="Only messages by this sender name or role (user, assistant, system)."
+    )
+
+
 class ChatsSource(ChunkedSource[ChatResult]):
     name = "chats"
     id_field = "conversation_id"
     result_model = ChatResult
     migrations = MIGRATIONS
     extensions = frozenset({".json", ".jsonl"})
+    options_model = ChatsOptions
+
+    async def search_request(
+        self,
+        query: str,
+        options: ChatsOptions | None,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        snippet_length: int | None = None,
+        order_by: OrderBy | None = None,
+        databases: Databases | None = None,
+    ) -> SearchRequest:
+        """`by` picks the FTS columns; `character_id` is resolved to its card's name."""
+        options = options or ChatsOptions()
+        filters: list[Filter] = []
+        if options.sender is not None and options.sender.strip():
+            filters.append(sender_filter(options.sender))
+        if options.character_id is not None:
+            name = await (await open_links(databases)).name_of(options.character_id)
+            if name is None:
+                hint = "use an id from characters_search results"
+                raise NotFoundError("character_id", options.character_id, hint)
+            filters.append(character_filter(name))
+        return SearchRequest(query, limit, offset, snippet_length, order_by, filters, BY_COLUMNS[options.by])
+
+    async def complete(self, results: list[ChatResult], databases: Databases | None) -> None:
+        """Set `character_id` on hits whose chat character matches a character card."""
+        links = await open_links(databases)
+        for r in results:
+            if r.character_name:
+                r.character_id = await links.id_for(r.character_name)
 
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
         if path.suffix.lower() == ".jsonl":

@@ -8,14 +8,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..base import SearchRequest
-from ..errors import NotFoundError
 from ..models import Loc, Retrieval, SearchResponse, dump
-from ..search_sql import Filter
-from ..tooling import ToolHost, add_read_tool, render_search, tool_result
-from .links import CharacterLinks, character_links
+from ..tooling import ToolHost, add_read_tool, databases_of, render_search, tool_result
 from .models import ChatGetResponse, ChatResult
-from .source import BY_COLUMNS, MAX_PAGE_SIZE, SearchBy, character_filter, sender_filter, source
+from .source import MAX_PAGE_SIZE, ChatsOptions, SearchBy, source
 
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
@@ -36,25 +32,6 @@ AnchorQuery = Annotated[str | None, Field(description="Without loc: anchor on th
 GetRetrieval = Annotated[
     Retrieval | None, Field(description="Omit for a page of messages; or a budgeted mode around loc.")
 ]
-
-
-async def link_results(results: list[ChatResult], links: CharacterLinks) -> None:
-    """Set `character_id` on hits whose chat character matches a character card."""
-    for r in results:
-        if r.character_name:
-            r.character_id = await links.id_for(r.character_name)
-
-
-async def search_filters(sender: str | None, character_id: str | None, links: CharacterLinks) -> list[Filter]:
-    filters: list[Filter] = []
-    if sender is not None and sender.strip():
-        filters.append(sender_filter(sender))
-    if character_id is not None:
-        name = await links.name_of(character_id)
-        if name is None:
-            raise NotFoundError("character_id", character_id, "use an id from characters_search results")
-        filters.append(character_filter(name))
-    return filters
 
 
 def render_get(response: ChatGetResponse) -> str:
@@ -93,12 +70,14 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         call chats_get with conversation_id and loc and retrieval = {mode: chunk_with_siblings,
         max_tokens: N}. Page with offset = next_offset while has_more is true.
         """
-        links = await character_links(host, ctx)
-        filters = await search_filters(sender, character_id, links)
-        request = SearchRequest(query, limit, offset, snippet_length, None, filters, BY_COLUMNS[by])
+        databases = databases_of(host, ctx)
+        options = ChatsOptions(by=by, character_id=character_id, sender=sender)
+        request = await source.search_request(
+            query, options, limit=limit, offset=offset, snippet_length=snippet_length, databases=databases
+        )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
-        await link_results(response.results, links)
+        await source.complete(response.results, databases)
         return tool_result(response, render_search(response))
 
     async def chats_get(
@@ -132,7 +111,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             page=page,
             page_size=page_size,
         )
-        await link_results([response.meta], await character_links(host, ctx))
+        await source.complete([response.meta], databases_of(host, ctx))
         return tool_result(response, render_get(response))
 
     add_read_tool(mcp, host, "chats_search", "Search chats", chats_search)

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from pydantic import Field
 
-from ..base import ChunkedSource
+from ..base import ChunkedSource, SearchOptions
 from ..db import Database
 from ..errors import InvalidArgumentError
 from ..importing import ParsedItem
@@ -21,7 +22,7 @@ from . import transcripts
 from .documents import parse_html_file, parse_markdown, parse_pdf, parse_txt
 from .emails import parse_eml, parse_mbox
 from .migrations import MIGRATIONS
-from .models import MediaResult, TranscriptCue, TranscriptFormat, TranscriptResponse
+from .models import MediaResult, MediaType, TranscriptCue, TranscriptFormat, TranscriptResponse
 from .packages import parse_docx, parse_epub
 
 Parser = Callable[[Path, bytes], list[ParsedItem]]
@@ -75,12 +76,29 @@ def date_filter(value: str, field: str) -> Filter:
     return Filter(f"julianday(i.created_at) {op} julianday(?)", (bound.isoformat(),))
 
 
+class MediaOptions(SearchOptions):
+    media_types: list[MediaType] | None = Field(
+        default=None, description='Only these kinds, e.g. ["email"] or ["pdf", "html"].'
+    )
+    date_from: str | None = Field(default=None, description="ISO date or datetime; created_at on or after.")
+    date_to: str | None = Field(default=None, description="ISO date or datetime; created_at on or before.")
+
+
 class MediaSource(ChunkedSource[MediaResult]):
     name = "media"
     id_field = "media_id"
     result_model = MediaResult
     migrations = MIGRATIONS
     extensions = frozenset(PARSERS)
+    options_model = MediaOptions
+
+    def search_filters(self, options: MediaOptions) -> list[Filter]:
+        filters = [media_type_filter(list(options.media_types))] if options.media_types else []
+        if options.date_from:
+            filters.append(date_filter(options.date_from, "date_from"))
+        if options.date_to:
+            filters.append(date_filter(options.date_to, "date_to"))
+        return filters
 
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
         return PARSERS[path.suffix.lower()](path, raw)

@@ -9,11 +9,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..base import SearchRequest
 from ..models import GetResponse, Loc, OrderBy, Retrieval, SearchResponse, dump
 from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
 from .models import MediaResult, MediaType, TranscriptFormat, TranscriptResponse
-from .source import date_filter, media_type_filter, source
+from .source import MediaOptions, source
 
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (inver*).')]
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
@@ -53,12 +52,10 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         transcript hits `start_s`/`end_s`. Read more with media_get(media_id=id, loc=loc);
         for a transcript with timestamps call media_transcript. Page with offset = next_offset.
         """
-        filters = [media_type_filter(list(media_types))] if media_types else []
-        if date_from:
-            filters.append(date_filter(date_from, "date_from"))
-        if date_to:
-            filters.append(date_filter(date_to, "date_to"))
-        request = SearchRequest(query, limit, offset, snippet_length, order_by, filters)
+        options = MediaOptions(media_types=media_types, date_from=date_from, date_to=date_to)
+        request = await source.search_request(
+            query, options, limit=limit, offset=offset, snippet_length=snippet_length, order_by=order_by
+        )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

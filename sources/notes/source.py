@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from pydantic import Field
 
 from .. import dates
-from ..base import ChunkedSource
+from ..base import ChunkedSource, SearchOptions
 from ..frontmatter import split_front_matter, string_list
 from ..importing import ParsedItem
 from ..models import NoteResult
@@ -31,12 +32,20 @@ def tag_filter(keywords: list[str]) -> Filter:
     )
 
 
+class NotesOptions(SearchOptions):
+    keywords: list[str] | None = Field(default=None, description="Only notes tagged with any of these.")
+
+
 class NotesSource(ChunkedSource[NoteResult]):
     name = "notes"
     id_field = "note_id"
     result_model = NoteResult
     migrations = MIGRATIONS
     extensions = frozenset({".md", ".markdown", ".txt"})
+    options_model = NotesOptions
+
+    def search_filters(self, options: NotesOptions) -> list[Filter]:
+        return [tag_filter(options.keywords)] if options.keywords else []
 
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
         text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")

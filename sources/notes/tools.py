@@ -8,10 +8,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..base import SearchRequest
 from ..models import GetResponse, Loc, NoteResult, OrderBy, Retrieval, SearchResponse
 from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
-from .source import source, tag_filter
+from .source import NotesOptions, source
 
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
@@ -40,8 +39,14 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         `id` as note_id and its `loc` (retrieval.mode = chunk_with_siblings and a max_tokens
         budget reads around the hit). Page with offset = next_offset while has_more is true.
         """
-        filters = [tag_filter(keywords)] if keywords else []
-        request = SearchRequest(query, limit, offset, snippet_length, order_by, filters)
+        request = await source.search_request(
+            query,
+            NotesOptions(keywords=keywords),
+            limit=limit,
+            offset=offset,
+            snippet_length=snippet_length,
+            order_by=order_by,
+        )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

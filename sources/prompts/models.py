@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from ..models import ResultItem
+
+PromptField = Literal["name", "author", "details", "system_prompt", "user_prompt", "keywords"]
 
 
 class PromptResult(ResultItem):

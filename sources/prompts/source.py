@@ -8,38 +8,23 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from pydantic import Field
 
-from ..base import ChunkedSource, SearchRequest
+from ..base import ChunkedSource, Databases, SearchOptions, SearchRequest
 from ..db import Database
 from ..errors import InvalidArgumentError, NotFoundError
 from ..fields import field_anchor, field_loc
 from ..importing import ParsedItem
-from ..models import GetResponse, Loc, Retrieval
+from ..models import GetResponse, Loc, OrderBy, Retrieval
 from ..retrieval import Defaults
 from ..search_sql import Filter
 from .migrations import MIGRATIONS
-from .models import PromptResult
+from .models import PromptField, PromptResult
 from .parsing import FIELDS, FORMATS, parse_prompt_file
 
 ID_EXISTS_SQL = "SELECT item_id FROM prompts_items WHERE item_id = ?"
 ID_BY_NAME_SQL = "SELECT item_id FROM prompts_items WHERE lower(title) = lower(?) ORDER BY id LIMIT 1"
 ALL_NAMES_SQL = "SELECT item_id, title FROM prompts_items ORDER BY id"
-
-
-def search_request(
-    query: str, limit: int, offset: int, snippet_length: int | None, fields: Sequence[str] | None
-) -> SearchRequest:
-    """A search in every field, or with `fields` in those only.
-
-    With `fields`, the match is in chunk bodies only: every chunk's title column holds the
-    prompt's name, so an unrestricted match would let the name match any field's chunk. The
-    `name` field has a chunk of its own, which a body match finds.
-    """
-    if fields is None:
-        return SearchRequest(query, limit, offset, snippet_length)
-    return SearchRequest(
-        query, limit, offset, snippet_length, filters=[field_filter(fields)], columns=("body",)
-    )
 
 
 def field_filter(fields: Sequence[str]) -> Filter:
@@ -53,12 +38,42 @@ def field_filter(fields: Sequence[str]) -> Filter:
     return Filter(f"c.field IN ({marks})", tuple(dict.fromkeys(fields)), on_chunk=True)
 
 
+class PromptsOptions(SearchOptions):
+    fields: list[PromptField] | None = Field(
+        default=None, description="Match only in these fields (default: all, the name weighted highest)."
+    )
+
+
 class PromptsSource(ChunkedSource[PromptResult]):
     name = "prompts"
     id_field = "prompt_id_or_name"
     result_model = PromptResult
     migrations = MIGRATIONS
     extensions = frozenset(FORMATS)
+    options_model = PromptsOptions
+
+    async def search_request(
+        self,
+        query: str,
+        options: PromptsOptions | None,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        snippet_length: int | None = None,
+        order_by: OrderBy | None = None,
+        databases: Databases | None = None,
+    ) -> SearchRequest:
+        """A search in every field, or with `fields` in those only.
+
+        With `fields`, the match is in chunk bodies only: every chunk's title column holds the
+        prompt's name, so an unrestricted match would let the name match any field's chunk. The
+        `name` field has a chunk of its own, which a body match finds.
+        """
+        request = SearchRequest(query, limit, offset, snippet_length, order_by)
+        if options is not None and options.fields is not None:
+            request.filters = [field_filter(options.fields)]
+            request.columns = ("body",)
+        return request
 
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
         return parse_prompt_file(path, raw)

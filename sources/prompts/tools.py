@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
@@ -10,10 +10,9 @@ from pydantic import Field
 
 from ..models import GetResponse, Loc, Retrieval, SearchResponse
 from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
-from .models import PromptResult
-from .source import search_request, source
+from .models import PromptField, PromptResult
+from .source import PromptsOptions, source
 
-PromptField = Literal["name", "author", "details", "system_prompt", "user_prompt", "keywords"]
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (summar*).')]
 Fields = Annotated[
     list[PromptField] | None,
@@ -55,7 +54,9 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         full to read the whole prompt, or loc + mode = chunk for that one field. Page with
         offset = next_offset while has_more is true.
         """
-        request = search_request(query, limit, offset, snippet_length, fields)
+        request = await source.search_request(
+            query, PromptsOptions(fields=fields), limit=limit, offset=offset, snippet_length=snippet_length
+        )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

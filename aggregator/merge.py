@@ -1,0 +1,147 @@
+"""Merge the sources' ranked lists into one and cut a page from it. Pure: no I/O.
+
+Scores are calibrated per source (`sources.scoring`), so the merge sorts on them directly.
+`offset` counts positions in the merged list *before* the session's seen items are hidden,
+and `next_offset` is the position after the last result returned, so with `seen = hide` the
+next page starts exactly where this one stopped: pages never overlap or skip, even though
+each page adds its results to the session's seen set.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sources.models import OrderBy, ResultItem
+
+SeenMode = Literal["hide", "downrank", "show"]
+DOWNRANK = 0.5
+
+
+@dataclass
+class Candidates:
+    """Every source's fetched hits (one list each, in the source's order), and whether any
+    source holds more than it handed over."""
+
+    lists: list[list[ResultItem]]
+    truncated: bool
+    total: int
+
+
+@dataclass
+class Page:
+    results: list[ResultItem]
+    has_more: bool
+    next_offset: int | None
+    total_estimated: int
+    best_score: float | None
+    warnings: list[str] = field(default_factory=list)
+
+
+def fetch_size(offset: int, limit: int, seen_mode: SeenMode, seen: Sequence[str]) -> int:
+    """How many hits each source must hand over so the merged page (and has_more) is exact."""
+    return offset + limit + 1 + (len(seen) if seen_mode != "show" else 0)
+
+
+def ranked(lists: list[list[ResultItem]], order_by: OrderBy) -> list[ResultItem]:
+    """The sources' lists merged; relevance: score, then last_modified desc, then uri; recent:
+    last_modified desc first.
+
+    A k-way merge keeps each source's own order, so the first N merged hits depend only on
+    each source's first N: a page is the same whatever number of hits was fetched.
+    """
+    recent = order_by == "recent"
+
+    def compare(a: ResultItem, b: ResultItem) -> int:
+        first = (a.last_modified, a.score) if recent else (a.score, a.last_modified)
+        second = (b.last_modified, b.score) if recent else (b.score, b.last_modified)
+        if first != second:
+            return -1 if first > second else 1
+        return -1 if a.uri < b.uri else (1 if a.uri > b.uri else 0)
+
+    return list(heapq.merge(*lists, key=functools.cmp_to_key(compare)))
+
+
+def downranked(results: list[ResultItem], seen: set[str], order_by: OrderBy) -> list[ResultItem]:
+    """Seen hits at half their score, the list re-sorted."""
+    out = [
+        r.model_copy(update={"score": round(r.score * DOWNRANK, 6)}) if r.uri in seen else r for r in results
+    ]
+    return ranked([[r] for r in out], order_by)
+
+
+def cut_page(
+    candidates: Candidates,
+    *,
+    offset: int,
+    limit: int,
+    order_by: OrderBy,
+    min_score: float | None,
+    seen: set[str],
+    seen_mode: SeenMode,
+    fetched: int,
+) -> Page:
+    """The page at `offset` of the merged list, with the session applied."""
+    lists = candidates.lists
+    if seen_mode == "downrank" and seen:
+        lists = [downranked(one, seen, order_by) for one in lists]
+    merged = ranked(lists, order_by)
+    if candidates.truncated:
+        merged = merged[:fetched]  # beyond this, an unfetched hit of some source could rank higher
+    best = max((r.score for r in merged), default=None)
+    below = 0
+    if min_score is not None:
+        kept = [r for r in merged if r.score >= min_score]
+        below, merged = len(merged) - len(kept), kept
+    hidden = seen if seen_mode == "hide" else set()
+    taken = _take(merged, offset, limit, hidden)
+    warnings: list[str] = []
+    if not taken.positions and hidden and merged[offset:]:
+        taken = _take(merged, offset, limit, set())
+        warnings.append(
+            "every remaining result was already returned in this session; showing them again "
+            "(seen=show always includes them)"
+        )
+        hidden = set()
+    next_offset = taken.next_visible
+    if next_offset is None and candidates.truncated and order_by == "recent" and min_score is not None:
+        next_offset = taken.end  # hits below min_score hid the rest of what was fetched; go on after it
+    page = []
+    for position in taken.positions:
+        merged[position].rank = position + 1
+        page.append(merged[position])
+    hidden_count = sum(1 for r in merged if r.uri in hidden)
+    total = len(merged) - hidden_count
+    if candidates.truncated:
+        total = candidates.total - hidden_count - below
+    return Page(
+        results=page,
+        has_more=next_offset is not None,
+        next_offset=next_offset,
+        total_estimated=max(total, len(page)),
+        best_score=best,
+        warnings=warnings,
+    )
+
+
+@dataclass
+class _Taken:
+    positions: list[int]
+    next_visible: int | None
+    """Position of the first visible hit after the page; None when there is none."""
+    end: int
+
+
+def _take(merged: list[ResultItem], offset: int, limit: int, hidden: set[str]) -> _Taken:
+    """Up to `limit` positions from `offset` on, skipping hidden hits; and where to go on."""
+    positions: list[int] = []
+    for index in range(offset, len(merged)):
+        if merged[index].uri in hidden:
+            continue
+        if len(positions) == limit:
+            return _Taken(positions, index, index)
+        positions.append(index)
+    return _Taken(positions, None, len(merged))

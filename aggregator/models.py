@@ -1,0 +1,38 @@
+"""The aggregator's result shapes: the union of every source's result and get models (DESIGN §5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from sources.characters.models import CharacterResult
+from sources.chats.models import ChatMode, ChatNextStep, ChatResult
+from sources.media.models import MediaResult
+from sources.models import GetResponse, NoteResult, SearchResponse
+from sources.prompts.models import PromptResult
+
+AnyResult = NoteResult | MediaResult | ChatResult | CharacterResult | PromptResult
+"""A hit of any source; it keeps its source's type-aware fields (`source` says which)."""
+
+
+class KnowledgeSearchResponse(SearchResponse[AnyResult]):  # type: ignore[type-var]
+    """Results of several sources merged on their calibrated score."""
+
+    results: list[AnyResult] = Field(  # type: ignore[assignment]
+        description="Hits of every source asked, best first; each keeps its source's fields."
+    )
+
+
+class KnowledgeGetResponse(GetResponse[AnyResult]):  # type: ignore[type-var]
+    """The output of any source's get: chats add their paging fields and message content."""
+
+    meta: AnyResult  # type: ignore[assignment]
+    content: Any = Field(description="Text, or for chats the list of messages.")
+    mode_used: ChatMode = Field(  # type: ignore[assignment]
+        description="The retrieval mode applied; `page` for a page of chat messages."
+    )
+    next: ChatNextStep | None = None
+    page: int | None = None
+    page_count: int | None = None
+    message_count: int | None = None

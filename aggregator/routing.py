@@ -1,0 +1,59 @@
+"""knowledge_get: route a `uri` (or `source` + `id`) to its source's get, and note the read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from sources.errors import InvalidArgumentError
+from sources.models import GetResponse, Loc, Retrieval
+from sources.registry import SOURCES
+from sources.tooling import databases_of
+
+from .host import AggregatorHost
+from .search import session_of
+
+
+def parse_uri(uri: str | None, source: str | None, item_id: str | None) -> tuple[str, str]:
+    """(source, id) of `notes://<id>`-style uri, or of `source` + `id`."""
+    schemes = ", ".join(f"{name}://" for name in SOURCES)
+    if uri is not None:
+        scheme, sep, rest = uri.strip().partition("://")
+        if not sep or scheme not in SOURCES or not rest:
+            raise InvalidArgumentError(
+                "uri", f"must be <source>://<id> with a source of {schemes}; got {uri!r}"
+            )
+        if (source is not None and source != scheme) or (item_id is not None and item_id != rest):
+            raise InvalidArgumentError("uri", "give either uri, or source and id, not both differing")
+        return scheme, rest
+    if source is None or item_id is None:
+        raise InvalidArgumentError("uri", f"give a uri ({schemes}…) from a search result, or source and id")
+    if source not in SOURCES:
+        raise InvalidArgumentError("source", f"unknown {source!r}; allowed: {', '.join(SOURCES)}")
+    return source, item_id
+
+
+async def routed_get(
+    host: AggregatorHost,
+    ctx: Context,
+    uri: str | None = None,
+    *,
+    source: str | None = None,
+    item_id: str | None = None,
+    loc: Loc | None = None,
+    query: str | None = None,
+    retrieval: Retrieval | None = None,
+    session_id: str | None = None,
+) -> GetResponse[Any]:
+    name, resolved = parse_uri(uri, source, item_id)
+    session = await session_of(host, ctx, session_id)
+    src = SOURCES[name]
+    db = await host.database(ctx, name)
+    response = await src.get(
+        db, resolved, loc=loc, query=query, retrieval=retrieval, defaults=host.defaults(ctx)
+    )
+    await src.complete([response.meta], databases_of(host, ctx))
+    if session is not None:
+        await session.mark_viewed(response.meta.uri)
+    return response

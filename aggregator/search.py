@@ -1,0 +1,201 @@
+"""knowledge_search: ask every source at once, each within a time limit, and merge the answers.
+
+A source that fails or is too slow becomes a warning (`degraded`, `provider_hint`); the call
+still answers with the others. The session hides (or downranks) what it already returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio
+from loguru import logger
+from mcp.server.mcpserver import Context
+from pydantic import ValidationError
+
+from sources.base import ChunkedSource, SearchOptions, SearchRequest
+from sources.errors import InvalidArgumentError
+from sources.models import OrderBy, ResultItem, SearchResponse
+from sources.registry import SOURCES
+from sources.retrieval import Defaults
+from sources.tooling import databases_of
+
+from .host import AggregatorHost, Session
+from .merge import Candidates, SeenMode, cut_page, fetch_size
+from .models import AnyResult, KnowledgeSearchResponse
+
+DEFAULT_LIMIT = 20
+
+
+@dataclass
+class KnowledgeQuery:
+    query: str
+    sources: Sequence[str] | None = None
+    limit: int = DEFAULT_LIMIT
+    offset: int = 0
+    snippet_length: int | None = None
+    order_by: OrderBy | None = None
+    filters: Mapping[str, Mapping[str, Any]] | None = None
+    min_score: float | None = None
+    seen: SeenMode = "hide"
+    session_id: str | None = None
+
+
+@dataclass
+class Answer:
+    source: str
+    response: SearchResponse[Any] | None = None
+    failure: str | None = None
+    elapsed_ms: float = 0.0
+    problem: Exception | None = field(default=None, repr=False)
+
+
+def chosen_sources(names: Sequence[str] | None) -> list[str]:
+    if names is None:
+        return list(SOURCES)
+    if not names:
+        raise InvalidArgumentError("sources", f"name at least one of {', '.join(SOURCES)}, or leave it out")
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown:
+        raise InvalidArgumentError("sources", f"unknown {unknown[0]!r}; allowed: {', '.join(SOURCES)}")
+    return list(dict.fromkeys(names))
+
+
+def source_options(filters: Mapping[str, Mapping[str, Any]] | None) -> dict[str, SearchOptions]:
+    """Each source's filters, validated by its own options model; errors name the full path."""
+    options: dict[str, SearchOptions] = {}
+    for name, values in (filters or {}).items():
+        if name not in SOURCES:
+            raise InvalidArgumentError(f"filters.{name}", f"unknown source; allowed: {', '.join(SOURCES)}")
+        model = SOURCES[name].options_model
+        try:
+            options[name] = model.model_validate(values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            path = ".".join(str(p) for p in error["loc"])
+            where = f"filters.{name}.{path}" if path else f"filters.{name}"
+            allowed = ", ".join(model.model_fields) or "none"
+            message = "unknown option" if error["type"] == "extra_forbidden" else error["msg"]
+            raise InvalidArgumentError(where, f"{message}; options of {name}: {allowed}") from None
+    return options
+
+
+async def knowledge_search(
+    host: AggregatorHost, ctx: Context, q: KnowledgeQuery, *, timeout_s: float
+) -> KnowledgeSearchResponse:
+    names = chosen_sources(q.sources)
+    options = source_options(q.filters)
+    unused = sorted(set(options) - set(names))
+    if unused:
+        raise InvalidArgumentError(f"filters.{unused[0]}", "filters a source that `sources` leaves out")
+    session = await session_of(host, ctx, q.session_id)
+    defaults = host.defaults(ctx)
+    order_by: OrderBy = q.order_by or defaults.order_by  # type: ignore[assignment]
+    seen = list(session.seen) if session is not None else []
+    size = fetch_size(q.offset, q.limit, q.seen, seen)
+    databases = databases_of(host, ctx)
+    requests: dict[str, SearchRequest] = {}
+    for name in names:
+        requests[name] = await SOURCES[name].search_request(
+            q.query,
+            options.get(name),
+            limit=size,
+            snippet_length=q.snippet_length,
+            order_by=order_by,
+            databases=databases,
+        )
+    answers = await fan_out(host, ctx, requests, defaults, timeout_s)
+    response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
+    response.session_applied = session is not None
+    if session is not None and response.results:
+        await session.record_results(q.query, [r.uri for r in response.results])
+    return response
+
+
+async def session_of(host: AggregatorHost, ctx: Context, session_id: str | None) -> Session | None:
+    finder = getattr(host, "session", None)  # a host without sessions: no session
+    return await finder(ctx, session_id) if finder is not None else None
+
+
+async def fan_out(
+    host: AggregatorHost,
+    ctx: Context,
+    requests: Mapping[str, SearchRequest],
+    defaults: Defaults,
+    timeout_s: float,
+) -> list[Answer]:
+    answers = [Answer(name) for name in requests]
+    databases = databases_of(host, ctx)
+
+    async def ask(answer: Answer) -> None:
+        source: ChunkedSource[Any] = SOURCES[answer.source]
+        started = time.perf_counter()
+        try:
+            with anyio.fail_after(timeout_s):
+                db = await host.database(ctx, answer.source)
+                response = await source.search(db, requests[answer.source], defaults)
+                await source.complete(response.results, databases)
+            answer.response = response
+        except InvalidArgumentError as exc:  # the caller's to fix: a tool error, not a degraded source
+            answer.problem = exc
+        except TimeoutError:
+            answer.failure = f"no answer within {timeout_s:g} s"
+        except Exception as exc:  # the fan-out boundary: one source failing never fails the call
+            logger.exception("source {} failed in knowledge_search", answer.source)
+            answer.failure = f"failed ({type(exc).__name__})"
+        answer.elapsed_ms = (time.perf_counter() - started) * 1000
+
+    async with anyio.create_task_group() as group:
+        for answer in answers:
+            group.start_soon(ask, answer)
+    for answer in answers:
+        if answer.problem is not None:
+            raise answer.problem
+    return answers
+
+
+def merged_response(
+    answers: list[Answer], q: KnowledgeQuery, order_by: OrderBy, seen: set[str], fetched: int
+) -> KnowledgeSearchResponse:
+    lists: list[list[ResultItem]] = []
+    warnings: list[str] = []
+    truncated, total = False, 0
+    for a in answers:
+        if a.response is None:
+            warnings.append(f"{a.source}: {a.failure}; results come from the other sources")
+            continue
+        lists.append(list(a.response.results))
+        truncated = truncated or a.response.has_more
+        total += a.response.total_estimated
+        warnings += a.response.warnings
+    page = cut_page(
+        Candidates(lists, truncated, total),
+        offset=q.offset,
+        limit=q.limit,
+        order_by=order_by,
+        min_score=q.min_score,
+        seen=seen,
+        seen_mode=q.seen,
+        fetched=fetched,
+    )
+    warnings += page.warnings
+    if q.min_score is not None and page.best_score is not None and page.best_score < q.min_score:
+        warnings.append(
+            f"no result scored min_score={q.min_score:g} or more (best {page.best_score:.2f}); "
+            "lower min_score or rephrase the query"
+        )
+    failed = [a.source for a in answers if a.response is None]
+    return KnowledgeSearchResponse(
+        results=cast("list[AnyResult]", page.results),
+        count=len(page.results),
+        has_more=page.has_more,
+        next_offset=page.next_offset,
+        total_estimated=page.total_estimated,
+        top_score=max((r.score for r in page.results), default=None),
+        warnings=list(dict.fromkeys(warnings)),
+        degraded=True if failed else None,
+        provider_hint=", ".join(failed) if failed else None,
+    )

@@ -1,0 +1,204 @@
+"""The session tools (DESIGN §8): session_info, session_cite, session_set_defaults, session_reset."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any, Protocol
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from sources.errors import InvalidArgumentError
+from sources.registry import SOURCES
+from sources.retrieval import Defaults
+from sources.snippets import clamp
+from sources.tooling import READ_ONLY, tool_errors, tool_result
+
+from .sessions import StoredSession
+
+MAX_CITE = 100
+ORDER_BY = ("relevance", "recent")
+# (low, high) of each numeric default; the same ranges as the tools' own arguments.
+RANGES = {
+    "snippet_length": (50, 1000),
+    "max_tokens": (50, 32000),
+    "sibling_window": (0, 20),
+    "chars_per_token": (1, 10),
+}
+
+SessionId = Annotated[
+    str | None,
+    Field(
+        description="Your own session key (1..128 of A-Z a-z 0-9 . _ : -); omit to use this "
+        "connection's session."
+    ),
+]
+Knob = Annotated[int | None, Field(description="Omit to keep the current value.")]
+
+
+class SessionHost(Protocol):
+    async def session(self, ctx: Context, session_id: str | None) -> StoredSession | None: ...
+
+    def defaults(self, ctx: Context) -> Defaults: ...
+
+    def tool_name(self, name: str) -> str: ...
+
+
+class SessionDefaults(BaseModel):
+    snippet_length: int
+    max_tokens: int
+    sibling_window: int
+    order_by: str
+    chars_per_token: int
+
+
+class SessionInfo(BaseModel):
+    session_id: str
+    seen: list[str] = Field(description="URIs already returned in this session, oldest first.")
+    viewed: list[str] = Field(description="URIs read with a get tool.")
+    cited: list[str] = Field(description="URIs recorded with session_cite.")
+    recent_queries: list[str]
+    defaults: SessionDefaults = Field(description="Effective defaults: this session's, else the server's.")
+    expires_at: str = Field(description="ISO 8601; idle sessions start fresh after this.")
+
+
+class SessionUpdate(SessionInfo):
+    warnings: list[str] = Field(default_factory=list)
+
+
+def _info(session: StoredSession, defaults: Defaults) -> dict[str, Any]:
+    return {
+        "session_id": session.session_id,
+        "seen": list(session.seen),
+        "viewed": list(session.viewed),
+        "cited": list(session.cited),
+        "recent_queries": list(session.recent_queries),
+        "defaults": SessionDefaults(**asdict(defaults)),
+        "expires_at": session.expires_at.isoformat(),
+    }
+
+
+def _render(info: SessionInfo) -> str:
+    d = info.defaults
+    lines = [
+        f"session {info.session_id} (expires {info.expires_at}): {len(info.seen)} seen, "
+        f"{len(info.viewed)} viewed, {len(info.cited)} cited",
+        f"defaults: snippet_length={d.snippet_length} max_tokens={d.max_tokens} "
+        f"sibling_window={d.sibling_window} order_by={d.order_by} chars_per_token={d.chars_per_token}",
+    ]
+    if info.recent_queries:
+        lines.append("recent queries: " + "; ".join(info.recent_queries[-10:]))
+    if info.cited:
+        lines.append("cited: " + ", ".join(info.cited))
+    lines += [f"warning: {w}" for w in getattr(info, "warnings", [])]
+    return "\n".join(lines)
+
+
+def _check_uris(uris: list[str]) -> list[str]:
+    if not 1 <= len(uris) <= MAX_CITE:
+        raise InvalidArgumentError("uris", f"give 1..{MAX_CITE} uris")
+    for uri in uris:
+        scheme, sep, rest = uri.partition("://")
+        if not sep or scheme not in SOURCES or not rest.strip():
+            allowed = ", ".join(f"{s}://<id>" for s in SOURCES)
+            raise InvalidArgumentError("uris", f"{uri!r} is not an item uri; expected one of {allowed}")
+    return uris
+
+
+def register(mcp: MCPServer, host: SessionHost) -> None:
+    async def required(ctx: Context, session_id: str | None) -> StoredSession:
+        session = await host.session(ctx, session_id)
+        if session is None:
+            raise InvalidArgumentError(
+                "session_id",
+                "this connection has no session of its own; pass session_id (any key you choose)",
+            )
+        return session
+
+    def respond(session: StoredSession, ctx: Context, warnings: list[str] | None = None) -> CallToolResult:
+        info = _info(session, host.defaults(ctx))
+        model = SessionInfo(**info) if warnings is None else SessionUpdate(**info, warnings=warnings)
+        return tool_result(model, _render(model))
+
+    async def session_info(
+        ctx: Context, session_id: SessionId = None
+    ) -> Annotated[CallToolResult, SessionInfo]:
+        """Show what this research session remembers: the item URIs already returned by searches
+        (`seen`; knowledge_search hides them by default), those read with a get tool (`viewed`),
+        those recorded with session_cite (`cited`), the recent queries, the effective defaults
+        (snippet_length, max_tokens, sibling_window, order_by, chars_per_token) and when the idle
+        session expires. Unknown or expired session ids are simply empty. Call it to recall what
+        you already found; change defaults with session_set_defaults, start over with session_reset.
+        """
+        return respond(await required(ctx, session_id), ctx)
+
+    async def session_cite(
+        uris: Annotated[
+            list[str], Field(description="Item URIs as search results give them, e.g. notes://<id>.")
+        ],
+        ctx: Context,
+        session_id: SessionId = None,
+    ) -> Annotated[CallToolResult, SessionUpdate]:
+        """Record that your answer cites these items (1..100 URIs such as notes://<id> or
+        media://<id>, exactly as the `uri` of a search result), so the session keeps a list of
+        sources you relied on. Citing twice is harmless. Returns the session state (see
+        session_info); read `cited` back later to build a bibliography.
+        """
+        session = await required(ctx, session_id)
+        await session.cite(_check_uris(uris))
+        return respond(session, ctx, [])
+
+    async def session_set_defaults(
+        ctx: Context,
+        session_id: SessionId = None,
+        snippet_length: Knob = None,
+        max_tokens: Knob = None,
+        sibling_window: Knob = None,
+        order_by: Annotated[str | None, Field(description="relevance or recent; omit to keep.")] = None,
+        chars_per_token: Knob = None,
+    ) -> Annotated[CallToolResult, SessionUpdate]:
+        """Set this session's defaults for every later search and get: snippet_length (50..1000
+        characters), max_tokens (50..32000, the read budget), sibling_window (0..20 chunks each
+        side), order_by (relevance or recent), chars_per_token (1..10). Out-of-range numbers are
+        clamped and reported in `warnings`. A value passed to a tool call still wins over these;
+        omitted ones keep their current value. session_reset returns to the server's defaults.
+        """
+        session = await required(ctx, session_id)
+        if order_by is not None and order_by not in ORDER_BY:
+            raise InvalidArgumentError("order_by", f"{order_by!r} is not one of {', '.join(ORDER_BY)}")
+        warnings: list[str] = []
+        given = {"snippet_length": snippet_length, "max_tokens": max_tokens}
+        given |= {"sibling_window": sibling_window, "chars_per_token": chars_per_token}
+        values: dict[str, Any] = {
+            name: clamp(name, value, value, *RANGES[name], warnings)
+            for name, value in given.items()
+            if value is not None
+        }
+        if order_by is not None:
+            values["order_by"] = order_by
+        await session.set_defaults(values)
+        return respond(session, ctx, warnings)
+
+    async def session_reset(
+        ctx: Context, session_id: SessionId = None
+    ) -> Annotated[CallToolResult, SessionUpdate]:
+        """Forget everything this session remembers — seen, viewed and cited items, recent
+        queries and its defaults — so the next knowledge_search shows every result again and
+        the server's defaults apply. Use it when starting an unrelated research question.
+        """
+        session = await required(ctx, session_id)
+        await session.reset()
+        return respond(session, ctx, [])
+
+    writes = ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+    resets = writes.model_copy(update={"destructive_hint": True})
+    for fn, title, hints in (
+        (session_info, "Show the research session", READ_ONLY),
+        (session_cite, "Cite items in the session", writes),
+        (session_set_defaults, "Set session defaults", writes),
+        (session_reset, "Reset the research session", resets),
+    ):
+        mcp.add_tool(tool_errors(fn), name=host.tool_name(fn.__name__), title=title, annotations=hints)

@@ -1,0 +1,213 @@
+"""knowledge_search through a real MCP client: merge, filters, pagination, failures, sessions."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from sources.base import ChunkedSource
+from sources.db import database_path
+from sources.registry import SOURCES
+from tests.aggregator.conftest import structured
+from tests.conftest import FIXTURES, import_into
+
+pytestmark = pytest.mark.anyio
+
+
+async def search(client: Client, **args: Any) -> dict[str, Any]:
+    return structured(await client.call_tool("knowledge_search", args))
+
+
+async def test_results_of_several_sources_come_in_one_list_sorted_by_score(
+    connect: Callable[..., Client],
+) -> None:
+    async with connect() as client:
+        out = await search(client, query="meeting", seen="show")
+    sources = {r["source"] for r in out["results"]}
+    scores = [r["score"] for r in out["results"]]
+    assert len(sources) >= 2, sources
+    assert scores == sorted(scores, reverse=True)
+    assert out["top_score"] == scores[0] and out["count"] == len(scores)
+    assert [r["rank"] for r in out["results"]] == list(range(1, len(scores) + 1))
+
+
+async def test_results_keep_their_source_specific_fields(connect: Callable[..., Client]) -> None:
+    async with connect() as client:
+        out = await search(client, query="offsite", sources=["media"], seen="show")
+        chats = await search(client, query="the", sources=["chats"], seen="show", limit=3)
+    email = next(r for r in out["results"] if r.get("media_type") == "email")
+    assert email["from"] and email["subject"]
+    assert all("conversation_id" in r for r in chats["results"])
+
+
+async def test_order_by_recent_sorts_on_last_modified(connect: Callable[..., Client]) -> None:
+    async with connect() as client:
+        out = await search(client, query="the", order_by="recent", seen="show", limit=30)
+    dates = [r["last_modified"] for r in out["results"]]
+    assert dates == sorted(dates, reverse=True)
+
+
+async def test_pages_never_overlap_or_skip(connect: Callable[..., Client]) -> None:
+    async with connect() as client:
+        everything = await search(client, query="the", limit=100, seen="show")
+        pages: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = await search(client, query="the", limit=7, offset=offset, seen="show")
+            pages += [r["uri"] for r in page["results"]]
+            offset = page["next_offset"]
+            assert page["has_more"] == (offset is not None)
+    assert pages == [r["uri"] for r in everything["results"]]
+    assert len(pages) == len(set(pages)) == everything["total_estimated"]
+
+
+async def test_pages_with_the_session_hiding_seen_items_never_overlap_or_skip(
+    connect: Callable[..., Client],
+) -> None:
+    async with connect() as client:
+        everything = await search(client, query="the", limit=100, seen="show", session_id="paging-all")
+        pages: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = await search(client, query="the", limit=6, offset=offset, session_id="paging-hide")
+            pages += [r["uri"] for r in page["results"]]
+            offset = page["next_offset"]
+    assert pages == [r["uri"] for r in everything["results"]]
+
+
+@pytest.mark.parametrize(
+    ("source", "filters", "check"),
+    [
+        ("notes", {"keywords": ["journal"]}, lambda r: "journal" in [t.lower() for t in r["tags"]]),
+        ("media", {"media_types": ["email"]}, lambda r: r["media_type"] == "email"),
+        ("chats", {"by": "message", "sender": "user"}, lambda r: r["role"] == "user"),
+        ("prompts", {"fields": ["system_prompt"]}, lambda r: r["loc"]["field"] == "system_prompt"),
+    ],
+)
+async def test_filters_apply_per_source(
+    connect: Callable[..., Client], source: str, filters: dict[str, Any], check: Callable[[Any], bool]
+) -> None:
+    async with connect() as client:
+        out = await search(client, query="the", filters={source: filters}, seen="show", limit=100)
+    mine = [r for r in out["results"] if r["source"] == source]
+    assert mine and all(check(r) for r in mine)
+    assert {r["source"] for r in out["results"]} - {source}, "the other sources still answer"
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"filters": {"media": {"media_typez": ["email"]}}}, "filters.media.media_typez"),
+        ({"filters": {"videos": {}}}, "filters.videos"),
+        ({"filters": {"media": {"date_from": "June"}}}, "date_from"),
+        ({"sources": ["videos"]}, "sources"),
+        ({"limit": 101}, "limit"),
+        ({"min_score": 1.5}, "min_score"),
+        ({"seen": "forget"}, "seen"),
+    ],
+)
+async def test_bad_arguments_are_tool_errors_naming_the_field(
+    connect: Callable[..., Client], args: dict[str, Any], field: str
+) -> None:
+    async with connect() as client:
+        result = await client.call_tool("knowledge_search", {"query": "meeting", **args})
+        assert result.is_error
+        assert field in result.content[0].text  # type: ignore[union-attr]
+        assert not (await client.call_tool("knowledge_search", {"query": "meeting"})).is_error
+
+
+async def test_min_score_drops_weak_results_and_warns_when_none_reach_it(
+    connect: Callable[..., Client],
+) -> None:
+    async with connect() as client:
+        loose = await search(client, query="postgres migration", seen="show")
+        cut = loose["results"][0]["score"]
+        strict = await search(client, query="postgres migration", seen="show", min_score=cut)
+        none = await search(client, query="postgres migration", seen="show", min_score=1.0)
+    assert strict["results"] and all(r["score"] >= cut for r in strict["results"])
+    assert len(strict["results"]) < len(loose["results"])
+    assert none["results"] == [] and any("min_score" in w for w in none["warnings"])
+
+
+async def test_a_broken_source_becomes_a_warning_and_the_others_still_answer(
+    data_dir: Path, client_factory: Any
+) -> None:
+    await import_into(data_dir, "notes", FIXTURES / "notes")
+    await import_into(data_dir, "prompts", FIXTURES / "prompts")
+    conn = sqlite3.connect(database_path(data_dir, "local", "prompts"))
+    conn.execute("DROP TABLE prompts_chunks_fts")
+    conn.commit()
+    conn.close()
+    async with client_factory() as client:
+        out = await search(client, query="meeting", seen="show")
+    assert out["degraded"] is True and out["provider_hint"] == "prompts"
+    assert any(w.startswith("prompts:") for w in out["warnings"])
+    assert out["results"] and {r["source"] for r in out["results"]} == {"notes"}
+
+
+async def test_a_slow_source_is_cut_off_at_the_time_limit(
+    connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = SOURCES["chats"].search
+
+    async def slow(self: ChunkedSource[Any], *args: Any) -> Any:
+        if self.name == "chats":
+            await anyio.sleep(30)
+        return await original(*args)
+
+    monkeypatch.setattr(type(SOURCES["chats"]), "search", slow)
+    async with connect(source_timeout_s=0.2) as client:
+        out = await search(client, query="meeting", seen="show")
+    assert out["degraded"] is True and out["provider_hint"] == "chats"
+    assert any("0.2 s" in w for w in out["warnings"]) and out["results"]
+
+
+async def test_dotted_tool_names_publish_knowledge_dot_search(connect: Callable[..., Client]) -> None:
+    async with connect(tool_names="dotted") as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        out = structured(await client.call_tool("knowledge.search", {"query": "meeting"}))
+    assert {"knowledge.search", "knowledge.get"} <= names and "knowledge_search" not in names
+    assert out["results"]
+
+
+async def test_a_repeated_search_in_a_session_brings_new_items(connect: Callable[..., Client]) -> None:
+    async with connect() as client:
+        first = await search(client, query="the", limit=5, session_id="s-repeat")
+        second = await search(client, query="the", limit=5, session_id="s-repeat")
+        fresh = await search(client, query="the", limit=5, session_id="s-other")
+        info = structured(await client.call_tool("session_info", {"session_id": "s-repeat"}))
+    a, b = [r["uri"] for r in first["results"]], [r["uri"] for r in second["results"]]
+    assert first["session_applied"] and len(a) == len(b) == 5 and not set(a) & set(b)
+    assert [r["uri"] for r in fresh["results"]] == a
+    assert set(a + b) <= set(info["seen"])
+
+
+async def test_downrank_halves_seen_scores_and_show_ignores_the_session(
+    connect: Callable[..., Client],
+) -> None:
+    async with connect() as client:
+        first = await search(client, query="migration", limit=1, session_id="s-rank")
+        top = first["results"][0]
+        down = await search(client, query="migration", seen="downrank", limit=100, session_id="s-rank")
+        shown = await search(client, query="migration", seen="show", limit=1, session_id="s-rank")
+    again = next(r for r in down["results"] if r["uri"] == top["uri"])
+    assert again["score"] == pytest.approx(top["score"] * 0.5, abs=1e-6)
+    scores = [r["score"] for r in down["results"]]
+    assert scores == sorted(scores, reverse=True)
+    assert shown["results"][0]["uri"] == top["uri"]
+
+
+async def test_when_everything_was_seen_hide_shows_it_again_and_says_so(
+    connect: Callable[..., Client],
+) -> None:
+    async with connect() as client:
+        first = await search(client, query="postgres", limit=100, session_id="s-exhaust")
+        again = await search(client, query="postgres", limit=100, session_id="s-exhaust")
+    assert [r["uri"] for r in again["results"]] == [r["uri"] for r in first["results"]]
+    assert any("already returned" in w for w in again["warnings"])
