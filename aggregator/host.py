@@ -22,6 +22,11 @@ class Session(Protocol):
         ...
 
     @property
+    def recent_queries(self) -> Sequence[str]:
+        """The session's last queries, most recent last (bounded)."""
+        ...
+
+    @property
     def defaults(self) -> dict[str, Any]:
         """Per-session defaults: snippet_length, max_tokens, sibling_window, order_by, chars_per_token."""
         ...

@@ -66,11 +66,14 @@ def ranked(lists: list[list[ResultItem]], order_by: OrderBy) -> list[ResultItem]
 
 
 def downranked(results: list[ResultItem], seen: set[str], order_by: OrderBy) -> list[ResultItem]:
-    """Seen hits at half their score, the list re-sorted."""
-    out = [
-        r.model_copy(update={"score": round(r.score * DOWNRANK, 6)}) if r.uri in seen else r for r in results
-    ]
-    return ranked([[r] for r in out], order_by)
+    """Seen hits at half their score, merged back into the unseen ones.
+
+    A merge, not a sort: each part keeps the source's own order, so the first N hits depend only
+    on the source's first N + len(seen), whatever was fetched, and pages stay exact.
+    """
+    unseen = [r for r in results if r.uri not in seen]
+    halved = [r.model_copy(update={"score": round(r.score * DOWNRANK, 6)}) for r in results if r.uri in seen]
+    return ranked([unseen, halved], order_by)
 
 
 def cut_page(

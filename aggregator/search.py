@@ -94,7 +94,7 @@ async def knowledge_search(
     session = await session_of(host, ctx, q.session_id)
     defaults = host.defaults(ctx)
     order_by: OrderBy = q.order_by or defaults.order_by  # type: ignore[assignment]
-    seen = list(session.seen) if session is not None else []
+    seen = seen_before_this_query(session, q)
     size = fetch_size(q.offset, q.limit, q.seen, seen)
     databases = databases_of(host, ctx)
     requests: dict[str, SearchRequest] = {}
@@ -113,6 +113,24 @@ async def knowledge_search(
     if session is not None and response.results:
         await session.record_results(q.query, [r.uri for r in response.results])
     return response
+
+
+def seen_before_this_query(session: Session | None, q: KnowledgeQuery) -> list[str]:
+    """The session's seen URIs as they were before this query's first page.
+
+    With `downrank`, every page re-ranks against the seen set, and each page adds its results to
+    it; ranking page 2 against a set that includes page 1 would reorder and overlap. When the
+    session's last query is this one, its earlier pages are the last `offset` URIs recorded
+    (recording moves a URI to the end), so they are left out. (`hide` pages are already exact:
+    offsets count positions before hiding.)
+    """
+    if session is None:
+        return []
+    seen = list(session.seen)
+    recent = session.recent_queries
+    if q.seen == "downrank" and q.offset and recent and recent[-1] == q.query.strip():
+        return seen[: max(0, len(seen) - q.offset)]
+    return seen
 
 
 async def session_of(host: AggregatorHost, ctx: Context, session_id: str | None) -> Session | None:

@@ -81,6 +81,28 @@ async def test_pages_with_the_session_hiding_seen_items_never_overlap_or_skip(
     assert pages == [r["uri"] for r in everything["results"]]
 
 
+async def test_pages_with_the_session_downranking_seen_items_never_overlap_or_skip(
+    connect: Callable[..., Client],
+) -> None:
+    async with connect() as client:
+        # Some items are already seen, so downrank reorders the list.
+        await search(client, query="sourdough", limit=3, session_id="paging-downrank")
+        everything = await search(client, query="the", limit=100, seen="downrank", session_id="paging-all-2")
+        await search(client, query="sourdough", limit=3, session_id="paging-all-2")
+        reference = await search(client, query="the", limit=100, seen="downrank", session_id="paging-all-2")
+        pages: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = await search(
+                client, query="the", limit=6, offset=offset, seen="downrank", session_id="paging-downrank"
+            )
+            pages += [r["uri"] for r in page["results"]]
+            offset = page["next_offset"]
+    assert len(pages) == len(set(pages)) == everything["total_estimated"]
+    assert set(pages) == {r["uri"] for r in everything["results"]}
+    assert pages[:6] == [r["uri"] for r in reference["results"]][:6]
+
+
 @pytest.mark.parametrize(
     ("source", "filters", "check"),
     [
