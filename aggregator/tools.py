@@ -12,7 +12,15 @@ from sources.chats.models import ChatGetResponse
 from sources.chats.tools import render_get as render_chat
 from sources.models import Loc, OrderBy, Retrieval, SourceName
 from sources.registry import SOURCES
-from sources.tooling import add_read_tool, render_get, render_search, tool_result
+from sources.tooling import (
+    Limit,
+    Offset,
+    SnippetLength,
+    add_read_tool,
+    render_get,
+    render_search,
+    tool_result,
+)
 
 from .host import AggregatorHost
 from .merge import SeenMode
@@ -40,9 +48,9 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         sources: Annotated[
             list[SourceName] | None, Field(description="Search only these sources (default: all).")
         ] = None,
-        limit: Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")] = DEFAULT_LIMIT,
-        offset: Annotated[int, Field(ge=0, le=10_000, description="Use next_offset to page.")] = 0,
-        snippet_length: Annotated[int | None, Field(description="Snippet characters, 50..1000.")] = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+        snippet_length: SnippetLength = None,
         order_by: Annotated[OrderBy | None, Field(description="relevance (default) or recent.")] = None,
         filters: Annotated[dict[str, dict[str, Any]] | None, Field(description=filter_help())] = None,
         min_score: Annotated[

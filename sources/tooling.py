@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, ParamSpec, Protocol
+from typing import Annotated, Any, ParamSpec, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from .db import Database
 from .errors import KnowledgeError
@@ -21,6 +21,12 @@ from .models import GetResponse, ResultItem, SearchResponse, dump
 from .retrieval import Defaults
 
 P = ParamSpec("P")
+
+# The argument types every search tool shares: bounds here are what the tool errors name.
+Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
+Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
+Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
+SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False

@@ -10,14 +10,19 @@ from pydantic import Field
 
 from ..base import SearchRequest
 from ..models import GetResponse, Loc, Retrieval, SearchResponse
-from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
+from ..tooling import (
+    Limit,
+    Offset,
+    Query,
+    SnippetLength,
+    ToolHost,
+    add_read_tool,
+    render_get,
+    render_search,
+    tool_result,
+)
 from .models import CharacterResult
 from .source import source
-
-Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (light*).')]
-Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
-Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
-SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
 
 
 def register(mcp: MCPServer, host: ToolHost) -> None:

@@ -9,14 +9,20 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..models import Loc, Retrieval, SearchResponse, dump
-from ..tooling import ToolHost, add_read_tool, databases_of, render_search, tool_result
+from ..tooling import (
+    Limit,
+    Offset,
+    Query,
+    SnippetLength,
+    ToolHost,
+    add_read_tool,
+    databases_of,
+    render_search,
+    tool_result,
+)
 from .models import ChatGetResponse, ChatResult
 from .source import MAX_PAGE_SIZE, ChatsOptions, SearchBy, source
 
-Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
-Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
-Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
-SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
 By = Annotated[SearchBy, Field(description="both (default): title or messages; title; message.")]
 CharacterId = Annotated[
     str | None, Field(description="Only chats played with this character card (a characters_search id).")

@@ -10,14 +10,20 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..models import GetResponse, Loc, OrderBy, Retrieval, SearchResponse, dump
-from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
+from ..tooling import (
+    Limit,
+    Offset,
+    Query,
+    SnippetLength,
+    ToolHost,
+    add_read_tool,
+    render_get,
+    render_search,
+    tool_result,
+)
 from .models import MediaResult, MediaType, TranscriptFormat, TranscriptResponse
 from .source import MediaOptions, source
 
-Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (inver*).')]
-Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
-Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
-SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
 DateBound = Annotated[
     str | None, Field(description="ISO date (2025-06-30) or datetime; compares created_at.")
 ]

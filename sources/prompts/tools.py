@@ -9,18 +9,24 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..models import GetResponse, Loc, Retrieval, SearchResponse
-from ..tooling import ToolHost, add_read_tool, render_get, render_search, tool_result
+from ..tooling import (
+    Limit,
+    Offset,
+    Query,
+    SnippetLength,
+    ToolHost,
+    add_read_tool,
+    render_get,
+    render_search,
+    tool_result,
+)
 from .models import PromptField, PromptResult
 from .source import PromptsOptions, source
 
-Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (summar*).')]
 Fields = Annotated[
     list[PromptField] | None,
     Field(description="Match only in these fields (default: all, the name weighted highest)."),
 ]
-Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
-Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
-SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
 PromptIdOrName = Annotated[
     str, Field(description="The `id` of a prompts_search result, or the prompt's exact name (any case).")
 ]
