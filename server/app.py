@@ -35,10 +35,12 @@ from .session_transport import (
 )
 from .sessions import SessionStore, StoredSession
 
-INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: personal notes (and, as they are \
-imported, media, chats, character cards and prompts). Search first (e.g. notes_search), then \
-read only what you need with the matching get tool, passing the result's id and loc and a \
-retrieval budget (mode chunk_with_siblings with max_tokens)."""
+INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
+PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
+knowledge_search (every source in one ranked list; within a session it stops repeating items \
+already shown) or a source's own *_search for its filters. Then read only what you need with \
+knowledge_get (or the source's *_get), passing the result's uri/id and loc and a retrieval \
+budget (mode chunk_with_siblings with max_tokens)."""
 
 
 class ServerHost:
