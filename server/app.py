@@ -17,9 +17,11 @@ from starlette.responses import JSONResponse
 from aggregator import deep_research
 from aggregator import tools as aggregator_tools
 from sources.db import Database
+from sources.errors import KnowledgeError
 from sources.registry import SOURCES, registrars
 from sources.retrieval import Defaults
 
+from .auth import ApiKeyHeader, JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
 from .session_tools import register as register_session_tools
@@ -43,6 +45,10 @@ knowledge_get (or the source's *_get), passing the result's uri/id and loc and a
 budget (mode chunk_with_siblings with max_tokens)."""
 
 
+class NotAuthenticatedError(KnowledgeError):
+    pass
+
+
 class ServerHost:
     """Implements the sources' ToolHost: resolves the caller's context, databases and defaults."""
 
@@ -57,6 +63,8 @@ class ServerHost:
             cache_size=settings.session_cache_size,
         )
         self.process_session_id = process_session_id()
+        # True when HTTP authentication is on: then the user is only ever the verified principal.
+        self.authenticated = False
 
     def context(self, request: ServerRequestContext[Any, Any]) -> RequestContext:
         """The caller's context; the user comes from authentication, else the local user."""
@@ -64,7 +72,16 @@ class ServerHost:
         params = getattr(request.session, "client_params", None)
         if params is not None and params.client_info is not None:
             client = params.client_info.name
-        return RequestContext.for_user(self.settings.data_dir, self.settings.user, client)
+        return RequestContext.for_user(self.settings.data_dir, self.user_of(request), client)
+
+    def user_of(self, request: ServerRequestContext[Any, Any]) -> str:
+        """The verified principal with auth on (fail closed without one), else `settings.user`."""
+        if not self.authenticated:
+            return self.settings.user
+        user = authenticated_user(getattr(request.request, "scope", None))
+        if user is None:
+            raise NotAuthenticatedError("this request carries no verified credentials")
+        return user
 
     async def database(self, ctx: Context, source: str) -> Database:
         return await self._database(self.context(ctx.request_context), source)
@@ -120,14 +137,24 @@ class ServerHost:
         return name
 
 
-def build_server(settings: Settings) -> tuple[MCPServer, ServerHost]:
-    """The MCP server with every source's tools, and the host that owns its databases."""
+def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCPServer, ServerHost]:
+    """The MCP server with every source's tools, and the host that owns its databases.
+
+    With `authenticate`, HTTP requests need a JWT or API key (`server/auth.py`) and each is
+    served as the user it names.
+    """
     host = ServerHost(settings)
+    auth: dict[str, Any] = {}
+    if authenticate:
+        verifier = KnowledgeTokenVerifier(JwtVerifier.from_settings(settings), settings.data_dir, host.pool)
+        auth = {"token_verifier": verifier, "auth": auth_settings(settings)}
+        host.authenticated = True
     mcp: MCPServer = MCPServer(
         "knowledge-mcp",
         title="knowledge-mcp",
         instructions=INSTRUCTIONS,
         version=_version(),
+        **auth,
     )
     mcp.middleware.append(remember_request)
     mcp.middleware.append(preload_session(host._open_session))
@@ -153,9 +180,16 @@ async def healthz(request: Request) -> JSONResponse:
 def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
     """Streamable HTTP at /mcp, plus /healthz; with `host`, DELETE ends a session's state too."""
     app = mcp.streamable_http_app(streamable_http_path="/mcp", host=settings.host)
+    if host is not None and host.authenticated:
+        app.add_middleware(ApiKeyHeader)
+
+    def user_of(scope: Any) -> str:
+        user = authenticated_user(scope) if host is not None and host.authenticated else None
+        return user or settings.user
+
     if host is not None:
-        # The user comes from authentication once HTTP has it; today HTTP serves `--user`.
-        app.add_middleware(EndSessionOnDelete, store=host.sessions, user_of=lambda scope: settings.user)
+        # Runs after the response, when the auth middleware has put the principal in the scope.
+        app.add_middleware(EndSessionOnDelete, store=host.sessions, user_of=user_of)
     return app
 
 

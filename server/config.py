@@ -9,12 +9,15 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 
 from sources.errors import KnowledgeError
 from sources.retrieval import Defaults
 
 ENV_PREFIX = "KNOWLEDGE_MCP_"
+
+# Pinned verification algorithms; "none" is not among them.
+JwtAlgorithm = Literal["HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "ES512"]
 
 
 def default_data_dir() -> Path:
@@ -49,8 +52,14 @@ class Settings(BaseModel):
     # [sessions]
     session_ttl_minutes: int = Field(default=60, ge=1, le=525_600)
     session_cache_size: int = Field(default=500, ge=1, le=1_000_000)
+    # [auth]
+    jwt_secret: SecretStr | None = None
+    jwt_public_key_file: Path | None = None
+    jwt_algorithms: list[JwtAlgorithm] | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
 
-    @field_validator("deep_research_clients", mode="before")
+    @field_validator("deep_research_clients", "jwt_algorithms", mode="before")
     @classmethod
     def _list_from_env(cls, value: Any) -> Any:
         """An environment value is a JSON list (["a*", "b"]) or comma-separated (a*,b)."""
@@ -60,6 +69,22 @@ class Settings(BaseModel):
                 return json.loads(text)
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
+
+    @field_validator("jwt_secret", "jwt_issuer", "jwt_audience", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    def allowed_jwt_algorithms(self) -> list[str]:
+        """`jwt_algorithms`, else HS256 with a secret and RS256/ES256 with a public key file."""
+        if self.jwt_algorithms:
+            return list(self.jwt_algorithms)
+        allowed: list[str] = []
+        if self.jwt_secret is not None:
+            allowed.append("HS256")
+        if self.jwt_public_key_file is not None:
+            allowed += ["RS256", "ES256"]
+        return allowed
 
     def defaults(self) -> Defaults:
         return Defaults(

@@ -10,7 +10,9 @@ from loguru import logger
 from sources.errors import KnowledgeError
 
 from .app import build_server, http_app
+from .auth import JwtVerifier
 from .config import Settings
+from .keys import has_active_keys
 
 
 class TransportError(KnowledgeError):
@@ -36,25 +38,43 @@ async def run_stdio(settings: Settings) -> None:
         await host.pool.close()
 
 
+async def _require_credentials(settings: Settings) -> None:
+    """Refuse to serve authenticated HTTP that nobody could authenticate to."""
+    JwtVerifier.from_settings(settings)  # a bad key file or algorithm list fails here, clearly
+    configured = settings.jwt_secret is not None or settings.jwt_public_key_file is not None
+    if not configured and not await has_active_keys(settings.data_dir):
+        raise TransportError(
+            "HTTP requires authentication: set jwt_secret (KNOWLEDGE_MCP_JWT_SECRET) or "
+            "jwt_public_key_file in [auth], or create an API key with `knowledge-mcp keys create "
+            "--user U`; or start with --no-auth on a loopback host (127.0.0.1)"
+        )
+
+
 async def run_http(settings: Settings) -> None:
     """Serve streamable HTTP at /mcp (and GET /healthz)."""
-    if not settings.no_auth:
-        raise TransportError(
-            "HTTP requires authentication, which this version does not provide yet; "
-            "start with --no-auth on a loopback host (127.0.0.1)"
-        )
-    if not is_loopback(settings.host):
-        raise TransportError(f"--no-auth is only allowed on a loopback host, not {settings.host}")
-    mcp, host = build_server(settings)
+    if settings.no_auth:
+        if not is_loopback(settings.host):
+            raise TransportError(f"--no-auth is only allowed on a loopback host, not {settings.host}")
+    else:
+        await _require_credentials(settings)
+    mcp, host = build_server(settings, authenticate=not settings.no_auth)
     app = http_app(mcp, settings, host)
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
     server = uvicorn.Server(config)
-    logger.info(
-        "serving http://{}:{}/mcp for user {} (no auth, loopback)",
-        settings.host,
-        settings.port,
-        settings.user,
-    )
+    if settings.no_auth:
+        logger.info(
+            "serving http://{}:{}/mcp for user {} (no auth, loopback)",
+            settings.host,
+            settings.port,
+            settings.user,
+        )
+    else:
+        logger.info(
+            "serving http://{}:{}/mcp (auth: jwt {}, api keys)",
+            settings.host,
+            settings.port,
+            ", ".join(settings.allowed_jwt_algorithms()) or "off",
+        )
     try:
         await server.serve()
     finally:

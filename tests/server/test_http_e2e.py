@@ -149,7 +149,7 @@ def test_http_without_no_auth_or_off_loopback_is_refused_with_a_clear_message(tm
                 process.kill()
                 process.wait(timeout=10)
     assert runs["no-auth missing"].returncode not in (0, None)
-    assert "--no-auth" in outputs["no-auth missing"][1]
+    assert "--no-auth" in outputs["no-auth missing"][1] and "jwt_secret" in outputs["no-auth missing"][1]
     assert "Traceback" not in outputs["no-auth missing"][1]
     assert runs["public host"].returncode not in (0, None)
     assert "loopback" in outputs["public host"][1] and "0.0.0.0" in outputs["public host"][1]

@@ -1,0 +1,193 @@
+"""HTTP authentication: JWT bearer tokens and API keys, verified for the SDK's auth middleware.
+
+`Authorization: Bearer <JWT>` is checked with the algorithms pinned in settings (so `alg: none`
+and HS/RS confusion fail), `exp` required and enforced, `nbf`, `iss` and `aud` when present or
+configured; its `sub` is the user id. `Authorization: Bearer km_…` or `X-API-Key: km_…` is an
+API key looked up by hash. The user id becomes `AccessToken.subject`; `ServerHost.context`
+reads it from there and nowhere else.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from loguru import logger
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sources.db import Migration, validate_user_id
+from sources.errors import KnowledgeError
+
+from .config import Settings
+from .context import DatabasePool
+from .keys import MIGRATIONS, KeyStore, keys_path, looks_like_key
+
+API_KEY_HEADER = b"x-api-key"
+
+
+class AuthConfigError(KnowledgeError):
+    pass
+
+
+class JwtVerifier:
+    """Checks a JWT's signature with the key its (pinned) algorithm family calls for."""
+
+    def __init__(
+        self,
+        algorithms: Sequence[str],
+        secret: str | None,
+        public_key: Any | None,
+        issuer: str | None = None,
+        audience: str | None = None,
+    ) -> None:
+        self.algorithms = tuple(algorithms)
+        self.secret = secret
+        self.public_key = public_key
+        self.issuer = issuer
+        self.audience = audience
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> JwtVerifier | None:
+        secret = settings.jwt_secret.get_secret_value() if settings.jwt_secret is not None else None
+        public_key = _load_public_key(settings.jwt_public_key_file) if settings.jwt_public_key_file else None
+        if secret is None and public_key is None:
+            return None
+        algorithms = settings.allowed_jwt_algorithms()
+        for alg in algorithms:
+            if alg.startswith("HS") and secret is None:
+                raise AuthConfigError(f"jwt_algorithms includes {alg} but no jwt_secret is set")
+            if not alg.startswith("HS") and public_key is None:
+                raise AuthConfigError(f"jwt_algorithms includes {alg} but no jwt_public_key_file is set")
+        return cls(algorithms, secret, public_key, settings.jwt_issuer, settings.jwt_audience)
+
+    def verify(self, token: str) -> dict[str, Any] | None:
+        """The token's claims when it is valid for this server, else None."""
+        try:
+            alg = jwt.get_unverified_header(token).get("alg")
+        except jwt.PyJWTError:
+            return None
+        if not isinstance(alg, str) or alg not in self.algorithms:
+            return None
+        key = self.secret if alg.startswith("HS") else self.public_key
+        if key is None:
+            return None
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key,
+                algorithms=[alg],
+                issuer=self.issuer,
+                audience=self.audience,
+                options={"require": ["exp", "sub"]},
+            )
+        except (jwt.PyJWTError, ValueError, TypeError) as exc:
+            logger.debug("jwt rejected: {}", type(exc).__name__)
+            return None
+        return claims
+
+
+def _load_public_key(path: Path) -> Any:
+    try:
+        return load_pem_public_key(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise AuthConfigError(f"jwt_public_key_file {path}: not a readable PEM public key ({exc})") from exc
+
+
+class KnowledgeTokenVerifier:
+    """The SDK's `TokenVerifier`: a JWT or an API key in, the user's AccessToken out."""
+
+    def __init__(self, jwt_verifier: JwtVerifier | None, data_dir: Path, pool: DatabasePool) -> None:
+        self.jwt = jwt_verifier
+        self.data_dir = data_dir
+        self.pool = pool
+        self.migrations: Sequence[Migration] = MIGRATIONS
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if looks_like_key(token):
+            return await self._verify_key(token)
+        if self.jwt is None:
+            return None
+        claims = self.jwt.verify(token)
+        if claims is None:
+            return None
+        return _access_token(token, str(claims["sub"]), int(claims["exp"]), via="jwt")
+
+    async def _verify_key(self, key: str) -> AccessToken | None:
+        if not keys_path(self.data_dir).exists():
+            return None
+        store = KeyStore(await self.pool.open(keys_path(self.data_dir), self.migrations))
+        user = await store.user_for(key)
+        return None if user is None else _access_token(key, user, None, via="api_key")
+
+
+def _access_token(token: str, user: str, expires_at: int | None, via: str) -> AccessToken | None:
+    try:
+        validate_user_id(user)
+    except KnowledgeError:
+        logger.debug("credential names an invalid user id; rejected")
+        return None
+    if expires_at is not None and expires_at < int(time.time()):
+        return None
+    return AccessToken(
+        token=token, client_id=user, scopes=[], expires_at=expires_at, subject=user, claims={"via": via}
+    )
+
+
+def authenticated_user(scope: Any) -> str | None:
+    """The user id the auth middleware verified for this request's ASGI scope, if any."""
+    user = scope.get("user") if isinstance(scope, dict) else None
+    if isinstance(user, AuthenticatedUser) and user.access_token.subject:
+        return user.access_token.subject
+    return None
+
+
+def auth_settings(settings: Settings) -> AuthSettings:
+    """Resource-server settings: 401s carry WWW-Authenticate with the RFC 9728 metadata URL."""
+    base = f"http://{settings.host}:{settings.port}"
+    issuer = settings.jwt_issuer if (settings.jwt_issuer or "").startswith(("http://", "https://")) else base
+    return AuthSettings(
+        issuer_url=issuer,  # type: ignore[arg-type]
+        resource_server_url=f"{base}/mcp",  # type: ignore[arg-type]
+        validate_token_resource=False,  # the verifier checks `aud` itself
+    )
+
+
+class ApiKeyHeader:
+    """ASGI middleware: `X-API-Key: km_…` counts as `Authorization: Bearer km_…` (when no
+    Authorization header is present), so the SDK's bearer middleware verifies it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = list(scope.get("headers", []))
+            names = {bytes(k).lower() for k, _ in headers}
+            key = next((bytes(v) for k, v in headers if bytes(k).lower() == API_KEY_HEADER), None)
+            if key is not None and b"authorization" not in names and key.startswith(b"km_"):
+                scope["headers"] = [*headers, (b"authorization", b"Bearer " + key)]
+        await self.app(scope, receive, send)
+
+
+def mint_token(settings: Settings, user: str, ttl_s: int) -> str:
+    """An HS256 JWT for `user` signed with the configured `jwt_secret`."""
+    if settings.jwt_secret is None:
+        raise AuthConfigError(
+            "token: no jwt_secret configured (set KNOWLEDGE_MCP_JWT_SECRET or [auth] jwt_secret)"
+        )
+    if ttl_s <= 0:
+        raise AuthConfigError("token: --ttl must be a positive number of seconds")
+    now = int(time.time())
+    claims: dict[str, Any] = {"sub": validate_user_id(user), "iat": now, "exp": now + ttl_s}
+    if settings.jwt_issuer:
+        claims["iss"] = settings.jwt_issuer
+    if settings.jwt_audience:
+        claims["aud"] = settings.jwt_audience
+    return jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm="HS256")

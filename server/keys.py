@@ -1,0 +1,150 @@
+"""API keys: stored hashed (sha256) in `<data_dir>/keys.db`, each mapped to one user id.
+
+The key itself is shown once, at creation; the database keeps its hash, a short prefix for
+display and revocation, the user, when it was made and whether it is revoked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sources.db import Database, Migration, open_database, validate_user_id
+from sources.errors import KnowledgeError
+
+KEY_PREFIX = "km_"
+PREFIX_LENGTH = len(KEY_PREFIX) + 8
+
+MIGRATIONS = (
+    Migration(
+        1,
+        "api keys, hashed",
+        """
+        CREATE TABLE api_keys (
+            id INTEGER PRIMARY KEY,
+            key_hash TEXT NOT NULL UNIQUE,
+            prefix TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked INTEGER NOT NULL DEFAULT 0
+        );
+        """,
+    ),
+)
+
+INSERT_KEY_SQL = "INSERT INTO api_keys (key_hash, prefix, user_id, created_at) VALUES (?, ?, ?, ?)"
+LIST_KEYS_SQL = "SELECT prefix, user_id, created_at, revoked FROM api_keys ORDER BY id"
+LIST_USER_KEYS_SQL = "SELECT prefix, user_id, created_at, revoked FROM api_keys WHERE user_id = ? ORDER BY id"
+REVOKE_KEY_SQL = "UPDATE api_keys SET revoked = 1 WHERE prefix = ?"
+USER_FOR_KEY_SQL = "SELECT user_id FROM api_keys WHERE key_hash = ? AND revoked = 0"
+COUNT_ACTIVE_SQL = "SELECT count(*) FROM api_keys WHERE revoked = 0"
+
+
+class ApiKeyError(KnowledgeError):
+    pass
+
+
+def keys_path(data_dir: Path) -> Path:
+    return data_dir / "keys.db"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def looks_like_key(token: str) -> bool:
+    return token.startswith(KEY_PREFIX)
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    prefix: str
+    user_id: str
+    created_at: str
+    revoked: bool
+
+
+class KeyStore:
+    """The API keys of one data directory."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @classmethod
+    async def open(cls, data_dir: Path) -> KeyStore:
+        return cls(await open_database(keys_path(data_dir), MIGRATIONS))
+
+    async def create(self, user_id: str) -> str:
+        """A new key for `user_id`; the only time the key itself is available."""
+        validate_user_id(user_id)
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        async with self.db.transaction() as conn:
+            await conn.execute(INSERT_KEY_SQL, (hash_key(key), key[:PREFIX_LENGTH], user_id, created))
+        return key
+
+    async def list(self, user_id: str | None = None) -> list[KeyRecord]:
+        if user_id is None:
+            rows = await self.db.fetchall(LIST_KEYS_SQL)
+        else:
+            rows = await self.db.fetchall(LIST_USER_KEYS_SQL, (user_id,))
+        return [KeyRecord(r["prefix"], r["user_id"], r["created_at"], bool(r["revoked"])) for r in rows]
+
+    async def revoke(self, prefix: str) -> bool:
+        async with self.db.transaction() as conn:
+            cursor = await conn.execute(REVOKE_KEY_SQL, (prefix,))
+            return cursor.rowcount > 0
+
+    async def user_for(self, key: str) -> str | None:
+        """The user a valid, unrevoked key belongs to, else None."""
+        row = await self.db.fetchone(USER_FOR_KEY_SQL, (hash_key(key),))
+        return None if row is None else str(row["user_id"])
+
+    async def active_count(self) -> int:
+        row = await self.db.fetchone(COUNT_ACTIVE_SQL)
+        return int(row[0]) if row else 0
+
+    async def close(self) -> None:
+        await self.db.close()
+
+
+async def has_active_keys(data_dir: Path) -> bool:
+    """Whether any unrevoked key exists (without creating keys.db when there is none)."""
+    if not keys_path(data_dir).exists():
+        return False
+    store = await KeyStore.open(data_dir)
+    try:
+        return await store.active_count() > 0
+    finally:
+        await store.close()
+
+
+async def run_keys(data_dir: Path, action: str, user: str | None, prefix: str | None) -> int:
+    """`knowledge-mcp keys create|list|revoke`."""
+    store = await KeyStore.open(data_dir)
+    try:
+        if action == "create":
+            if user is None:
+                raise ApiKeyError("keys create: --user is required")
+            key = await store.create(user)
+            print(key)
+            print(f"API key for {user} (shown once; store it now)", file=sys.stderr)
+            return 0
+        if action == "list":
+            for record in await store.list(user):
+                state = "revoked" if record.revoked else "active"
+                print(f"{record.prefix}\t{record.user_id}\t{record.created_at}\t{state}")
+            return 0
+        if action == "revoke":
+            assert prefix is not None
+            if not await store.revoke(prefix):
+                raise ApiKeyError(f"keys revoke: no key with prefix {prefix}")
+            print(f"revoked {prefix}", file=sys.stderr)
+            return 0
+    finally:
+        await store.close()
+    raise AssertionError(action)
