@@ -50,6 +50,22 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--json", action="store_true")
 
+    keys = sub.add_parser("keys", help="API keys for HTTP: create, list, revoke")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    for name, text in (
+        ("create", "create a key for --user (printed once)"),
+        ("list", "list keys, never the key"),
+    ):
+        action = keys_sub.add_parser(name, help=text)
+        common(action)
+    revoke = keys_sub.add_parser("revoke", help="revoke the key with this prefix")
+    common(revoke)
+    revoke.add_argument("prefix")
+
+    token = sub.add_parser("token", help="mint an HS256 JWT for --user with the configured jwt_secret")
+    common(token)
+    token.add_argument("--ttl", type=int, default=3600, help="lifetime in seconds (default 3600)")
+
     demo = sub.add_parser("demo", help="import the fixtures into a throw-away dir and query the real server")
     demo.add_argument("--keep", action="store_true", help="keep the throw-away data dir")
 
@@ -60,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test")
     ev.add_argument("--json", action="store_true")
     ev.add_argument("--limit-queries", type=int, help="evaluate only the first N queries")
+
+    bench = sub.add_parser("bench", help="speed and memory on a synthetic corpus")
+    bench.add_argument("--size", type=int, default=10_000, help="about this many chunks (default 10000)")
+    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
     return parser
 
 
@@ -97,6 +118,13 @@ def dispatch(args: argparse.Namespace) -> int:
 
         configure_logging("WARNING")
         return run_eval_command(args.beir, args.split, args.json, args.limit_queries)
+    if args.command == "bench":
+        from .bench import run_bench_command
+
+        if args.size < 50:
+            raise KnowledgeError("--size: must be at least 50")
+        configure_logging("WARNING")
+        return run_bench_command(args.size, args.json, args.seed)
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
     if args.command == "serve":
@@ -110,6 +138,17 @@ def dispatch(args: argparse.Namespace) -> int:
         summary = anyio.run(run_import, settings, args.source, args.paths, args.prune)
         print_summary(summary, args.json)
         return summary.exit_code
+    if args.command == "keys":
+        from .keys import run_keys
+
+        return anyio.run(
+            run_keys, settings.data_dir, args.keys_command, args.user, getattr(args, "prefix", None)
+        )
+    if args.command == "token":
+        from .auth import mint_token
+
+        print(mint_token(settings, settings.user, args.ttl))
+        return 0
     if args.command == "search":
         from .commands import print_results, run_search
 
