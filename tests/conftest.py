@@ -54,3 +54,17 @@ async def client_factory(data_dir: Path) -> AsyncIterator[Any]:
     yield make
     for host in hosts:
         await host.pool.close()
+
+
+async def call(client: Any, tool: str, **args: Any) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured content."""
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    return dict(result.structured_content)
+
+
+async def error(client: Any, tool: str, **args: Any) -> str:
+    """Call a tool that must fail; its error text."""
+    result = await client.call_tool(tool, args)
+    assert result.is_error
+    return str(result.content[0].text)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, import_into
+from tests.conftest import FIXTURES, call, import_into
 
 pytestmark = pytest.mark.anyio
 
@@ -19,12 +19,6 @@ async def cards_client(data_dir: Path, client_factory: Any) -> Any:
     await import_into(data_dir, "characters", CARDS)
     async with client_factory() as client:
         yield client
-
-
-async def call(client: Any, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content[0].text
-    return dict(result.structured_content)
 
 
 async def top(client: Any, query: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from sources.chats.links import CharacterLinks
 from sources.db import Migration, open_database
 from sources.registry import SOURCES
 from sources.schema import chunked_tables_v1
-from tests.conftest import FIXTURES, import_into
+from tests.conftest import FIXTURES, call, error, import_into
 
 pytestmark = pytest.mark.anyio
 
@@ -26,18 +26,6 @@ async def chats_client(data_dir: Path, client_factory: Any) -> Any:
     await import_into(data_dir, "chats", CHATS)
     async with client_factory() as client:
         yield client
-
-
-async def call(client: Any, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content[0].text
-    return dict(result.structured_content)
-
-
-async def error(client: Any, tool: str, **args: Any) -> str:
-    result = await client.call_tool(tool, args)
-    assert result.is_error
-    return str(result.content[0].text)
 
 
 async def top(client: Any, query: str, **args: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sources.media.transcripts import parse_cues
-from tests.conftest import FIXTURES, import_into
+from tests.conftest import FIXTURES, call, error, import_into
 
 pytestmark = pytest.mark.anyio
 
@@ -21,18 +21,6 @@ async def media_client(data_dir: Path, client_factory: Any) -> Any:
     await import_into(data_dir, "media", MEDIA)
     async with client_factory() as client:
         yield client
-
-
-async def call(client: Any, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content[0].text
-    return dict(result.structured_content)
-
-
-async def error(client: Any, tool: str, **args: Any) -> str:
-    result = await client.call_tool(tool, args)
-    assert result.is_error
-    return str(result.content[0].text)
 
 
 async def top(client: Any, query: str, **args: Any) -> dict[str, Any]:
