@@ -19,6 +19,10 @@ from sources.models import OrderBy, ResultItem
 
 SeenMode = Literal["hide", "downrank", "show"]
 DOWNRANK = 0.5
+MAX_SEEN_EXTRA = 200
+"""Each source hands over at most this many extra hits to make up for seen ones: a long session
+would otherwise make every search fetch thousands. Past it, a page can come back short, and
+`next_offset` goes on after what was fetched."""
 
 
 @dataclass
@@ -43,7 +47,7 @@ class Page:
 
 def fetch_size(offset: int, limit: int, seen_mode: SeenMode, seen: Sequence[str]) -> int:
     """How many hits each source must hand over so the merged page (and has_more) is exact."""
-    return offset + limit + 1 + (len(seen) if seen_mode != "show" else 0)
+    return offset + limit + 1 + (min(len(seen), MAX_SEEN_EXTRA) if seen_mode != "show" else 0)
 
 
 def ranked(lists: list[list[ResultItem]], order_by: OrderBy) -> list[ResultItem]:
@@ -102,7 +106,16 @@ def cut_page(
     hidden = seen if seen_mode == "hide" else set()
     taken = _take(merged, offset, limit, hidden)
     warnings: list[str] = []
-    if not taken.positions and hidden and merged[offset:]:
+    # With more seen items than a source hands over, unseen hits may lie past what was fetched.
+    capped = candidates.truncated and len(hidden) > MAX_SEEN_EXTRA
+    if capped and len(taken.positions) < limit:
+        taken = _Taken(taken.positions, taken.next_visible or taken.end, taken.end)
+        if not taken.positions:
+            warnings.append(
+                "this session has seen many results: everything fetched here was seen; go on "
+                "at next_offset (or use seen=show)"
+            )
+    elif not taken.positions and hidden and merged[offset:]:
         taken = _take(merged, offset, limit, set())
         warnings.append(
             "every remaining result was already returned in this session; showing them again "

@@ -107,6 +107,8 @@ async def knowledge_search(
             order_by=order_by,
             databases=databases,
         )
+        # Snippets only for the page the merge keeps (below), not for every fetched hit.
+        requests[name].details = False
     answers = await fan_out(host, ctx, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     response.session_applied = session is not None
@@ -199,6 +201,8 @@ def merged_response(
         seen_mode=q.seen,
         fetched=fetched,
     )
+    for result in page.results:
+        result.fill_details()
     warnings += page.warnings
     if q.min_score is not None and page.best_score is not None and page.best_score < q.min_score:
         warnings.append(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Generic
 
@@ -19,13 +20,15 @@ from pydantic import BaseModel, ConfigDict
 from .db import Database, Migration
 from .errors import InvalidArgumentError, NotFoundError
 from .importing import ParsedItem
-from .models import GetResponse, Loc, NextStep, OrderBy, R, Retrieval, SearchResponse, SourceName
+from .models import GetResponse, Loc, NextStep, OrderBy, R, ResultItem, Retrieval, SearchResponse, SourceName
 from .query import ParsedQuery, parse_query
 from .retrieval import Budget, Defaults, Span, chunk_window, estimate_tokens, full_window, resolve_budget
 from .scoring import calibrated
+from .search_plan import SearchPlan, estimate_keys, estimated_df, plan_search
 from .search_sql import Filter, FtsColumn, SearchSpec, build_anchor_sql, build_search_sql
 from .snippets import clamp_snippet_length, make_snippet
-from .stemming import QueryMatcher
+from .stemming import Matches, QueryMatcher
+from .term_stats import TermStats
 
 MAX_OFFSET = 10_000
 
@@ -40,6 +43,9 @@ class SearchRequest:
     filters: list[Filter] = field(default_factory=list)
     columns: tuple[FtsColumn, ...] | None = None
     """Match only in these FTS columns (`("body",)`: not in titles); None matches in all."""
+    details: bool = True
+    """False: leave each result's snippet and matched terms to `ResultItem.fill_details`, for
+    callers (knowledge_search) that keep only some of the results."""
 
 
 class SearchOptions(BaseModel):
@@ -158,22 +164,46 @@ class ChunkedSource(Generic[R]):
             return SearchResponse[self.result_model](  # type: ignore[name-defined]
                 results=[], count=0, has_more=False, next_offset=None, total_estimated=0, warnings=warnings
             )
+        keys = [k for t in query.terms for k in estimate_keys(t)]
+        stats = await self.term_stats(db).lookup(db, keys)
+        plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks)
+        if plan is None:
+            return SearchResponse[self.result_model](  # type: ignore[name-defined]
+                results=[], count=0, has_more=False, next_offset=None, total_estimated=0, warnings=warnings
+            )
+        order_by = request.order_by or defaults.order_by
+        if order_by != "relevance" and not plan.exact:
+            # Newest first over every match: candidates picked by relevance would skew it.
+            plan = SearchPlan(plan.refill or plan.match, estimated_rows=plan.estimated_rows)
         spec = SearchSpec(
             table=self.name,
-            match=query.match_expression(),
+            match=plan.match,
             limit=request.limit,
             offset=request.offset,
-            order_by=request.order_by or defaults.order_by,  # type: ignore[arg-type]
+            order_by=order_by,  # type: ignore[arg-type]
             weights=self.weights,
             filters=tuple(request.filters),
             columns=request.columns,
+            candidates=plan.candidates,
+            cap=plan.cap,
         )
-        sql, params = build_search_sql(spec)
-        rows = await db.fetchall(sql, params)
+        rows = await db.fetchall(*build_search_sql(spec))
+        if len(rows) <= request.limit and plan.refill is not None:
+            # The candidates ran out before the page filled: score every match instead.
+            plan = SearchPlan(plan.refill, estimated_rows=plan.estimated_rows)
+            spec = replace(spec, match=plan.match, candidates=None, cap=None)
+            rows = await db.fetchall(*build_search_sql(spec))
+        if plan.cap is not None:
+            warnings.append(
+                f"the rarest query word matches about {plan.estimated_rows} chunks: ranked the "
+                f"{plan.cap} most recently indexed; add a rarer word to search them all"
+            )
         has_more = len(rows) > request.limit
         rows = rows[: request.limit]
-        results = await self._hits(db, query, rows, request.offset, snippet_length)
+        results = await self._hits(db, query, rows, request.offset, snippet_length, request.details)
         total = int(rows[0]["total"]) if rows else 0
+        if not plan.exact:
+            total = max(total, min(plan.estimated_rows, stats.items))
         return SearchResponse[self.result_model](  # type: ignore[name-defined]
             results=results,
             count=len(results),
@@ -184,8 +214,21 @@ class ChunkedSource(Generic[R]):
             warnings=warnings,
         )
 
+    def term_stats(self, db: Database) -> TermStats:
+        """This source's cached term statistics for `db`."""
+        stats = db.caches.get("term_stats")
+        if stats is None:
+            stats = db.caches["term_stats"] = TermStats(self.name)
+        return stats  # type: ignore[no-any-return]
+
     async def _hits(
-        self, db: Database, query: ParsedQuery, rows: list[aiosqlite.Row], offset: int, snippet_length: int
+        self,
+        db: Database,
+        query: ParsedQuery,
+        rows: list[aiosqlite.Row],
+        offset: int,
+        snippet_length: int,
+        details: bool = True,
     ) -> list[R]:
         if not rows:
             return []
@@ -193,21 +236,24 @@ class ChunkedSource(Generic[R]):
         marks = ",".join("?" * len(ids))
         chunks = {c["id"]: c for c in await db.fetchall(self.sql(CHUNKS_BY_ROWID_SQL, marks=marks), ids)}
         matcher = QueryMatcher(query)
-        results = []
-        for position, row in enumerate(rows):
-            chunk = chunks[row["chunk_rowid"]]
-            found = matcher.find(chunk["body"], chunk["title"])
-            results.append(
-                self.result(
-                    row,
-                    chunk,
-                    snippet=make_snippet(chunk["body"], snippet_length, found.first),
-                    score=calibrated(row["b"], len(query.terms)),
-                    rank=offset + position + 1,
-                    matched_terms=found.terms,
-                    match_count=row["n"],
-                )
+        hit_chunks = [chunks[row["chunk_rowid"]] for row in rows]
+        results = [
+            self.result(
+                row,
+                chunk,
+                score=calibrated(row["b"], len(query.terms)),
+                rank=offset + position + 1,
+                match_count=row["n"],
             )
+            for position, (row, chunk) in enumerate(zip(rows, hit_chunks, strict=True))
+        ]
+        if details:
+            matches = matcher.find_all([(c["body"], c["title"]) for c in hit_chunks])
+            for result, chunk, found in zip(results, hit_chunks, matches, strict=True):
+                _describe(result, chunk, found, snippet_length)
+        else:
+            for result, chunk in zip(results, hit_chunks, strict=True):
+                result._details = partial(_describe_later, result, chunk, matcher, snippet_length)
         return results
 
     async def load_item(self, db: Database, item_id: str) -> tuple[aiosqlite.Row, list[aiosqlite.Row]]:
@@ -300,6 +346,17 @@ class ChunkedSource(Generic[R]):
         elif w.last_chunk + 1 < len(chunks):
             nxt = NextStep(loc=self.loc(item, chunks[w.last_chunk + 1]), retrieval={"mode": budget.mode})
         return text[w.start : w.end], w.truncated, nxt
+
+
+def _describe(result: ResultItem, chunk: aiosqlite.Row, found: Matches, snippet_length: int) -> None:
+    result.snippet = make_snippet(chunk["body"], snippet_length, found.first)
+    result.matched_terms = found.terms
+
+
+def _describe_later(
+    result: ResultItem, chunk: aiosqlite.Row, matcher: QueryMatcher, snippet_length: int
+) -> None:
+    _describe(result, chunk, matcher.find(chunk["body"], chunk["title"]), snippet_length)
 
 
 def _first_match(body: str, query: str | None) -> int | None:

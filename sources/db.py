@@ -56,6 +56,8 @@ class Database:
         self.conn = conn
         self.path = path
         self._write_lock = asyncio.Lock()
+        self.caches: dict[str, Any] = {}
+        """Caches of what is in this database (e.g. term statistics), owned by their users."""
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
         async with self.conn.execute(sql, params) as cursor:

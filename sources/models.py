@@ -6,9 +6,10 @@ Fields that do not apply are left as None and dropped from the wire (`dump`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 SourceName = Literal["notes", "media", "chats", "characters", "prompts"]
 ScoreType = Literal["fts", "hybrid", "rerank"]
@@ -51,6 +52,13 @@ class ResultItem(BaseModel):
     version: int = 1
     tags: list[str] = Field(default_factory=list)
     loc: Loc | None = None
+    _details: Callable[[], None] | None = PrivateAttr(default=None)
+
+    def fill_details(self) -> None:
+        """Compute the snippet and matched terms a search left for later (`details=False`)."""
+        details, self._details = self._details, None
+        if details is not None:
+            details()
 
 
 class NoteResult(ResultItem):

@@ -37,6 +37,10 @@ class SearchSpec:
     weights: tuple[float, float] = (2.0, 1.0)
     filters: tuple[Filter, ...] = field(default_factory=tuple)
     columns: tuple[FtsColumn, ...] | None = None
+    candidates: str | None = None
+    """Score only rows matching this expression too (see `search_plan`); None: every match."""
+    cap: int | None = None
+    """Only the most recently indexed `cap` candidates (or matches, without `candidates`)."""
 
 
 def ident(name: str) -> str:
@@ -75,7 +79,7 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
     sql = f"""
 WITH m AS MATERIALIZED (
     SELECT rowid AS chunk_rowid, bm25({p}_chunks_fts, {float(spec.weights[0])}, {float(spec.weights[1])}) AS b
-    FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?
+    FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?{_candidates(p, spec)}
 ), best AS (
     SELECT c.item_rowid AS item_rowid, m.chunk_rowid AS chunk_rowid, MIN(m.b) AS b, COUNT(*) AS n
     FROM m JOIN {p}_chunks AS c ON c.id = m.chunk_rowid
@@ -92,6 +96,10 @@ SELECT i.*, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.tota
 FROM page JOIN {p}_items AS i ON i.id = page.item_rowid
 ORDER BY {order}"""
     params: list[Any] = [column_match(spec.match, spec.columns)]
+    if spec.candidates is not None:
+        params.append(column_match(spec.candidates, spec.columns))
+    if spec.cap is not None:
+        params.append(spec.cap)
     for f in spec.filters:
         if f.on_chunk:
             params.extend(f.params)
@@ -100,6 +108,15 @@ ORDER BY {order}"""
             params.extend(f.params)
     params.extend([spec.limit + 1, spec.offset])
     return sql, params
+
+
+def _candidates(p: str, spec: SearchSpec) -> str:
+    """The candidate restriction. `+rowid` keeps it out of FTS5's own plan: pushed down as a
+    rowid lookup, FTS5 would restart the whole query (and bm25's term counts) per candidate."""
+    limit = " ORDER BY rowid DESC LIMIT ?" if spec.cap is not None else ""
+    if spec.candidates is None:
+        return limit
+    return f"\n      AND +rowid IN (SELECT rowid FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?{limit})"
 
 
 def build_anchor_sql(table: str) -> str:

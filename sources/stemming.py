@@ -77,25 +77,64 @@ class QueryMatcher:
     def _is_match(self, stem: str, word: str) -> bool:
         return stem in self._wanted or (bool(self._prefixes) and word.startswith(self._prefixes))
 
+    def _candidates(self, text: str) -> list[tuple[int, str]]:
+        """(position, lowercased word) of the words of `text` that start with a wanted head.
+
+        `str.find` per head runs in C over the text; only its hits are looked at in Python.
+        """
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a character whose lowercase is longer: no positions
+            return [(-1, m.group()) for m in _WORD.finditer(lowered) if m.group()[:3] in self._heads]
+        out: dict[int, str] = {}
+        for head in self._heads:
+            at = lowered.find(head)
+            while at >= 0:
+                if at == 0 or not _is_word_char(lowered[at - 1]):
+                    word = _WORD.match(lowered, at)
+                    if word is not None:
+                        out[at] = word.group()
+                at = lowered.find(head, at + 1)
+        return sorted(out.items())
+
+    def _scan(self, text: str) -> list[tuple[int, str]]:
+        if text.isascii():
+            return self._candidates(text)
+        folded = unicodedata.normalize("NFKC", text)
+        found = self._candidates(folded)
+        # Positions in the normalized text are no positions in `text` if its length changed.
+        return found if len(folded) == len(text) else [(-1, w) for _, w in found]
+
     def find(self, *texts: str) -> Matches:
         """Position of the first match in the first text, and the query terms found in any text."""
+        return self.find_all([texts])[0]
+
+    def find_all(self, groups: list[tuple[str, ...]]) -> list[Matches]:
+        """`find` for many groups of texts, stemming all their candidate words at once."""
+        scanned = [[self._scan(t) for t in texts] for texts in groups]
+        words = [w for group in scanned for cands in group for _, w in cands]
+        stem_of = dict(zip(words, stems(words), strict=True))
+        return [self._matches(group, stem_of) for group in scanned]
+
+    def _matches(self, group: list[list[tuple[int, str]]], stem_of: dict[str, str]) -> Matches:
         found: set[str] = set()
         first: int | None = None
-        for n, text in enumerate(texts):
-            folded = unicodedata.normalize("NFKC", text)
-            tokens = [m for m in _WORD.finditer(folded) if m.group()[:3].lower() in self._heads]
-            words = [m.group().lower() for m in tokens]
-            for m, word, stem in zip(tokens, words, stems(words), strict=True):
+        for n, candidates in enumerate(group):
+            for at, word in candidates:
+                stem = stem_of[word]
                 if self._is_match(stem, word):
                     found.add(stem)
                     for prefix in self._prefixes:
                         if word.startswith(prefix):
                             found.add(prefix + "*")
-                    if first is None and n == 0 and len(folded) == len(text):
-                        first = m.start()
+                    if first is None and n == 0 and at >= 0:
+                        first = at
         terms = []
         for term, term_stems in zip(self.query.terms, self._term_stems, strict=True):
             whole = term_stems[:-1] if term.prefix else term_stems
             if all(s in found for s in whole) and (not term.prefix or term.words[-1] + "*" in found):
                 terms.append(term.text)
         return Matches(first, terms)
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum()

@@ -37,6 +37,21 @@ async def test_results_of_several_sources_come_in_one_list_sorted_by_score(
     assert [r["rank"] for r in out["results"]] == list(range(1, len(scores) + 1))
 
 
+async def test_merged_results_carry_the_snippet_and_matched_terms_of_the_source_tool(
+    connect: Callable[..., Client],
+) -> None:
+    async with connect() as client:
+        merged = await search(client, query="meeting agenda", seen="show")
+        own = structured(await client.call_tool("notes_search", {"query": "meeting agenda"}))
+    by_uri = {r["uri"]: r for r in own["results"]}
+    notes = [r for r in merged["results"] if r["source"] == "notes"]
+    assert notes
+    for result in notes:
+        assert result["snippet"] and result["matched_terms"]
+        assert result["snippet"] == by_uri[result["uri"]]["snippet"]
+        assert result["matched_terms"] == by_uri[result["uri"]]["matched_terms"]
+
+
 async def test_results_keep_their_source_specific_fields(connect: Callable[..., Client]) -> None:
     async with connect() as client:
         out = await search(client, query="offsite", sources=["media"], seen="show")

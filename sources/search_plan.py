@@ -1,0 +1,109 @@
+"""Which query terms find candidates and which only score them. Pure: no I/O.
+
+FTS5 computes bm25 for every row an OR query matches, so a query with a common word costs
+time in proportion to how common it is. bm25 gives common words little weight, and a row
+that matches none of the query's rarer terms rarely ranks, so:
+
+- terms matching more than half the rows are dropped (FTS5 clamps their idf to ~0: they
+  change no score) unless nothing else is left;
+- when the terms together match few rows, every matching row is scored (exact);
+- otherwise only rows matching the rarest terms (together at most `CANDIDATE_CAP` rows) are
+  candidates, and each candidate gets its full bm25 over all terms. When even the rarest
+  term matches more rows than that, the most recently indexed `SAMPLE_CAP` of its rows
+  are the candidates, and the response says so.
+
+A phrase's row count is estimated by its rarest word's: counting a phrase's rows exactly
+costs as much as searching it.
+
+On SciFact train (docs/performance.md) pruning leaves nDCG@10 unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .query import Term
+
+EXACT_CAP = 1_000
+"""Score every matching row when the terms' row counts add up to at most this."""
+CANDIDATE_CAP = 1_000
+"""Otherwise, candidates come from the rarest terms whose row counts add up to at most this."""
+SCORE_CAP = 20_000
+"""When pruning, a term matching more rows than this only scores if nothing rarer is asked:
+walking its rows to score the candidates would cost more than the rest of the search."""
+SAMPLE_CAP = 300
+"""When even the rarest term matches more than `CANDIDATE_CAP` rows, score this many of them."""
+REFILL_CAP = 20_000
+"""When the candidates fill less than a page, score every match if they are at most this many."""
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    match: str
+    """The expression bm25 scores."""
+    candidates: str | None = None
+    """The expression that picks the rows to score, when it differs from `match`."""
+    cap: int | None = None
+    """Score only the most recently indexed `cap` candidate rows."""
+    estimated_rows: int = 0
+    """A lower bound on the rows the whole query matches, for `total_estimated`."""
+    exact: bool = True
+    """Every row the query matches was scored over every term that changes a score."""
+    refill: str | None = None
+    """The exact expression, when it is cheap enough to rerun for a page the candidates
+    could not fill."""
+    dropped: tuple[str, ...] = ()
+    """Terms matching most rows, left out (their idf is ~0, they change no score)."""
+    unscored: tuple[str, ...] = ()
+    """Common terms that did not score because rarer ones were asked (`SCORE_CAP`)."""
+
+
+def plan_search(terms: tuple[Term, ...], df: dict[str, int], chunks: int) -> SearchPlan | None:
+    """The plan for `terms` given each term's row count (keyed by `Term.fts()`); None: no term
+    matches anything."""
+    present = [t for t in terms if df.get(t.fts(), 0) > 0]
+    if not present:
+        return None
+    ubiquitous = [t for t in present if df[t.fts()] * 2 > chunks]
+    kept = [t for t in present if t not in ubiquitous] or present
+    dropped = tuple(t.text for t in ubiquitous if t not in kept)
+    by_rarity = sorted(kept, key=lambda t: df[t.fts()])
+    total = sum(df[t.fts()] for t in kept)
+    largest = max(df[t.fts()] for t in kept)
+    if total <= EXACT_CAP:
+        return SearchPlan(_or(by_rarity), estimated_rows=largest, dropped=dropped)
+    essential: list[Term] = []
+    rows = 0
+    for term in by_rarity:
+        if essential and rows + df[term.fts()] > CANDIDATE_CAP:
+            break
+        essential.append(term)
+        rows += df[term.fts()]
+    scored = [t for t in by_rarity if t in essential or df[t.fts()] <= SCORE_CAP]
+    return SearchPlan(
+        match=_or(scored),
+        candidates=_or(essential) if len(scored) > len(essential) else None,
+        cap=SAMPLE_CAP if rows > CANDIDATE_CAP else None,
+        estimated_rows=largest,
+        exact=False,
+        refill=_or(by_rarity) if total <= REFILL_CAP else None,
+        dropped=dropped,
+        unscored=tuple(t.text for t in by_rarity if t not in scored),
+    )
+
+
+def _or(terms: list[Term]) -> str:
+    return " OR ".join(t.fts() for t in terms)
+
+
+def estimate_keys(term: Term) -> list[str]:
+    """The FTS expressions whose row counts estimate `term`'s (a phrase: each of its words)."""
+    if len(term.words) > 1 and not term.prefix:
+        return [Term((w,)).fts() for w in term.words]
+    return [term.fts()]
+
+
+def estimated_df(terms: tuple[Term, ...], counts: dict[str, int]) -> dict[str, int]:
+    """Each term's row count from `counts` of its `estimate_keys` (a phrase: at most its rarest
+    word's)."""
+    return {t.fts(): min(counts.get(k, 0) for k in estimate_keys(t)) for t in terms}

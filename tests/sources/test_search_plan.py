@@ -1,0 +1,147 @@
+"""The search planner: which terms find candidates and which only score them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from sources import search_plan
+from sources.base import SearchRequest
+from sources.db import Database, database_path, open_database
+from sources.notes import source as notes
+from sources.query import Term, parse_query
+from sources.retrieval import Defaults
+from sources.search_plan import (
+    CANDIDATE_CAP,
+    EXACT_CAP,
+    SAMPLE_CAP,
+    SCORE_CAP,
+    estimated_df,
+    plan_search,
+)
+from tests.conftest import FIXTURES, import_into
+
+
+def terms(*words: str) -> tuple[Term, ...]:
+    return tuple(Term((w,)) for w in words)
+
+
+def df(**counts: int) -> dict[str, int]:
+    return {f'"{w}"': n for w, n in counts.items()}
+
+
+def test_no_term_matching_anything_plans_nothing() -> None:
+    assert plan_search(terms("zyx", "qqq"), df(zyx=0, qqq=0), 1000) is None
+
+
+def test_few_matching_rows_are_all_scored_exactly() -> None:
+    plan = plan_search(terms("rare", "medium"), df(rare=5, medium=EXACT_CAP - 5), 100_000)
+    assert plan is not None
+    assert plan.exact and plan.candidates is None and plan.cap is None
+    assert plan.match == '"rare" OR "medium"'
+
+
+def test_rows_of_common_terms_are_scored_only_when_a_rare_term_matches() -> None:
+    plan = plan_search(terms("common", "rare"), df(common=50_00, rare=40), 100_000)
+    assert plan is not None and not plan.exact
+    assert plan.candidates == '"rare"'
+    assert plan.match == '"rare" OR "common"'  # the candidates get their full score
+    assert plan.cap is None
+
+
+def test_candidates_take_the_rarest_terms_up_to_the_cap() -> None:
+    counts = df(a=10, b=CANDIDATE_CAP - 20, c=CANDIDATE_CAP, d=3_000)
+    plan = plan_search(terms("d", "c", "b", "a"), counts, 1_000_000)
+    assert plan is not None
+    assert plan.candidates == '"a" OR "b"'
+
+
+def test_terms_in_most_rows_are_dropped_as_their_idf_is_zero() -> None:
+    plan = plan_search(terms("everywhere", "rare"), df(everywhere=900, rare=3), 1000)
+    assert plan is not None
+    assert plan.match == '"rare"'
+    assert plan.dropped == ("everywhere",)
+
+
+def test_a_query_of_only_ubiquitous_terms_still_searches_them() -> None:
+    plan = plan_search(terms("everywhere"), df(everywhere=900), 1000)
+    assert plan is not None and plan.match == '"everywhere"'
+
+
+def test_a_single_very_common_term_scores_a_sample_of_its_newest_rows() -> None:
+    plan = plan_search(terms("common"), df(common=90_000), 320_000)
+    assert plan is not None and not plan.exact
+    assert plan.cap == SAMPLE_CAP
+    assert plan.candidates is None  # the sample is taken from the scored expression itself
+    assert plan.estimated_rows == 90_000
+
+
+def test_terms_too_common_to_score_cheaply_are_left_out_when_rarer_ones_are_asked() -> None:
+    plan = plan_search(terms("huge", "rare"), df(huge=SCORE_CAP + 1, rare=7), 1_000_000)
+    assert plan is not None
+    assert plan.match == '"rare"' and plan.unscored == ("huge",)
+    assert plan.refill is None  # too many rows to rerun exactly
+
+
+def test_a_cheap_exact_query_is_kept_for_refilling_a_short_page() -> None:
+    plan = plan_search(terms("common", "rare"), df(common=5_000, rare=3), 100_000)
+    assert plan is not None
+    assert plan.refill == '"rare" OR "common"'
+
+
+@pytest.mark.parametrize(
+    ("query", "counts", "expected"),
+    [
+        ('"solar energy"', {'"solar"': 50, '"energy"': 900}, 50),
+        ('"solar energy"', {'"solar"': 0, '"energy"': 900}, 0),
+        ("solar", {'"solar"': 50}, 50),
+        ("sol*", {'"sol" *': 70}, 70),
+    ],
+)
+def test_a_phrase_is_estimated_by_its_rarest_word(query: str, counts: dict[str, int], expected: int) -> None:
+    parsed = parse_query(query)
+    assert estimated_df(parsed.terms, counts) == {parsed.terms[0].fts(): expected}
+
+
+# -- on a real index: pruning changes which rows are scored, never how -------------------------
+
+
+@pytest.fixture
+async def notes_db(tmp_path: Path) -> AsyncIterator[Database]:
+    await import_into(tmp_path, "notes", FIXTURES / "notes")
+    db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
+    yield db
+    await db.close()
+
+
+@pytest.mark.anyio
+async def test_pruned_search_scores_its_candidates_exactly_as_the_full_search(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query = "sourdough bread recipe"
+    exact = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    stats = await notes.term_stats(notes_db).lookup(notes_db, [t.fts() for t in parse_query(query).terms])
+    rarest = min(stats.df.values())
+    monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
+    monkeypatch.setattr(search_plan, "CANDIDATE_CAP", rarest)
+    monkeypatch.setattr(search_plan, "REFILL_CAP", 0)
+    pruned = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    assert 0 < pruned.count < exact.count  # only the rarest term's items were candidates
+    full = {r.id: r.score for r in exact.results}
+    assert all(r.score == full[r.id] for r in pruned.results)
+    kept = {r.id for r in pruned.results}
+    assert [r.id for r in pruned.results] == [r.id for r in exact.results if r.id in kept]
+
+
+@pytest.mark.anyio
+async def test_a_short_candidate_page_is_refilled_by_the_exact_search(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query = "sourdough bread recipe"
+    exact = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
+    monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
+    refilled = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    assert [r.id for r in refilled.results] == [r.id for r in exact.results]

@@ -1,0 +1,49 @@
+"""Which words of a hit match the query, found the way the porter index matches them."""
+
+from __future__ import annotations
+
+import pytest
+
+from sources.query import parse_query
+from sources.stemming import QueryMatcher
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "first", "terms"),
+    [
+        ("running", "We ran. Then the runners kept running home.", 30, ["running"]),
+        ("bread baking", "Baked bread: she bakes bread daily.", 0, ["bread", "baking"]),
+        ("ferment*", "A slow fermentation of rye.", 7, ["ferment*"]),
+        ("garden", "Notes on gardening, and the garden itself.", 9, ["garden"]),
+        ("garden", "No match here at all.", None, []),
+        ('"rye bread"', "Dark rye bread, then rye.", 5, ["rye bread"]),
+        ("café", "Le CAFÉ est ouvert.", 3, ["café"]),
+        ("zebra", "xzebra is not a word start; zebras are.", 28, ["zebra"]),
+    ],
+)
+def test_finds_first_match_and_matched_terms(
+    query: str, text: str, first: int | None, terms: list[str]
+) -> None:
+    found = QueryMatcher(parse_query(query)).find(text)
+    assert found.first == first
+    assert found.terms == terms
+
+
+def test_terms_found_only_in_the_title_count_but_give_no_position() -> None:
+    found = QueryMatcher(parse_query("sourdough starter")).find("Feed it daily.", "Sourdough starter care")
+    assert found.first is None
+    assert found.terms == ["sourdough", "starter"]
+
+
+def test_text_whose_normalized_form_has_another_length_gives_no_position() -> None:
+    # NFKC turns the ligature "ﬁ" into "fi": positions in the normalized text would be off.
+    found = QueryMatcher(parse_query("fig")).find("ﬁne ﬁgs grow here")
+    assert found.terms == ["fig"]
+    assert found.first is None
+
+
+def test_find_all_matches_each_group_on_its_own() -> None:
+    matcher = QueryMatcher(parse_query("solar panels"))
+    first, second = matcher.find_all([("Solar power.", ""), ("Panel wiring.", "Solar roof")])
+    assert (first.first, first.terms) == (0, ["solar"])
+    assert (second.first, second.terms) == (0, ["solar", "panels"])

@@ -1,0 +1,50 @@
+"""Term statistics: counted once per database, recounted when the index changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sources.db import open_database
+from sources.importing import Importer, ParsedItem
+from sources.notes import source as notes
+from sources.term_stats import TermStats
+
+pytestmark = pytest.mark.anyio
+
+
+def item(key: str, text: str) -> ParsedItem:
+    return ParsedItem(key, f"Note {key}", text, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")
+
+
+async def test_counts_rows_per_term_and_sees_new_rows(tmp_path: Path) -> None:
+    db = await open_database(tmp_path / "notes.db", notes.migrations)
+    try:
+        importer = Importer(notes, db)
+        await importer.write_item(Path("a.md"), item("a", "Sourdough starter needs rye flour."))
+        await importer.write_item(Path("b.md"), item("b", "Rye bread keeps for a week."))
+        stats = TermStats("notes")
+        first = await stats.lookup(db, ['"rye"', '"sourdough"', '"bread"', '"pumpernickel"'])
+        assert first.chunks == 2 and first.items == 2
+        assert first.df == {'"rye"': 2, '"sourdough"': 1, '"bread"': 1, '"pumpernickel"': 0}
+
+        await importer.write_item(Path("c.md"), item("c", "Pumpernickel is a dark rye bread."))
+        second = await stats.lookup(db, ['"rye"', '"pumpernickel"'])
+        assert second.chunks == 3
+        assert second.df == {'"rye"': 3, '"pumpernickel"': 1}
+    finally:
+        await db.close()
+
+
+async def test_sees_rows_another_connection_wrote(tmp_path: Path) -> None:
+    reader = await open_database(tmp_path / "notes.db", notes.migrations)
+    writer = await open_database(tmp_path / "notes.db", notes.migrations)
+    try:
+        stats = TermStats("notes")
+        assert (await stats.lookup(reader, ['"kimchi"'])).df == {'"kimchi"': 0}
+        await Importer(notes, writer).write_item(Path("k.md"), item("k", "Kimchi ferments in a week."))
+        assert (await stats.lookup(reader, ['"kimchi"'])).df == {'"kimchi"': 1}
+    finally:
+        await writer.close()
+        await reader.close()
