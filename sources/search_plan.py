@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from .query import Term
 
-EXACT_CAP = 1_000
+EXACT_CAP = 500
 """Score every matching row when the terms' row counts add up to at most this."""
-CANDIDATE_CAP = 1_000
+CANDIDATE_CAP = 300
 """Otherwise, candidates come from the rarest terms whose row counts add up to at most this."""
 SCORE_CAP = 20_000
 """When pruning, a term matching more rows than this only scores if nothing rarer is asked:
