@@ -359,6 +359,8 @@ def test_request_log_names_users_and_tools_but_never_credentials_or_bobs_markers
     assert "user=alice client=attacker method=tools/call tool=notes_get" in log
     for secret in (world.alice_key, world.bob_key, SECRET, *BOB_MARKERS, *MARKERS["alice"].values()):
         assert secret not in log
+    assert "eyJ" not in log  # no JWT (their header always starts so) and no "km_" key
+    assert "km_" not in log
 
 
 # --- identity: crafted user ids and forged credentials are 401 with a challenge ---------------
