@@ -6,10 +6,12 @@ import time
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from loguru import logger
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -24,6 +26,8 @@ from sources.retrieval import Defaults
 from .auth import ApiKeyHeader, JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
+from .limits import RateLimiter, rate_limit
+from .logs import log_requests
 from .session_tools import register as register_session_tools
 from .session_transport import (
     EndSessionOnDelete,
@@ -156,6 +160,9 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         version=_version(),
         **auth,
     )
+    limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limits)
+    mcp.middleware.append(log_requests(host.user_of))
+    mcp.middleware.append(rate_limit(limiter, host.user_of, lambda: _tool_names(mcp)))
     mcp.middleware.append(remember_request)
     mcp.middleware.append(preload_session(host._open_session))
     for register in registrars():
@@ -173,13 +180,19 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     return mcp, host
 
 
+async def _tool_names(mcp: MCPServer) -> list[str]:
+    return [tool.name for tool in await mcp.list_tools()]
+
+
 async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok", "sources": list(SOURCES)})
 
 
 def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
     """Streamable HTTP at /mcp, plus /healthz; with `host`, DELETE ends a session's state too."""
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host=settings.host)
+    app = mcp.streamable_http_app(
+        streamable_http_path="/mcp", host=settings.host, transport_security=transport_security(settings)
+    )
     if host is not None and host.authenticated:
         app.add_middleware(ApiKeyHeader)
 
@@ -191,6 +204,33 @@ def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None)
         # Runs after the response, when the auth middleware has put the principal in the scope.
         app.add_middleware(EndSessionOnDelete, store=host.sessions, user_of=user_of)
     return app
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings | None:
+    """The SDK guards a loopback server against DNS rebinding by checking Host and Origin; behind
+    a proxy that forwards the public Host, `public_url`'s host must pass that check too.
+    None leaves the SDK's default (the guard on loopback, off elsewhere)."""
+    if settings.public_url is None or settings.host not in LOOPBACK_HOSTS:
+        return None
+    public = urlsplit(settings.public_url)
+    netloc = public.hostname or ""
+    if ":" in netloc:
+        netloc = f"[{netloc}]"
+    if public.port is not None:
+        netloc = f"{netloc}:{public.port}"
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", netloc],
+        allowed_origins=[
+            "http://127.0.0.1:*",
+            "http://localhost:*",
+            "http://[::1]:*",
+            f"{public.scheme}://{netloc}",
+        ],
+    )
 
 
 def _version() -> str:

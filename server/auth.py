@@ -149,8 +149,9 @@ def authenticated_user(scope: Any) -> str | None:
 
 
 def auth_settings(settings: Settings) -> AuthSettings:
-    """Resource-server settings: 401s carry WWW-Authenticate with the RFC 9728 metadata URL."""
-    base = f"http://{settings.host}:{settings.port}"
+    """Resource-server settings: 401s carry WWW-Authenticate with the RFC 9728 metadata URL,
+    built on `public_url` behind a proxy (else the bind address)."""
+    base = settings.base_url()
     issuer = settings.jwt_issuer if (settings.jwt_issuer or "").startswith(("http://", "https://")) else base
     return AuthSettings(
         issuer_url=issuer,  # type: ignore[arg-type]

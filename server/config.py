@@ -7,7 +7,8 @@ import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 
@@ -39,6 +40,7 @@ class Settings(BaseModel):
     no_auth: bool = False
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     tool_names: Literal["underscore", "dotted"] = "underscore"
+    public_url: str | None = None
     # [search]
     snippet_length: int = Field(default=300, ge=50, le=1000)
     max_tokens: int = Field(default=4000, ge=50, le=32000)
@@ -52,6 +54,9 @@ class Settings(BaseModel):
     # [sessions]
     session_ttl_minutes: int = Field(default=60, ge=1, le=525_600)
     session_cache_size: int = Field(default=500, ge=1, le=1_000_000)
+    # [limits]
+    rate_limit_per_minute: int = Field(default=120, ge=0, le=1_000_000)
+    rate_limits: dict[str, Annotated[int, Field(ge=0, le=1_000_000)]] = Field(default_factory=dict)
     # [auth]
     jwt_secret: SecretStr | None = None
     jwt_public_key_file: Path | None = None
@@ -70,10 +75,41 @@ class Settings(BaseModel):
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 
-    @field_validator("jwt_secret", "jwt_issuer", "jwt_audience", mode="before")
+    @field_validator("jwt_secret", "jwt_issuer", "jwt_audience", "public_url", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
+
+    @field_validator("rate_limits", mode="before")
+    @classmethod
+    def _table_from_env(cls, value: Any) -> Any:
+        """An environment value is a JSON object: {"knowledge_search": 60}."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError('must be a JSON object such as {"knowledge_search": 60}') from exc
+        return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        """An absolute http(s) base URL without query or fragment; the trailing slash dropped."""
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        extras = parts.username or parts.query or parts.fragment
+        if parts.scheme not in ("http", "https") or not parts.hostname or extras:
+            raise ValueError(
+                "must be an absolute http(s) URL without credentials or query, "
+                "such as https://knowledge.example.com"
+            )
+        return value.rstrip("/")
+
+    def base_url(self) -> str:
+        """Where clients reach this server: `public_url`, else the bind address."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return self.public_url or f"http://{host}:{self.port}"
 
     def allowed_jwt_algorithms(self) -> list[str]:
         """`jwt_algorithms`, else HS256 with a secret and RS256/ES256 with a public key file."""

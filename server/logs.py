@@ -1,14 +1,24 @@
-"""Logging: loguru to stderr only (stdout belongs to the protocol in stdio mode).
+"""Logging: loguru to stderr only (stdout belongs to the protocol in stdio mode), and the
+per-request log line.
 
 Log lines carry ids, tools and timings; never query text, content, tokens or keys.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import secrets
 import sys
+import time
+from collections.abc import Callable
+from typing import Any
 
 from loguru import logger
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from sources.errors import KnowledgeError
 
 
 class _InterceptHandler(logging.Handler):
@@ -26,3 +36,90 @@ def configure_logging(level: str = "INFO") -> None:
     logging.basicConfig(handlers=[_InterceptHandler()], level=level, force=True)
     for noisy in ("uvicorn.access", "httpx", "httpcore", "mcp"):
         logging.getLogger(noisy).setLevel("WARNING")
+
+
+def log_requests(
+    user_of: Callable[[ServerRequestContext[Any, Any]], str],
+) -> ServerMiddleware[Any]:
+    """Server middleware: one INFO line per MCP request, with what an operator needs to follow it.
+
+    `request <id> rpc=<json-rpc id> user=… client=… method=… [tool=…] outcome=ok|tool_error|error
+    ms=…`. The arguments (query text included) appear only at DEBUG; tokens, keys and headers
+    never reach a middleware, and document content never appears here at all.
+    """
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.request_id is None:  # a notification: nothing answers it, nothing to time
+            return await call_next(ctx)
+        request_id = secrets.token_hex(4)
+        params = ctx.params or {}
+        tool = params.get("name") if ctx.method == "tools/call" else None
+        if ctx.method == "tools/call":
+            arguments = json.dumps(params.get("arguments"), default=str)  # one line, escaped
+            logger.debug("request {} arguments {}", request_id, arguments[:2000])
+        outcome = "cancelled"
+        started = time.perf_counter()
+        try:
+            with logger.contextualize(request_id=request_id):
+                result = await call_next(ctx)
+            outcome = "tool_error" if _is_tool_error(result) else "ok"
+            return result
+        except MCPError as exc:
+            outcome = f"error({exc.error.code})"
+            raise
+        except Exception:
+            outcome = "error"
+            raise
+        finally:
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            logger.info(
+                "request {} rpc={} user={} client={} method={}{} outcome={} ms={:.1f}",
+                request_id,
+                _clean(ctx.request_id),
+                _user(user_of, ctx),
+                _clean(_client(ctx)),
+                _clean(ctx.method),
+                f" tool={_clean(tool)}" if tool is not None else "",
+                outcome,
+                elapsed_ms,
+            )
+
+    return middleware
+
+
+def _is_tool_error(result: HandlerResult) -> bool:
+    if isinstance(result, dict):
+        return result.get("isError") is True
+    return getattr(result, "is_error", False) is True
+
+
+UserOf = Callable[[ServerRequestContext[Any, Any]], str]
+
+
+def _user(user_of: UserOf, ctx: ServerRequestContext[Any, Any]) -> str:
+    try:
+        return user_of(ctx)
+    except KnowledgeError:
+        return "-"
+
+
+def _client(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The client's name: from the handshake, or from `initialize` itself while it is served."""
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    if info is not None:
+        return getattr(info, "name", None)
+    if ctx.method == "initialize":
+        client_info = (ctx.params or {}).get("clientInfo")
+        if isinstance(client_info, dict):
+            name = client_info.get("name")
+            return name if isinstance(name, str) else None
+    return None
+
+
+def _clean(value: object, limit: int = 64) -> str:
+    """Peer-supplied text on one line, printable, bounded: no forged log lines."""
+    if value is None:
+        return "-"
+    text = "".join(ch if ch.isprintable() and not ch.isspace() else "?" for ch in str(value))
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -162,12 +162,17 @@ async def test_a_jwt_for_alice_finds_alices_notes_and_never_bobs(server: dict[st
     ],
 )
 def test_bad_tokens_are_401(server: dict[str, Any], bad: Any) -> None:
-    assert post_initialize(server["url"], {"Authorization": f"Bearer {bad()}"}).status_code == 401
+    """More forgeries (iss/aud, nbf, missing claims, mixed-key confusion…): test_isolation.py."""
+    response = post_initialize(server["url"], {"Authorization": f"Bearer {bad()}"})
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer ")
 
 
 def test_a_revoked_api_key_is_401(server: dict[str, Any]) -> None:
-    assert post_initialize(server["url"], {"Authorization": f"Bearer {server['revoked']}"}).status_code == 401
-    assert post_initialize(server["url"], {"X-API-Key": server["revoked"]}).status_code == 401
+    for headers in ({"Authorization": f"Bearer {server['revoked']}"}, {"X-API-Key": server["revoked"]}):
+        response = post_initialize(server["url"], headers)
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"].startswith("Bearer ")
 
 
 @pytest.mark.anyio
@@ -210,7 +215,8 @@ def test_an_hs256_token_is_401_on_an_rs256_server(tmp_path: Path) -> None:
         rs = jwt.encode(claims, private, algorithm="RS256")
         assert post_initialize(url, {"Authorization": f"Bearer {rs}"}).status_code == 200
         for forged in (token("alice"), hs256_signed_with(pem, claims)):
-            assert post_initialize(url, {"Authorization": f"Bearer {forged}"}).status_code == 401
+            response = post_initialize(url, {"Authorization": f"Bearer {forged}"})
+            assert response.status_code == 401 and "www-authenticate" in response.headers
     finally:
         stop(process)
 

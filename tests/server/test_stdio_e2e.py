@@ -127,3 +127,8 @@ async def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(imported_data_
     assert answered[3]["result"]["structuredContent"]["count"] >= 1
     assert answered[4]["result"]["isError"] is True
     assert "stdio" in stderr  # the log line went to stderr, not stdout
+    # one request line each, on stderr: who, which client, which tool, how it went; never the query
+    assert "user=local client=raw-test method=initialize outcome=ok" in stderr
+    assert "method=tools/call tool=notes_search outcome=ok" in stderr
+    assert "method=tools/call tool=notes_get outcome=tool_error" in stderr
+    assert "levain" not in stderr

@@ -1,0 +1,129 @@
+"""Per-user, per-tool rate limits on `tools/call` (DESIGN §9).
+
+A token bucket per (user, tool): it holds up to the tool's per-minute limit and refills at
+limit/60 calls a second, so a client may burst to the limit and then goes at the steady rate.
+The user is the authenticated principal (or the local user of stdio), never an argument, so
+one user exhausting a tool touches nobody else's buckets and none of their own other tools.
+
+Memory stays bounded: buckets live in a TTL cache whose TTL is the time a bucket takes to
+refill completely (60 s), so a bucket that expired would have been full anyway, and calls
+naming a tool the server does not have share one bucket per user rather than one per name.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cachetools import TTLCache
+from loguru import logger
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp_types import CallToolResult, TextContent
+
+from sources.errors import KnowledgeError
+
+WINDOW_S = 60.0
+UNKNOWN_TOOL = "(unknown tool)"
+DEFAULT_MAX_BUCKETS = 100_000
+
+
+def canonical_tool(name: str) -> str:
+    """`knowledge.search` (tool_names = "dotted") and `knowledge_search` share one limit."""
+    return name.replace(".", "_", 1)
+
+
+@dataclass
+class Bucket:
+    tokens: float
+    updated: float
+
+
+class RateLimiter:
+    """Token buckets keyed by (user, tool); `acquire` spends one call or says how long to wait."""
+
+    def __init__(
+        self,
+        per_minute: int,
+        overrides: Mapping[str, int] | None = None,
+        *,
+        max_buckets: int = DEFAULT_MAX_BUCKETS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.per_minute = per_minute
+        self.overrides = {canonical_tool(k): v for k, v in (overrides or {}).items()}
+        self.clock = clock
+        self._buckets: TTLCache[tuple[str, str], Bucket] = TTLCache(
+            maxsize=max_buckets, ttl=WINDOW_S, timer=clock
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self.per_minute > 0 or any(v > 0 for v in self.overrides.values())
+
+    def limit_for(self, tool: str) -> int:
+        """Calls a minute allowed for `tool`: its override, else the default; 0 means no limit."""
+        return self.overrides.get(tool, self.per_minute)
+
+    def acquire(self, user: str, tool: str) -> float | None:
+        """Spend one call of `user` on `tool`: None when allowed, else seconds until the next one."""
+        limit = self.limit_for(tool)
+        if limit <= 0:
+            return None
+        now = self.clock()
+        rate = limit / WINDOW_S
+        bucket = self._buckets.get((user, tool))
+        if bucket is None:
+            bucket = Bucket(tokens=float(limit), updated=now)
+        else:
+            bucket.tokens = min(float(limit), bucket.tokens + (now - bucket.updated) * rate)
+            bucket.updated = now
+        allowed = bucket.tokens >= 1.0
+        if allowed:
+            bucket.tokens -= 1.0
+        self._buckets[(user, tool)] = bucket  # (re)setting restarts the entry's TTL
+        return None if allowed else (1.0 - bucket.tokens) / rate
+
+
+def limited_message(tool: str, limit: int, wait_s: float) -> str:
+    retry = max(1, math.ceil(wait_s))
+    return (
+        f"rate limit reached for {tool}: {limit} call{'' if limit == 1 else 's'} per minute per user; "
+        f"retry in {retry} s "
+        "(other tools are not affected)"
+    )
+
+
+def rate_limit(
+    limiter: RateLimiter,
+    user_of: Callable[[ServerRequestContext[Any, Any]], str],
+    tool_names: Callable[[], Awaitable[Collection[str]]],
+) -> ServerMiddleware[Any]:
+    """Server middleware: a `tools/call` over its limit answers a tool error, not a protocol error,
+    so the model can read when to retry; the tool does not run."""
+    known: list[Collection[str]] = []
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call" or not limiter.enabled:
+            return await call_next(ctx)
+        name = (ctx.params or {}).get("name")
+        try:
+            user = user_of(ctx)
+        except KnowledgeError:  # no verified user: the tool itself refuses the call
+            return await call_next(ctx)
+        if not known:
+            known.append({canonical_tool(n) for n in await tool_names()})
+        tool = canonical_tool(name) if isinstance(name, str) else UNKNOWN_TOOL
+        if tool not in known[0]:
+            tool = UNKNOWN_TOOL
+        wait_s = limiter.acquire(user, tool)
+        if wait_s is None:
+            return await call_next(ctx)
+        logger.info("rate limited user={} tool={} limit={}/min", user, tool, limiter.limit_for(tool))
+        shown = name if isinstance(name, str) and tool != UNKNOWN_TOOL else tool
+        text = limited_message(shown, limiter.limit_for(tool), wait_s)
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    return middleware
