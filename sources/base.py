@@ -186,17 +186,19 @@ class ChunkedSource(Generic[R]):
             columns=request.columns,
             candidates=plan.candidates,
             cap=plan.cap,
+            flat_score=plan.flat_score,
         )
         rows = await db.fetchall(*build_search_sql(spec))
         if len(rows) <= request.limit and plan.refill is not None:
             # The candidates ran out before the page filled: score every match instead.
             plan = SearchPlan(plan.refill, estimated_rows=plan.estimated_rows)
-            spec = replace(spec, match=plan.match, candidates=None, cap=None)
+            spec = replace(spec, match=plan.match, candidates=None, cap=None, flat_score=None)
             rows = await db.fetchall(*build_search_sql(spec))
         if plan.cap is not None:
+            how = "newest first" if plan.flat_score is not None else "ranked"
             warnings.append(
-                f"the rarest query word matches about {plan.estimated_rows} chunks: ranked the "
-                f"{plan.cap} most recently indexed; add a rarer word to search them all"
+                f"the rarest query word matches about {plan.estimated_rows} chunks: searched the "
+                f"{plan.cap} most recently indexed ({how}); add a rarer word to search them all"
             )
         has_more = len(rows) > request.limit
         rows = rows[: request.limit]

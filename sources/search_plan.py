@@ -10,7 +10,10 @@ that matches none of the query's rarer terms rarely ranks, so:
 - otherwise only rows matching the rarest terms (together at most `CANDIDATE_CAP` rows) are
   candidates, and each candidate gets its full bm25 over all terms. When even the rarest
   term matches more rows than that, the most recently indexed `SAMPLE_CAP` of its rows
-  are the candidates, and the response says so.
+  are the candidates, and the response says so. When that term is the whole query, the
+  sample is not ranked by bm25 at all (its idf, counted over every row of the term, costs more
+  than the rest of the search): each sampled row scores the term's idf, as a one-word bm25
+  hit of average length would, and the newest items come first.
 
 A phrase's row count is estimated by its rarest word's: counting a phrase's rows exactly
 costs as much as searching it.
@@ -20,6 +23,7 @@ On SciFact train (docs/performance.md) pruning leaves nDCG@10 unchanged.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .query import Term
@@ -52,6 +56,8 @@ class SearchPlan:
     refill: str | None = None
     """The exact expression, when it is cheap enough to rerun for a page the candidates
     could not fill."""
+    flat_score: float | None = None
+    """For a sample of one very common term: the bm25 every sampled row gets (see below)."""
     dropped: tuple[str, ...] = ()
     """Terms matching most rows, left out (their idf is ~0, they change no score)."""
     unscored: tuple[str, ...] = ()
@@ -80,16 +86,24 @@ def plan_search(terms: tuple[Term, ...], df: dict[str, int], chunks: int) -> Sea
         essential.append(term)
         rows += df[term.fts()]
     scored = [t for t in by_rarity if t in essential or df[t.fts()] <= SCORE_CAP]
+    sample = rows > CANDIDATE_CAP
     return SearchPlan(
         match=_or(scored),
         candidates=_or(essential) if len(scored) > len(essential) else None,
-        cap=SAMPLE_CAP if rows > CANDIDATE_CAP else None,
+        cap=SAMPLE_CAP if sample else None,
+        flat_score=-idf(rows, chunks) if sample and len(scored) == 1 else None,
         estimated_rows=largest,
         exact=False,
         refill=_or(by_rarity) if total <= REFILL_CAP else None,
         dropped=dropped,
         unscored=tuple(t.text for t in by_rarity if t not in scored),
     )
+
+
+def idf(rows: int, chunks: int) -> float:
+    """FTS5's idf of a term in `rows` of `chunks` rows (clamped just above zero, as FTS5 does)."""
+    value = math.log((chunks - rows + 0.5) / (rows + 0.5))
+    return value if value > 0 else 1e-6
 
 
 def _or(terms: list[Term]) -> str:

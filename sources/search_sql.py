@@ -41,6 +41,9 @@ class SearchSpec:
     """Score only rows matching this expression too (see `search_plan`); None: every match."""
     cap: int | None = None
     """Only the most recently indexed `cap` candidates (or matches, without `candidates`)."""
+    flat_score: float | None = None
+    """Give every row this bm25 value instead of computing it (a sample of a very common term:
+    bm25 would count all of its rows first), so the newest items come first."""
 
 
 def ident(name: str) -> str:
@@ -78,7 +81,7 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
     order = order.replace("i.last_modified", "modified").replace("i.id", "item_rowid")
     sql = f"""
 WITH m AS MATERIALIZED (
-    SELECT rowid AS chunk_rowid, bm25({p}_chunks_fts, {float(spec.weights[0])}, {float(spec.weights[1])}) AS b
+    SELECT rowid AS chunk_rowid, {_score(p, spec)} AS b
     FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?{_candidates(p, spec)}
 ), best AS (
     SELECT c.item_rowid AS item_rowid, m.chunk_rowid AS chunk_rowid, MIN(m.b) AS b, COUNT(*) AS n
@@ -95,7 +98,8 @@ WITH m AS MATERIALIZED (
 SELECT i.*, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total
 FROM page JOIN {p}_items AS i ON i.id = page.item_rowid
 ORDER BY {order}"""
-    params: list[Any] = [column_match(spec.match, spec.columns)]
+    params: list[Any] = [] if spec.flat_score is None else [spec.flat_score]
+    params.append(column_match(spec.match, spec.columns))
     if spec.candidates is not None:
         params.append(column_match(spec.candidates, spec.columns))
     if spec.cap is not None:
@@ -108,6 +112,12 @@ ORDER BY {order}"""
             params.extend(f.params)
     params.extend([spec.limit + 1, spec.offset])
     return sql, params
+
+
+def _score(p: str, spec: SearchSpec) -> str:
+    if spec.flat_score is not None:
+        return "?"
+    return f"bm25({p}_chunks_fts, {float(spec.weights[0])}, {float(spec.weights[1])})"
 
 
 def _candidates(p: str, spec: SearchSpec) -> str:

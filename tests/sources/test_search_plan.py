@@ -19,6 +19,7 @@ from sources.search_plan import (
     SAMPLE_CAP,
     SCORE_CAP,
     estimated_df,
+    idf,
     plan_search,
 )
 from tests.conftest import FIXTURES, import_into
@@ -145,3 +146,26 @@ async def test_a_short_candidate_page_is_refilled_by_the_exact_search(
     monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
     refilled = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
     assert [r.id for r in refilled.results] == [r.id for r in exact.results]
+
+
+def test_a_sample_of_one_very_common_term_is_not_ranked_by_bm25() -> None:
+    plan = plan_search(terms("common"), df(common=90_000), 320_000)
+    assert plan is not None
+    assert plan.flat_score == pytest.approx(-idf(90_000, 320_000))
+    mixed = plan_search(terms("common", "other"), df(common=9_000, other=10_000), 320_000)
+    assert mixed is not None and mixed.cap == SAMPLE_CAP and mixed.flat_score is None
+
+
+@pytest.mark.anyio
+async def test_a_sampled_search_answers_the_newest_matching_items_first(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
+    monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
+    monkeypatch.setattr(search_plan, "REFILL_CAP", 0)
+    out = await notes.search(notes_db, SearchRequest("the", limit=50), Defaults())
+    assert out.count > 2
+    assert len({r.score for r in out.results}) == 1
+    modified = [r.last_modified for r in out.results]
+    assert modified == sorted(modified, reverse=True)
+    assert any("most recently indexed (newest first)" in w for w in out.warnings)
