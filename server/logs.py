@@ -20,9 +20,27 @@ class _InterceptHandler(logging.Handler):
         logger.opt(depth=6, exception=record.exc_info).log(level, record.getMessage())
 
 
+class _HideQueryStrings(logging.Filter):
+    """uvicorn logs each WebSocket handshake with its path and query string; the query may hold
+    `?token=` or `?config=`, so only the path is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                arg.split("?", 1)[0] + "?…"
+                if isinstance(arg, str) and arg.startswith("/") and "?" in arg
+                else arg
+                for arg in record.args
+            )
+        return True
+
+
 def configure_logging(level: str = "INFO") -> None:
     logger.remove()
     logger.add(sys.stderr, level=level, format="{time:HH:mm:ss.SSS} {level: <7} {message}", backtrace=False)
     logging.basicConfig(handlers=[_InterceptHandler()], level=level, force=True)
-    for noisy in ("uvicorn.access", "httpx", "httpcore", "mcp"):
+    for noisy in ("uvicorn.access", "httpx", "httpcore", "mcp", "websockets"):
         logging.getLogger(noisy).setLevel("WARNING")
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _HideQueryStrings) for f in uvicorn_log.filters):
+        uvicorn_log.addFilter(_HideQueryStrings())
