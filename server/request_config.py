@@ -68,7 +68,8 @@ def decode(raw: str, where: str) -> tuple[Any, str | None]:
         return None, f"{where}: longer than {MAX_CONFIG_CHARS} characters; ignored"
     if not text.startswith("{"):
         try:
-            standard = text.translate(URLSAFE_TO_STANDARD)
+            # An unescaped + in a query string arrives as a space; a space is never base64.
+            standard = text.replace(" ", "+").translate(URLSAFE_TO_STANDARD)
             padded = standard + "=" * (-len(standard) % 4)
             text = base64.b64decode(padded, validate=True).decode("utf-8")
         except (binascii.Error, ValueError):

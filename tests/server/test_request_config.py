@@ -28,7 +28,11 @@ def b64(value: Any, *, urlsafe: bool = False, strip: bool = False) -> str:
             b64({"max_tokens": 900, "order_by": "recent"}, urlsafe=True, strip=True),
             {"max_tokens": 900, "order_by": "recent"},
         ),
-        ('{"sibling_window": 3}', {"sibling_window": 3}),  # plain JSON where the carrier allows it
+        ('{"sibling_window": 3}', {"sibling_window": 3}),
+        (
+            base64.b64encode(b'{"a":">>>?","max_tokens":64}').decode().replace("+", " "),
+            {"max_tokens": 64},
+        ),  # plain JSON where the carrier allows it
         ({"chars_per_token": 3}, {"chars_per_token": 3}),  # an object in the initialize params
         (b64({"snippet_length": 200.0}), {"snippet_length": 200}),  # an integral float is an integer
         (b64({}), {}),
@@ -152,7 +156,7 @@ def test_a_result_without_a_warnings_field_gets_a_separate_text_block() -> None:
 
 
 def test_the_wire_form_the_middleware_sees_gets_the_same_treatment() -> None:
-    wire = {"content": [{"type": "text", "text": "t"}], "structuredContent": {"warnings": []}, "isError": False}
+    wire = {"content": [{"type": "text", "text": "t"}], "structuredContent": {"warnings": []}}
     out = wire_with_warnings(wire, ("config: bad",))
     assert out["structuredContent"] == {"warnings": ["config: bad"]}
     assert out["content"] == [{"type": "text", "text": "t\nwarning: config: bad"}]

@@ -275,6 +275,28 @@ async def test_an_idle_connection_is_closed_with_1001(idle_server: str) -> None:
         assert closed.value.rcvd.reason == "idle timeout"
 
 
+async def test_a_connection_is_closed_with_1008_when_its_jwt_expires(server: dict[str, Any]) -> None:
+    async with session(server["url"], bearer(mint_token(Settings(jwt_secret=SECRET), "alice", 6))) as peer:
+        with pytest.raises(ConnectionClosed) as closed:
+            with anyio.fail_after(RECV_TIMEOUT_S):
+                while True:  # keep the connection busy: expiry, not idleness, must end it
+                    await peer.request("tools/list")
+                    await anyio.sleep(0.2)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+
+async def test_a_message_over_the_size_limit_closes_with_1009(server: dict[str, Any]) -> None:
+    async with session(server["url"], bearer(jwt_for("alice"))) as peer:
+        huge = json.dumps(
+            {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"x": "a" * 5_000_000}}
+        )
+        await peer.ws.send(huge)
+        with pytest.raises(ConnectionClosed) as closed:
+            with anyio.fail_after(RECV_TIMEOUT_S):
+                await peer.frame()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+
 async def test_two_connections_are_two_sessions_with_separate_seen_sets(server: dict[str, Any]) -> None:
     async with (
         session(server["url"], bearer(jwt_for("alice"))) as first,
@@ -382,3 +404,4 @@ async def test_query_tokens_never_reach_the_log(server: dict[str, Any]) -> None:
         await anyio.sleep(0.1)
     assert "WebSocket /ws?…" in log
     assert secret_token not in log and server["key"] not in log and "zanzibarite" not in log
+    assert "ERROR" not in log and "Traceback" not in log  # refused handshakes are not errors
