@@ -32,7 +32,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp.shared._context_streams import create_context_streams
+from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
     INVALID_REQUEST,
@@ -180,7 +180,7 @@ class Connection:
                 await self._read(to_server)
             tg.cancel_scope.cancel()  # the client is gone or we closed: drop in-flight work
 
-    async def _read(self, to_server: Any) -> None:
+    async def _read(self, to_server: ContextSendStream[SessionMessage | Exception]) -> None:
         while True:
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
@@ -226,7 +226,7 @@ class Connection:
 
         return settle
 
-    async def _write(self, from_server: Any) -> None:
+    async def _write(self, from_server: ContextReceiveStream[SessionMessage]) -> None:
         async with from_server:
             async for item in from_server:
                 if isinstance(item.message, JSONRPCResponse | JSONRPCError):
