@@ -28,6 +28,7 @@ from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
 from .limits import RateLimiter, rate_limit
 from .logs import log_requests
+from .request_defaults import apply_request_config, request_config
 from .session_tools import register as register_session_tools
 from .session_transport import (
     EndSessionOnDelete,
@@ -69,6 +70,8 @@ class ServerHost:
         self.process_session_id = process_session_id()
         # True when HTTP authentication is on: then the user is only ever the verified principal.
         self.authenticated = False
+        # The credential check of HTTP, reused by the WebSocket handshake (None without auth).
+        self.verifier: KnowledgeTokenVerifier | None = None
 
     def context(self, request: ServerRequestContext[Any, Any]) -> RequestContext:
         """The caller's context; the user comes from authentication, else the local user."""
@@ -101,15 +104,20 @@ class ServerHost:
         return db
 
     def defaults(self, ctx: Context) -> Defaults:
-        """Config defaults overlaid by the request's session defaults (explicit input wins later).
+        """Server config, overlaid by the request's config, then by the session's defaults
+        (explicit tool input wins later, in the tool).
 
         Synchronous: the session was loaded before the tool ran (`preload_session`), or by
-        `session()` earlier in the same call; with no session, the config defaults.
+        `session()` earlier in the same call, and the request config by `apply_request_config`.
         """
+        defaults = self._defaults
+        overrides = request_config().values
+        if overrides:
+            defaults = replace(defaults, **overrides)
         session = request_session()
         if session is None or not session.defaults:
-            return self._defaults
-        return replace(self._defaults, **session.defaults)
+            return defaults
+        return replace(defaults, **session.defaults)
 
     async def session(self, ctx: Context, session_id: str | None) -> StoredSession | None:
         """The explicit `session_id`, else the transport's session, else None; it becomes the
@@ -153,6 +161,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         verifier = KnowledgeTokenVerifier(JwtVerifier.from_settings(settings), settings.data_dir, host.pool)
         auth = {"token_verifier": verifier, "auth": auth_settings(settings)}
         host.authenticated = True
+        host.verifier = verifier
     mcp: MCPServer = MCPServer(
         "knowledge-mcp",
         title="knowledge-mcp",
@@ -165,6 +174,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     mcp.middleware.append(rate_limit(limiter, host.user_of, lambda: _tool_names(mcp)))
     mcp.middleware.append(remember_request)
     mcp.middleware.append(preload_session(host._open_session))
+    mcp.middleware.append(apply_request_config)
     for register in registrars():
         register(mcp, host)
     register_session_tools(mcp, host)

@@ -27,13 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--config", type=Path, help="config.toml (default: $KNOWLEDGE_MCP_CONFIG)")
         p.add_argument("--user", help="user id (default: local)")
 
-    serve = sub.add_parser("serve", help="serve MCP over stdio or HTTP")
+    serve = sub.add_parser("serve", help="serve MCP over stdio, HTTP or WebSocket")
     common(serve)
-    serve.add_argument("--transport", choices=["stdio", "http"])
+    serve.add_argument("--transport", choices=["stdio", "http", "ws"])
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.add_argument(
-        "--no-auth", action="store_true", default=None, help="HTTP without auth (loopback only)"
+        "--no-auth", action="store_true", default=None, help="HTTP/WebSocket without auth (loopback only)"
     )
 
     imp = sub.add_parser("import", help="import files into a source")
@@ -128,9 +128,10 @@ def dispatch(args: argparse.Namespace) -> int:
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
     if args.command == "serve":
-        from .transports import run_http, run_stdio
+        from .transports import run_http, run_stdio, run_ws
 
-        anyio.run(run_stdio if settings.transport == "stdio" else run_http, settings)
+        runners = {"stdio": run_stdio, "http": run_http, "ws": run_ws}
+        anyio.run(runners[settings.transport], settings)
         return 0
     if args.command == "import":
         from .commands import print_summary, run_import

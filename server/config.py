@@ -33,7 +33,7 @@ def default_data_dir() -> Path:
 class Settings(BaseModel):
     # [server]
     data_dir: Path = Field(default_factory=default_data_dir)
-    transport: Literal["stdio", "http"] = "stdio"
+    transport: Literal["stdio", "http", "ws"] = "stdio"
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     user: str = "local"
@@ -41,6 +41,7 @@ class Settings(BaseModel):
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     tool_names: Literal["underscore", "dotted"] = "underscore"
     public_url: str | None = None
+    ws_idle_timeout_s: float = Field(default=300.0, gt=0, le=86_400)
     # [search]
     snippet_length: int = Field(default=300, ge=50, le=1000)
     max_tokens: int = Field(default=4000, ge=50, le=32000)

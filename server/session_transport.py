@@ -1,7 +1,8 @@
 """Which session a request belongs to (DESIGN §8), and ending it with HTTP DELETE.
 
 Key precedence: an explicit `session_id` argument; else the transport's session — the
-`Mcp-Session-Id` header on stateful streamable HTTP (2025-11-25), the server process on stdio
+`Mcp-Session-Id` header on stateful streamable HTTP (2025-11-25), the WebSocket connection,
+the server process on stdio
 and the in-memory transport (overridable by `KNOWLEDGE_MCP_SESSION`); else none. The
 2026-07-28 revision is stateless: HTTP requests without the header have no transport session.
 """
@@ -52,6 +53,9 @@ def process_session_id() -> str:
 
 def transport_session_id(request: ServerRequestContext[Any, Any], process_id: str) -> str | None:
     """The transport's own session id for this request, or None (stateless HTTP)."""
+    own = getattr(request.request, "transport_session_id", None)
+    if isinstance(own, str):  # a WebSocket connection: one session per connection
+        return own
     headers = getattr(request.request, "headers", None)
     if headers is None:  # stdio and the in-memory transport carry no HTTP request
         return process_id

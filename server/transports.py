@@ -1,8 +1,9 @@
-"""Running the server: stdio (single local user) and streamable HTTP at /mcp."""
+"""Running the server: stdio (single local user), streamable HTTP at /mcp, WebSocket at /ws."""
 
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
 import uvicorn
 from loguru import logger
@@ -13,6 +14,9 @@ from .app import build_server, http_app
 from .auth import JwtVerifier
 from .config import Settings
 from .keys import has_active_keys
+from .websocket import ws_app
+
+WS_MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the same cap the SDK puts on an HTTP request body
 
 
 class TransportError(KnowledgeError):
@@ -39,43 +43,61 @@ async def run_stdio(settings: Settings) -> None:
 
 
 async def _require_credentials(settings: Settings) -> None:
-    """Refuse to serve authenticated HTTP that nobody could authenticate to."""
+    """Refuse to serve authenticated HTTP or WebSocket that nobody could authenticate to."""
     JwtVerifier.from_settings(settings)  # a bad key file or algorithm list fails here, clearly
     configured = settings.jwt_secret is not None or settings.jwt_public_key_file is not None
     if not configured and not await has_active_keys(settings.data_dir):
         raise TransportError(
-            "HTTP requires authentication: set jwt_secret (KNOWLEDGE_MCP_JWT_SECRET) or "
+            "HTTP and WebSocket require authentication: set jwt_secret (KNOWLEDGE_MCP_JWT_SECRET) or "
             "jwt_public_key_file in [auth], or create an API key with `knowledge-mcp keys create "
             "--user U`; or start with --no-auth on a loopback host (127.0.0.1)"
         )
 
 
+def _check_no_auth(settings: Settings) -> None:
+    if settings.no_auth and not is_loopback(settings.host):
+        raise TransportError(f"--no-auth is only allowed on a loopback host, not {settings.host}")
+
+
+async def _serve(app: Any, settings: Settings, url: str) -> None:
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,  # query strings may carry ?token= or ?config=
+        ws="websockets-sansio",
+        ws_max_size=WS_MAX_MESSAGE_BYTES,
+    )
+    if settings.no_auth:
+        logger.info("serving {} for user {} (no auth, loopback)", url, settings.user)
+    else:
+        logger.info(
+            "serving {} (auth: jwt {}, api keys)", url, ", ".join(settings.allowed_jwt_algorithms()) or "off"
+        )
+    await uvicorn.Server(config).serve()
+
+
 async def run_http(settings: Settings) -> None:
     """Serve streamable HTTP at /mcp (and GET /healthz)."""
-    if settings.no_auth:
-        if not is_loopback(settings.host):
-            raise TransportError(f"--no-auth is only allowed on a loopback host, not {settings.host}")
-    else:
+    _check_no_auth(settings)
+    if not settings.no_auth:
         await _require_credentials(settings)
     mcp, host = build_server(settings, authenticate=not settings.no_auth)
-    app = http_app(mcp, settings, host)
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
-    server = uvicorn.Server(config)
-    if settings.no_auth:
-        logger.info(
-            "serving http://{}:{}/mcp for user {} (no auth, loopback)",
-            settings.host,
-            settings.port,
-            settings.user,
-        )
-    else:
-        logger.info(
-            "serving http://{}:{}/mcp (auth: jwt {}, api keys)",
-            settings.host,
-            settings.port,
-            ", ".join(settings.allowed_jwt_algorithms()) or "off",
-        )
     try:
-        await server.serve()
+        await _serve(http_app(mcp, settings, host), settings, f"http://{settings.host}:{settings.port}/mcp")
+    finally:
+        await host.pool.close()
+
+
+async def run_ws(settings: Settings) -> None:
+    """Serve MCP over WebSocket at /ws (and GET /healthz); same authentication rules as HTTP."""
+    _check_no_auth(settings)
+    if not settings.no_auth:
+        await _require_credentials(settings)
+    mcp, host = build_server(settings, authenticate=not settings.no_auth)
+    app = ws_app(mcp, host.verifier, settings.ws_idle_timeout_s, loopback=is_loopback(settings.host))
+    try:
+        await _serve(app, settings, f"ws://{settings.host}:{settings.port}/ws")
     finally:
         await host.pool.close()

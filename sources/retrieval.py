@@ -16,7 +16,8 @@ from .snippets import clamp, clamp_snippet_length
 
 @dataclass(frozen=True)
 class Defaults:
-    """Effective defaults for a request: config, then session, then per-request config."""
+    """Effective defaults for a request: server config, then per-request config, then session
+    defaults; explicit tool input wins over all of them."""
 
     snippet_length: int = 300
     max_tokens: int = 4000
