@@ -24,6 +24,7 @@ from sources.retrieval import Defaults
 from .auth import ApiKeyHeader, JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
+from .http_security import transport_security
 from .session_tools import register as register_session_tools
 from .session_transport import (
     EndSessionOnDelete,
@@ -179,7 +180,9 @@ async def healthz(request: Request) -> JSONResponse:
 
 def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
     """Streamable HTTP at /mcp, plus /healthz; with `host`, DELETE ends a session's state too."""
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host=settings.host)
+    app = mcp.streamable_http_app(
+        streamable_http_path="/mcp", host=settings.host, transport_security=transport_security(settings.host)
+    )
     if host is not None and host.authenticated:
         app.add_middleware(ApiKeyHeader)
 

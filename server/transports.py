@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
-
 import uvicorn
 from loguru import logger
 
@@ -12,20 +10,12 @@ from sources.errors import KnowledgeError
 from .app import build_server, http_app
 from .auth import JwtVerifier
 from .config import Settings
+from .http_security import is_loopback
 from .keys import has_active_keys
 
 
 class TransportError(KnowledgeError):
     pass
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def run_stdio(settings: Settings) -> None:
