@@ -3,7 +3,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck eval bench clean
+.PHONY: install demo test conformance lint typecheck eval bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -21,6 +21,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# The official MCP conformance suite against `serve --transport http --no-auth` (needs npm).
+conformance: $(STAMP)
+	bash .ci/conformance.sh
+
 lint: $(STAMP)
 	$(BIN)/ruff check server sources aggregator tests
 	$(BIN)/ruff format --check server sources aggregator tests
@@ -32,4 +36,4 @@ eval: $(STAMP)
 	$(BIN)/knowledge-mcp eval --beir ../shared/data/scifact --split train
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .ci/conformance/node_modules .pytest_cache .mypy_cache .ruff_cache build *.egg-info

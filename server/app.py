@@ -6,12 +6,10 @@ import time
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from loguru import logger
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -26,6 +24,7 @@ from sources.retrieval import Defaults
 from .auth import ApiKeyHeader, JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
+from .http_security import transport_security
 from .limits import RateLimiter, rate_limit
 from .logs import log_requests
 from .request_defaults import apply_request_config, request_config
@@ -201,7 +200,9 @@ async def healthz(request: Request) -> JSONResponse:
 def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
     """Streamable HTTP at /mcp, plus /healthz; with `host`, DELETE ends a session's state too."""
     app = mcp.streamable_http_app(
-        streamable_http_path="/mcp", host=settings.host, transport_security=transport_security(settings)
+        streamable_http_path="/mcp",
+        host=settings.host,
+        transport_security=transport_security(settings.host, settings.public_url),
     )
     if host is not None and host.authenticated:
         app.add_middleware(ApiKeyHeader)
@@ -214,33 +215,6 @@ def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None)
         # Runs after the response, when the auth middleware has put the principal in the scope.
         app.add_middleware(EndSessionOnDelete, store=host.sessions, user_of=user_of)
     return app
-
-
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def transport_security(settings: Settings) -> TransportSecuritySettings | None:
-    """The SDK guards a loopback server against DNS rebinding by checking Host and Origin; behind
-    a proxy that forwards the public Host, `public_url`'s host must pass that check too.
-    None leaves the SDK's default (the guard on loopback, off elsewhere)."""
-    if settings.public_url is None or settings.host not in LOOPBACK_HOSTS:
-        return None
-    public = urlsplit(settings.public_url)
-    netloc = public.hostname or ""
-    if ":" in netloc:
-        netloc = f"[{netloc}]"
-    if public.port is not None:
-        netloc = f"{netloc}:{public.port}"
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", netloc],
-        allowed_origins=[
-            "http://127.0.0.1:*",
-            "http://localhost:*",
-            "http://[::1]:*",
-            f"{public.scheme}://{netloc}",
-        ],
-    )
 
 
 def _version() -> str:

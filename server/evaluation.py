@@ -150,7 +150,8 @@ def run_eval_command(beir: Path, split: str, as_json: bool, limit_queries: int |
             f"  nDCG@10 {report['ndcg@10']:.4f}   Recall@100 {report['recall@100']:.4f}"
             f"   MRR@10 {report['mrr@10']:.4f}"
         )
-        print(f"  latency p50 {report['latency_ms']['p50']} ms   p95 {report['latency_ms']['p95']} ms (limit 100)")
+        latency = report["latency_ms"]
+        print(f"  latency p50 {latency['p50']} ms   p95 {latency['p95']} ms (limit {K_RECALL})")
         page = report["page_latency_ms"]
         print(f"  latency p50 {page['p50']} ms   p95 {page['p95']} ms (limit {page['limit']})")
         imp = report["import"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 import uvicorn
@@ -13,6 +12,7 @@ from sources.errors import KnowledgeError
 from .app import build_server, http_app
 from .auth import JwtVerifier
 from .config import Settings
+from .http_security import is_loopback
 from .keys import has_active_keys
 from .websocket import ws_app
 
@@ -21,15 +21,6 @@ WS_MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the same cap the SDK puts on an HTTP r
 
 class TransportError(KnowledgeError):
     pass
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def run_stdio(settings: Settings) -> None:

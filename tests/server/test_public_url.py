@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.app import transport_security
 from server.auth import auth_settings
 from server.config import ConfigError, Settings, load_settings
+from server.http_security import transport_security
 
 
 def test_without_public_url_the_resource_is_the_bind_address() -> None:
@@ -17,7 +17,9 @@ def test_without_public_url_the_resource_is_the_bind_address() -> None:
         "http://127.0.0.1:8123/mcp"
     )
     assert Settings(host="::1", port=9000).base_url() == "http://[::1]:9000"
-    assert transport_security(Settings()) is None  # the SDK's own loopback guard applies
+    security = transport_security("127.0.0.1")
+    assert security is not None and security.enable_dns_rebinding_protection
+    assert "knowledge.example.com" not in " ".join(security.allowed_hosts or [])
 
 
 def test_public_url_becomes_the_resource_and_loses_its_trailing_slash() -> None:
@@ -27,12 +29,14 @@ def test_public_url_becomes_the_resource_and_loses_its_trailing_slash() -> None:
 
 
 def test_on_loopback_the_public_host_passes_the_dns_rebinding_guard() -> None:
-    security = transport_security(Settings(public_url="https://knowledge.example.com:8443"))
+    settings = Settings(public_url="https://knowledge.example.com:8443")
+    security = transport_security(settings.host, settings.public_url)
     assert security is not None and security.enable_dns_rebinding_protection
     assert "knowledge.example.com:8443" in security.allowed_hosts
     assert "127.0.0.1:*" in security.allowed_hosts
     assert "https://knowledge.example.com:8443" in security.allowed_origins
-    assert transport_security(Settings(host="0.0.0.0", public_url="https://k.example.com")) is None
+    elsewhere = transport_security("0.0.0.0", "https://k.example.com")
+    assert elsewhere is not None and not elsewhere.enable_dns_rebinding_protection  # auth guards it
 
 
 @pytest.mark.parametrize(
