@@ -102,11 +102,14 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
                 scores["recall"].append(recall(ranked, qrels[qid], K_RECALL))
                 scores["mrr"].append(mrr(ranked, qrels[qid], K_NDCG))
             # The latency an assistant sees: one page of 10 results, snippets included.
+            # A page plans its search for its own depth, so its ranking is scored too.
             page_latencies: list[float] = []
+            page_ndcg: list[float] = []
             for qid in qids:
                 t0 = time.perf_counter()
-                await notes.search(db, SearchRequest(queries[qid], limit=K_NDCG), defaults)
+                page = await notes.search(db, SearchRequest(queries[qid], limit=K_NDCG), defaults)
                 page_latencies.append((time.perf_counter() - t0) * 1000)
+                page_ndcg.append(ndcg([doc_of[r.id] for r in page.results], qrels[qid], K_NDCG))
         finally:
             await db.close()
     return {
@@ -120,6 +123,7 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
             "p50": round(percentile(latencies, 50), 2),
             "p95": round(percentile(latencies, 95), 2),
         },
+        "page_ndcg@10": round(statistics.fmean(page_ndcg), 4) if qids else 0.0,
         "page_latency_ms": {
             "limit": K_NDCG,
             "p50": round(percentile(page_latencies, 50), 2),
@@ -153,7 +157,10 @@ def run_eval_command(beir: Path, split: str, as_json: bool, limit_queries: int |
         latency = report["latency_ms"]
         print(f"  latency p50 {latency['p50']} ms   p95 {latency['p95']} ms (limit {K_RECALL})")
         page = report["page_latency_ms"]
-        print(f"  latency p50 {page['p50']} ms   p95 {page['p95']} ms (limit {page['limit']})")
+        print(
+            f"  latency p50 {page['p50']} ms   p95 {page['p95']} ms (limit {page['limit']}; "
+            f"nDCG@10 of that page {report['page_ndcg@10']:.4f})"
+        )
         imp = report["import"]
         print(f"  import {imp['documents']} docs in {imp['seconds']} s ({imp['docs_per_s']} docs/s)")
     return 0

@@ -166,7 +166,8 @@ class ChunkedSource(Generic[R]):
             )
         keys = [k for t in query.terms for k in estimate_keys(t)]
         stats = await self.term_stats(db).lookup(db, keys)
-        plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks)
+        depth = request.offset + request.limit
+        plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, depth)
         if plan is None:
             return SearchResponse[self.result_model](  # type: ignore[name-defined]
                 results=[], count=0, has_more=False, next_offset=None, total_estimated=0, warnings=warnings

@@ -32,6 +32,9 @@ EXACT_CAP = 500
 """Score every matching row when the terms' row counts add up to at most this."""
 CANDIDATE_CAP = 300
 """Otherwise, candidates come from the rarest terms whose row counts add up to at most this."""
+PER_RESULT = 10
+"""Deeper pages need more candidates: both caps above are at least this many rows per result
+asked for (offset + limit), so a page of 100 still finds what a page of 10 would rank."""
 SCORE_CAP = 20_000
 """When pruning, a term matching more rows than this only scores if nothing rarer is asked:
 walking its rows to score the candidates would cost more than the rest of the search."""
@@ -64,9 +67,13 @@ class SearchPlan:
     """Common terms that did not score because rarer ones were asked (`SCORE_CAP`)."""
 
 
-def plan_search(terms: tuple[Term, ...], df: dict[str, int], chunks: int) -> SearchPlan | None:
-    """The plan for `terms` given each term's row count (keyed by `Term.fts()`); None: no term
-    matches anything."""
+def plan_search(
+    terms: tuple[Term, ...], df: dict[str, int], chunks: int, depth: int = 10
+) -> SearchPlan | None:
+    """The plan for `terms` given each term's row count (keyed by `Term.fts()`) and how many
+    results the page reaches (`offset + limit`); None: no term matches anything."""
+    exact_cap = max(EXACT_CAP, PER_RESULT * depth)
+    candidate_cap = max(CANDIDATE_CAP, PER_RESULT * depth)
     present = [t for t in terms if df.get(t.fts(), 0) > 0]
     if not present:
         return None
@@ -76,21 +83,21 @@ def plan_search(terms: tuple[Term, ...], df: dict[str, int], chunks: int) -> Sea
     by_rarity = sorted(kept, key=lambda t: df[t.fts()])
     total = sum(df[t.fts()] for t in kept)
     largest = max(df[t.fts()] for t in kept)
-    if total <= EXACT_CAP:
+    if total <= exact_cap:
         return SearchPlan(_or(by_rarity), estimated_rows=largest, dropped=dropped)
     essential: list[Term] = []
     rows = 0
     for term in by_rarity:
-        if essential and rows + df[term.fts()] > CANDIDATE_CAP:
+        if essential and rows + df[term.fts()] > candidate_cap:
             break
         essential.append(term)
         rows += df[term.fts()]
     scored = [t for t in by_rarity if t in essential or df[t.fts()] <= SCORE_CAP]
-    sample = rows > CANDIDATE_CAP
+    sample = rows > candidate_cap
     return SearchPlan(
         match=_or(scored),
         candidates=_or(essential) if len(scored) > len(essential) else None,
-        cap=SAMPLE_CAP if sample else None,
+        cap=max(SAMPLE_CAP, PER_RESULT * depth) if sample else None,
         flat_score=-idf(rows, chunks) if sample and len(scored) == 1 else None,
         estimated_rows=largest,
         exact=False,

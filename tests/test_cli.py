@@ -117,4 +117,5 @@ def test_eval_on_a_tiny_beir_dataset_prints_plausible_json_metrics(tmp_path: Pat
     assert 0 <= report["latency_ms"]["p50"] <= report["latency_ms"]["p95"]
     assert 0 <= report["page_latency_ms"]["p50"] <= report["page_latency_ms"]["p95"]
     assert report["page_latency_ms"]["limit"] == 10
+    assert 0.5 < report["page_ndcg@10"] <= 1
     assert isinstance(report["config"], dict) and report["config"]

@@ -169,3 +169,12 @@ async def test_a_sampled_search_answers_the_newest_matching_items_first(
     modified = [r.last_modified for r in out.results]
     assert modified == sorted(modified, reverse=True)
     assert any("most recently indexed (newest first)" in w for w in out.warnings)
+
+
+def test_deeper_pages_get_more_candidates() -> None:
+    counts = df(a=200, b=CANDIDATE_CAP, c=50_000)
+    shallow = plan_search(terms("a", "b", "c"), counts, 1_000_000, depth=10)
+    deep = plan_search(terms("a", "b", "c"), counts, 1_000_000, depth=100)
+    assert shallow is not None and deep is not None
+    assert shallow.candidates == '"a"'
+    assert deep.candidates == '"a" OR "b"'  # 10 rows per result: up to 1,000 candidate rows
