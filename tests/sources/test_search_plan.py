@@ -125,6 +125,7 @@ async def test_pruned_search_scores_its_candidates_exactly_as_the_full_search(
     exact = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
     stats = await notes.term_stats(notes_db).lookup(notes_db, [t.fts() for t in parse_query(query).terms])
     rarest = min(stats.df.values())
+    monkeypatch.setattr(search_plan, "PER_RESULT", 0)
     monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
     monkeypatch.setattr(search_plan, "CANDIDATE_CAP", rarest)
     monkeypatch.setattr(search_plan, "REFILL_CAP", 0)
@@ -142,6 +143,7 @@ async def test_a_short_candidate_page_is_refilled_by_the_exact_search(
 ) -> None:
     query = "sourdough bread recipe"
     exact = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    monkeypatch.setattr(search_plan, "PER_RESULT", 0)
     monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
     monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
     refilled = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
@@ -160,6 +162,7 @@ def test_a_sample_of_one_very_common_term_is_not_ranked_by_bm25() -> None:
 async def test_a_sampled_search_answers_the_newest_matching_items_first(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(search_plan, "PER_RESULT", 0)
     monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
     monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
     monkeypatch.setattr(search_plan, "REFILL_CAP", 0)
@@ -172,7 +175,7 @@ async def test_a_sampled_search_answers_the_newest_matching_items_first(
 
 
 def test_deeper_pages_get_more_candidates() -> None:
-    counts = df(a=200, b=CANDIDATE_CAP, c=50_000)
+    counts = df(a=200, b=CANDIDATE_CAP, c=5_000)
     shallow = plan_search(terms("a", "b", "c"), counts, 1_000_000, depth=10)
     deep = plan_search(terms("a", "b", "c"), counts, 1_000_000, depth=100)
     assert shallow is not None and deep is not None
