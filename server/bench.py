@@ -332,7 +332,8 @@ def print_table(r: dict[str, Any]) -> None:
             ms = level["latency_ms"]
             print(
                 f"  {level['clients']:>4} clients  {level['calls_per_s']:>8} calls/s  p50 {ms['p50']} ms"
-                f"  p95 {ms['p95']} ms  p99 {ms['p99']} ms  errors {level['errors']}"
+                f"  p95 {ms['p95']} ms  p99 {ms['p99']} ms"
+                f"  errors {level['errors']}  partial {level['partial']}"
             )
         print(f"  server peak RSS {r['load']['server_peak_rss_mb']} MB")
     print(f"peak RSS {r['peak_rss_mb']} MB (bench process); phases {r['phases_s']}")

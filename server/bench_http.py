@@ -9,8 +9,9 @@ later (WebSocket) is one more factory here, and the same load loop drives it.
 `load` runs N clients at once against the server for a fixed time. Each client connects
 (initialize; not timed), waits for the others, then issues `knowledge_search` calls back to
 back until the time is up. Throughput counts completed successful calls over the window from
-the common start to the last completion; latency is per call; errors are counted by kind
-(a tool error, or the exception type) and never stop the run.
+the common start to the last completion (calls started before the end run to completion);
+latency is per call; errors are counted by kind (a tool error, or the exception type) and
+never stop the run; `partial` counts answers that lack a source which timed out.
 """
 
 from __future__ import annotations
@@ -158,10 +159,17 @@ async def search_calls(
     return latencies
 
 
+def partial(result: Any) -> bool:
+    """An answer missing a source that did not answer within `source_timeout_s`."""
+    warnings = (result.structured_content or {}).get("warnings") or []
+    return any("no answer within" in str(w) for w in warnings)
+
+
 @dataclass
 class LoadRun:
     latencies: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    partial: int = 0
     last_done: float = 0.0
 
 
@@ -198,6 +206,7 @@ async def load(
                         run.errors["tool_error"] += 1
                     else:
                         run.latencies.append((run.last_done - t0) * 1000)
+                        run.partial += partial(result)
         except Exception as exc:  # a client that cannot connect is an error, not a crash
             run.errors[f"connect:{type(exc).__name__}"] += 1
 
@@ -221,6 +230,7 @@ async def load(
         "seconds": round(elapsed, 3),
         "calls": len(run.latencies),
         "calls_per_s": round(len(run.latencies) / elapsed, 2),
+        "partial": run.partial,
         "errors": sum(run.errors.values()),
         "error_kinds": dict(run.errors),
         "latency_ms": stats_of(run.latencies),
