@@ -1,19 +1,24 @@
 """`knowledge-mcp bench`: speed and memory on a synthetic corpus (DESIGN §11).
 
-The corpus (`bench_corpus`) is imported into a throw-away data dir through each source's real
-`Importer.write_item`; the same queries then run through each source's search, the
-aggregator (the real server through the in-memory MCP client), each retrieval mode of get,
-raw SQLite FTS5 on the same databases (the floor), and end to end over stdio.
+The corpus (`bench_corpus`) streams into a throw-away data dir through each source's real
+importer (`bench_import`, batched, optionally cached); the same queries then run through
+each source's search, the aggregator (the real server through the in-memory MCP client),
+each retrieval mode of get, raw SQLite FTS5 on the same databases (the floor), end to end
+over stdio and over HTTP, and with `--load` N authenticated HTTP clients at once
+(`bench_http`). Every phase runs a fixed number of queries whatever the size, so a
+million-chunk run is spent importing, not re-searching.
 """
 
 from __future__ import annotations
 
 import json
 import resource
+import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +27,15 @@ from mcp import Client, StdioServerParameters
 
 from sources.base import SearchRequest
 from sources.db import Database, database_path, open_database
-from sources.importing import Importer
 from sources.models import Retrieval
 from sources.query import parse_query
 from sources.registry import SOURCES
 from sources.retrieval import Defaults
 
+from . import bench_http, bench_import
 from .app import build_server
-from .bench_corpus import Corpus, generate
+from .bench_corpus import Corpus, CorpusStream, default_query_count
+from .bench_report import print_table
 from .config import Settings
 from .evaluation import percentile
 
@@ -43,7 +49,19 @@ GET_MODES: dict[str, Retrieval] = {
     "chunk_with_siblings": Retrieval(mode="chunk_with_siblings", max_tokens=1000),
     "full": Retrieval(mode="full", max_tokens=4000),
 }
-E2E_QUERIES = 36
+E2E_QUERIES = 50
+GET_HITS = 50  # per source: the first hits of the first queries with any, each read in every mode
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    size: int
+    seed: int = 1
+    cache_dir: Path | None = None
+    load: bool = False
+    clients: tuple[int, ...] = (1, 10, 50)
+    load_seconds: float = 10.0
+    transport: str = "http"
 
 
 def stats(ms: list[float]) -> dict[str, float]:
@@ -55,28 +73,6 @@ async def timed(call: Awaitable[Any]) -> tuple[float, Any]:
     t0 = time.perf_counter()
     out = await call
     return (time.perf_counter() - t0) * 1000, out
-
-
-async def import_corpus(corpus: Corpus, data_dir: Path) -> tuple[dict[str, Database], dict[str, Any]]:
-    dbs: dict[str, Database] = {}
-    report: dict[str, Any] = {}
-    for name, source in SOURCES.items():
-        db = dbs[name] = await open_database(database_path(data_dir, USER, name), source.migrations)
-        importer = Importer(source, db)
-        items = [b for b in corpus.items if b.source == name]
-        t0 = time.perf_counter()
-        for i, b in enumerate(items):
-            await importer.write_item(Path(f"bench/{name}/{i}"), b.item)
-        seconds = max(time.perf_counter() - t0, 1e-9)
-        chunks = corpus.chunks(name)
-        report[name] = {
-            "items": len(items),
-            "chunks": chunks,
-            "seconds": round(seconds, 3),
-            "items_per_s": round(len(items) / seconds, 1),
-            "chunks_per_s": round(chunks / seconds, 1),
-        }
-    return dbs, report
 
 
 async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -95,7 +91,7 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
             ms, response = await timed(source.search(db, request, defaults))
             ours.append(ms)
             hits += bool(response.results)
-            if response.results and len(firsts) < 50:
+            if response.results and len(firsts) < GET_HITS:
                 firsts.append((response.results[0], q))
             match = parse_query(q).match_expression()
             if match:
@@ -141,19 +137,59 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
     }
 
 
+def e2e_queries(corpus: Corpus) -> list[str]:
+    """E2E_QUERIES spread evenly over the query set (so every kind is in)."""
+    qs = [q for _, q in corpus.queries]
+    return qs[:: max(1, len(qs) // E2E_QUERIES)][:E2E_QUERIES]
+
+
 async def bench_stdio(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "server", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
+        env=bench_http.server_env(),
     )
     latencies: list[float] = []
-    queries = [q for _, q in corpus.queries][:: max(1, len(corpus.queries) // E2E_QUERIES)][:E2E_QUERIES]
     async with Client(params) as client:
-        for q in queries:
+        for q in e2e_queries(corpus):
             args = {"query": q, "limit": 10, "seen": "show"}
             latencies.append((await timed(client.call_tool("knowledge_search", args)))[0])
-    s = stats(latencies)
-    return {"tool": "knowledge_search", "queries": len(latencies), "p50": s["p50"], "p95": s["p95"]}
+    return {"tool": "knowledge_search", "queries": len(latencies), **stats(latencies)}
+
+
+async def bench_http_e2e(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
+    """One SDK client over streamable HTTP to `serve --transport http --no-auth` (a subprocess)."""
+    async with bench_http.served(data_dir, auth=False) as server:
+        ms = await bench_http.search_calls(bench_http.http_client, server.url, None, e2e_queries(corpus))
+    return {
+        "tool": "knowledge_search",
+        "transport": "streamable-http",
+        "auth": False,
+        "queries": len(ms),
+        **stats(ms),
+        "server_peak_rss_mb": server.peak_rss_mb,
+    }
+
+
+async def bench_load(corpus: Corpus, data_dir: Path, options: BenchOptions) -> dict[str, Any]:
+    """Concurrency levels against one authenticated server; every client its own JWT, one user."""
+    factory = bench_http.CLIENTS[options.transport]
+    queries = [q for _, q in corpus.queries]
+    levels: list[dict[str, Any]] = []
+    async with bench_http.served(data_dir, auth=True) as server:
+        for n in options.clients:
+            tokens: Sequence[str | None] = server.mint(USER, n)
+            levels.append(await bench_http.load(factory, server.url, tokens, queries, options.load_seconds))
+    return {
+        "transport": options.transport,
+        "auth": "jwt (HS256), one token per client, all for one user",
+        "user": USER,
+        "tool": "knowledge_search",
+        "seen": "show",
+        "seconds_per_level": options.load_seconds,
+        "levels": levels,
+        "server_peak_rss_mb": server.peak_rss_mb,
+    }
 
 
 def peak_rss_mb() -> float:
@@ -161,72 +197,111 @@ def peak_rss_mb() -> float:
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
-async def run_bench(size: int, seed: int) -> dict[str, Any]:
+async def prepare(options: BenchOptions, data_dir: Path) -> tuple[Corpus, dict[str, Any], dict[str, Any]]:
+    """The corpus imported into `data_dir` (or copied from the cache): corpus, imports, setup."""
+    queries = default_query_count(options.size)
+    key = bench_import.cache_key(options.size, options.seed, queries)
+    if options.cache_dir is not None:
+        t0 = time.perf_counter()
+        manifest = bench_import.restore(options.cache_dir, key, data_dir)
+        if manifest is not None:
+            setup = {"cache": "hit", "cache_key": key, "restore_s": round(time.perf_counter() - t0, 2)}
+            setup["generate_and_import_s"] = manifest["generate_and_import_s"]
+            return bench_import.corpus_from_manifest(manifest), manifest["import"], setup
     t0 = time.perf_counter()
-    corpus = generate(size, seed)
-    generate_s = time.perf_counter() - t0
+    stream = CorpusStream(options.size, options.seed, queries)
+    pool_s = time.perf_counter() - t0
+    imports = await bench_import.load(stream, data_dir)
+    total_s = time.perf_counter() - t0
+    setup = {
+        "cache": "off" if options.cache_dir is None else "miss",
+        "cache_key": key,
+        "sentence_pool_s": round(pool_s, 2),
+        "generate_and_import_s": round(total_s, 2),
+        "batch_chunks": bench_import.BATCH_CHUNKS,
+    }
+    if options.cache_dir is not None:
+        options.cache_dir.mkdir(parents=True, exist_ok=True)
+        manifest = bench_import.corpus_manifest(stream.corpus, total_s, imports)
+        bench_import.store(options.cache_dir, key, data_dir, manifest)
+    return stream.corpus, imports, setup
+
+
+async def run_bench(options: BenchOptions) -> dict[str, Any]:
+    phases: dict[str, float] = {}
+
+    def lap(name: str, t0: float) -> None:
+        phases[name] = round(time.perf_counter() - t0, 2)
+
     with tempfile.TemporaryDirectory(prefix="knowledge-mcp-bench-") as tmp:
         data_dir = Path(tmp)
-        dbs, imports = await import_corpus(corpus, data_dir)
+        t0 = time.perf_counter()
+        corpus, imports, setup = await prepare(options, data_dir)
+        lap("setup", t0)
+        t0 = time.perf_counter()
+        dbs = {
+            name: await open_database(database_path(data_dir, USER, name), source.migrations)
+            for name, source in SOURCES.items()
+        }
         try:
             per_source, get = await bench_sources(corpus, dbs)
         finally:
             for db in dbs.values():
                 await db.close()
+        lap("sources_get_floor", t0)
+        t0 = time.perf_counter()
         aggregator = await bench_aggregator(corpus, data_dir)
+        lap("aggregator", t0)
+        t0 = time.perf_counter()
         stdio = await bench_stdio(corpus, data_dir)
+        lap("stdio_e2e", t0)
+        t0 = time.perf_counter()
+        http = await bench_http_e2e(corpus, data_dir)
+        lap("http_e2e", t0)
+        load = None
+        if options.load:
+            t0 = time.perf_counter()
+            load = await bench_load(corpus, data_dir, options)
+            lap("load", t0)
+        disk_mb = round(sum(f.stat().st_size for f in data_dir.rglob("*") if f.is_file()) / 2**20, 1)
     for name, entry in per_source.items():
         entry["import"] = imports[name]
     kinds: dict[str, int] = {}
     for kind, _ in corpus.queries:
         kinds[kind] = kinds.get(kind, 0) + 1
+    total_items = sum(corpus.item_counts.values())
+    import_s = sum(e["seconds"] for e in imports.values())
     return {
-        "size": size,
-        "seed": seed,
+        "size": options.size,
+        "seed": options.seed,
         "fingerprint": corpus.fingerprint(),
+        "sqlite": sqlite3.sqlite_version,
         "sizes": {
-            "items": len(corpus.items),
+            "items": total_items,
             "chunks": corpus.chunks(),
             "queries": len(corpus.queries),
             "query_kinds": kinds,
-            "generate_s": round(generate_s, 2),
+            "disk_mb": disk_mb,
         },
+        "setup": {
+            **setup,
+            "import_items_per_s": round(total_items / max(import_s, 1e-9), 1),
+            "import_chunks_per_s": round(corpus.chunks() / max(import_s, 1e-9), 1),
+        },
+        "phases_s": phases,
         "sources": per_source,
         "aggregator": aggregator,
         "get": get,
         "floor_ratio_p50": {name: e["ratio_p50"] for name, e in per_source.items()},
         "peak_rss_mb": peak_rss_mb(),
-        "e2e": {"stdio": stdio, "http": None, "http_reason": "not measured yet (left for later)"},
+        "e2e": {"stdio": stdio},
+        "http_e2e": http,
+        "load": load,
     }
 
 
-def print_table(r: dict[str, Any]) -> None:
-    s = r["sizes"]
-    print(f"bench: {s['items']} items, {s['chunks']} chunks, {s['queries']} queries (seed {r['seed']})")
-    print(
-        f"{'source':<11} {'items/s':>9} {'chunks/s':>9} {'p50':>7} {'p95':>7} {'p99':>7}"
-        f" {'raw p50':>8} {'ratio':>6}"
-    )
-    for name, e in r["sources"].items():
-        ms, imp = e["search_ms"], e["import"]
-        print(
-            f"{name:<11} {imp['items_per_s']:>9} {imp['chunks_per_s']:>9} {ms['p50']:>7} {ms['p95']:>7}"
-            f" {ms['p99']:>7} {e['raw_fts_ms']['p50']:>8} {e['ratio_p50']:>6}"
-        )
-    a = r["aggregator"]["latency_ms"]
-    print(f"aggregator  knowledge_search p50 {a['p50']} ms  p95 {a['p95']} ms  p99 {a['p99']} ms")
-    for mode, g in r["get"].items():
-        print(f"get {mode:<20} p50 {g['p50']} ms  p95 {g['p95']} ms  p99 {g['p99']} ms")
-    e = r["e2e"]["stdio"]
-    print(
-        f"e2e stdio   {e['queries']} queries p50 {e['p50']} ms  p95 {e['p95']} ms;"
-        f"  http: {r['e2e']['http_reason']}"
-    )
-    print(f"peak RSS {r['peak_rss_mb']} MB")
-
-
-def run_bench_command(size: int, as_json: bool, seed: int) -> int:
-    report = anyio.run(run_bench, size, seed)
+def run_bench_command(options: BenchOptions, as_json: bool) -> int:
+    report = anyio.run(run_bench, options)
     if as_json:
         print(json.dumps(report))
     else:

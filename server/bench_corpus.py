@@ -4,14 +4,21 @@ Deterministic for a seed: a Zipfian vocabulary (real function and content words 
 pronounceable stems in the long tail), notes 80–2,000 words, media documents longer and emails
 short, chats of 4–40 messages, characters and prompts as field dicts. Items are shaped as the
 sources' own parsers shape them (explicit `ChunkSpan`s for messages and fields).
+
+A million-chunk corpus is about 170 million words, so two things matter: words are drawn in
+bulk (random bytes indexing a 2^20-slot table laid out by the Zipf weights, not one
+`random.choices` bisect per word), and the corpus is a stream (`CorpusStream`) the bench
+imports as it is generated, keeping only counts, a running fingerprint and a small sample of
+items for phrase queries — not a gigabyte of text.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import itertools
 import random
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -27,6 +34,8 @@ from sources.query import STOP_WORDS
 
 VOCABULARY_SIZE = 4000
 ZIPF_S = 1.07
+TABLE_BITS = 20  # word-sampling table slots: 2^20, so the rarest word still has ~20 slots
+PHRASE_SAMPLE = 500  # items kept (reservoir) to cut phrase queries from
 # The share of chunks each source gets.
 SHARES = {"notes": 0.32, "media": 0.26, "chats": 0.28, "characters": 0.07, "prompts": 0.07}
 
@@ -68,45 +77,87 @@ class BenchItem:
 
 @dataclass
 class Corpus:
+    """A generated corpus: items (only when kept), per-source counts, queries, fingerprint."""
+
     seed: int
     items: list[BenchItem] = field(default_factory=list)
     queries: list[tuple[str, str]] = field(default_factory=list)
     """(kind, query): common, rare, mix, phrase, prefix."""
+    item_counts: dict[str, int] = field(default_factory=dict)
+    chunk_counts: dict[str, int] = field(default_factory=dict)
+    digest: str = ""
 
     def chunks(self, source: str | None = None) -> int:
-        return sum(b.chunk_count for b in self.items if source is None or b.source == source)
+        return sum(n for name, n in self.chunk_counts.items() if source is None or name == source)
 
     def fingerprint(self) -> str:
-        h = hashlib.sha256()
-        for b in self.items:
-            h.update(f"{b.source}\x00{b.item.key}\x00{b.item.content_hash()}\x00".encode())
-        for kind, query in self.queries:
-            h.update(f"{kind}\x00{query}\x00".encode())
-        return h.hexdigest()[:16]
+        return self.digest
+
+
+def zipf_table(words: list[str], bits: int = TABLE_BITS) -> list[str]:
+    """2^bits slots, each word holding slots in proportion to its Zipf weight (largest remainder)."""
+    slots = 1 << bits
+    weights = [1 / (r + 1) ** ZIPF_S for r in range(len(words))]
+    total = sum(weights)
+    exact = [w / total * slots for w in weights]
+    counts = [int(x) for x in exact]
+    by_remainder = sorted(range(len(words)), key=lambda r: counts[r] - exact[r])
+    for r in by_remainder[: slots - sum(counts)]:
+        counts[r] += 1
+    return [w for w, c in zip(words, counts, strict=True) for _ in range(c)]
+
+
+_MASKS = [bytes(i & ((1 << b) - 1) for i in range(256)) for b in range(9)]  # keep the low b bits
+
+
+def random_indices(rng: random.Random, n: int, bits: int) -> array[int]:
+    """n uniform integers below 2^bits (8 <= bits <= 24) from random bytes, without a Python loop."""
+    if bits <= 16:
+        raw = bytearray(rng.randbytes(2 * n))
+        raw[1::2] = raw[1::2].translate(_MASKS[bits - 8])
+        return array("H", bytes(raw))
+    raw3 = rng.randbytes(3 * n)
+    wide = bytearray(4 * n)
+    wide[0::4] = raw3[0::3]
+    wide[1::4] = raw3[1::3]
+    wide[2::4] = raw3[2::3].translate(_MASKS[bits - 16])
+    return array("I", bytes(wide))
+
+
+def pool_bits(size: int) -> int:
+    """Sentence pool of 2^bits: about one pool sentence per 8 corpus sentences, 2^12..2^20."""
+    return max(12, min(20, (size * 12 // 8).bit_length()))
 
 
 class Writer:
-    """Zipfian text from one `random.Random`."""
+    """Zipfian text from one `random.Random`, drawn in bulk.
 
-    def __init__(self, rng: random.Random) -> None:
+    Words come from a 2^20-slot Zipf table indexed by random bytes. Body text is sentences
+    drawn from a pool of Zipfian sentences (2^`pool_bits`, generated first): a million-chunk
+    corpus is ~12 million sentences, and choosing sentences rather than words is what makes it
+    minutes rather than an hour. Each pool sentence recurs ~8 times in the corpus, at random
+    places; term and document frequencies stay Zipfian.
+    """
+
+    def __init__(self, rng: random.Random, pool_size_bits: int = 12) -> None:
         self.rng = rng
         self.words = vocabulary()
-        self.cum = list(itertools.accumulate(1 / (r + 1) ** ZIPF_S for r in range(len(self.words))))
+        self.table = zipf_table(self.words)
+        self.pool_bits = pool_size_bits
+        self.pool = [self.sentence() for _ in range(1 << pool_size_bits)]
 
     def words_n(self, n: int) -> list[str]:
-        return self.rng.choices(self.words, cum_weights=self.cum, k=n)
+        return list(map(self.table.__getitem__, random_indices(self.rng, n, TABLE_BITS)))
+
+    def sentence(self) -> str:
+        """6–22 words; about one in six ends its paragraph."""
+        length, brk = self.rng.randbytes(2)
+        return " ".join(self.words_n(6 + length % 17)).capitalize() + ("." if brk >= 46 else ".\n\n")
 
     def text(self, n_words: int) -> str:
-        words = self.words_n(n_words)
-        out: list[str] = []
-        i = 0
-        while i < len(words):
-            sentence = words[i : i + self.rng.randint(6, 22)]
-            i += len(sentence)
-            out.append(" ".join(sentence).capitalize() + ".")
-            if self.rng.random() < 0.18:
-                out.append("\n\n")
-        return " ".join(out).replace(" \n\n ", "\n\n").strip()
+        """About `n_words` words (sentences average 14), at least one sentence."""
+        picks = random_indices(self.rng, max(1, round(n_words / 14)), self.pool_bits)
+        return " ".join(map(self.pool.__getitem__, picks)).replace("\n\n ", "\n\n").strip()
 
     def title(self) -> str:
         return " ".join(self.words_n(self.rng.randint(2, 6))).capitalize()
@@ -200,7 +251,7 @@ def prompt(w: Writer, i: int) -> ParsedItem:
 MAKERS = {"notes": note, "media": media, "chats": chat, "characters": character, "prompts": prompt}
 
 
-def queries(w: Writer, items: list[BenchItem], count: int) -> list[tuple[str, str]]:
+def queries(w: Writer, sample: list[BenchItem], count: int) -> list[tuple[str, str]]:
     vocab, rng = w.words, w.rng
     content = [v for v in vocab[:300] if v not in STOP_WORDS]
     per = max(1, count // 5)
@@ -208,7 +259,7 @@ def queries(w: Writer, items: list[BenchItem], count: int) -> list[tuple[str, st
     out += [("rare", rng.choice(vocab[1500:])) for _ in range(per)]
     out += [("mix", " ".join(rng.choice(vocab[:2000]) for _ in range(rng.randint(2, 4)))) for _ in range(per)]
     for _ in range(per):
-        words = rng.choice(items).item.content.split()
+        words = rng.choice(sample).item.content.split()
         at = rng.randrange(max(1, len(words) - 3))
         phrase = " ".join(words[at : at + rng.randint(2, 3)]).strip(".,:").lower()
         out.append(("phrase", f'"{phrase}"'))
@@ -216,21 +267,54 @@ def queries(w: Writer, items: list[BenchItem], count: int) -> list[tuple[str, st
     return out
 
 
-def generate(size: int, seed: int, query_count: int | None = None) -> Corpus:
-    """About `size` chunks across all five sources, the same for the same seed.
+def default_query_count(size: int) -> int:
+    """200 queries (p99 is then the 2nd-worst), fewer (at least 50) under 1,000 chunks."""
+    return min(200, max(50, size // 5))
 
-    The query set is 200 queries, fewer (at least 50) for corpora under 1,000 chunks.
+
+class CorpusStream:
+    """About `size` chunks across all five sources, the same for the same seed, as a stream.
+
+    Iterate `items()` once (source by source, in `SHARES` order); afterwards `corpus` holds the
+    counts, the fingerprint and the queries. Phrase queries are cut from a reservoir sample of
+    items drawn with its own generator, so keeping the sample does not change the corpus.
     """
-    rng = random.Random(seed)
-    writer = Writer(rng)
-    corpus = Corpus(seed)
-    for name, share in SHARES.items():
-        budget, made, i = max(1, round(size * share)), 0, 0
-        while made < budget:
-            b = BenchItem(name, MAKERS[name](writer, i))
-            corpus.items.append(b)
-            made += b.chunk_count
-            i += 1
-    count = query_count if query_count is not None else min(200, max(50, size // 5))
-    corpus.queries = queries(writer, corpus.items, count)
-    return corpus
+
+    def __init__(self, size: int, seed: int, query_count: int | None = None, keep: bool = False) -> None:
+        self.size = size
+        self.keep = keep
+        self.query_count = query_count if query_count is not None else default_query_count(size)
+        self.writer = Writer(random.Random(seed), pool_bits(size))
+        self.corpus = Corpus(seed)
+
+    def items(self) -> Iterator[BenchItem]:
+        corpus, h = self.corpus, hashlib.sha256()
+        pick, sample, seen = random.Random(f"sample-{corpus.seed}"), list[BenchItem](), 0
+        for name, share in SHARES.items():
+            budget, made, i = max(1, round(self.size * share)), 0, 0
+            while made < budget:
+                b = BenchItem(name, MAKERS[name](self.writer, i))
+                h.update(f"{b.source}\x00{b.item.key}\x00{b.item.content_hash()}\x00".encode())
+                seen += 1
+                if len(sample) < PHRASE_SAMPLE:
+                    sample.append(b)
+                elif (at := pick.randrange(seen)) < PHRASE_SAMPLE:
+                    sample[at] = b
+                if self.keep:
+                    corpus.items.append(b)
+                made += b.chunk_count
+                i += 1
+                yield b
+            corpus.item_counts[name], corpus.chunk_counts[name] = i, made
+        corpus.queries = queries(self.writer, sample, self.query_count)
+        for kind, query in corpus.queries:
+            h.update(f"{kind}\x00{query}\x00".encode())
+        corpus.digest = h.hexdigest()[:16]
+
+
+def generate(size: int, seed: int, query_count: int | None = None) -> Corpus:
+    """The whole corpus in memory (tests, small sizes); the bench streams `CorpusStream`."""
+    stream = CorpusStream(size, seed, query_count, keep=True)
+    for _ in stream.items():
+        pass
+    return stream.corpus

@@ -81,6 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--size", type=int, default=10_000, help="about this many chunks (default 10000)")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
+    bench.add_argument(
+        "--cache-dir", type=Path, help="keep imported corpora here and reuse them (default: none)"
+    )
+    bench.add_argument("--load", action="store_true", help="also run concurrent authenticated HTTP clients")
+    bench.add_argument(
+        "--clients", default="1,10,50", help="--load concurrency levels, comma-separated (default 1,10,50)"
+    )
+    bench.add_argument("--load-seconds", type=float, default=10.0, help="--load time per level (default 10)")
     return parser
 
 
@@ -93,6 +101,29 @@ def _settings(args: argparse.Namespace) -> Any:
         host=getattr(args, "host", None),
         port=getattr(args, "port", None),
         no_auth=getattr(args, "no_auth", None),
+    )
+
+
+def bench_options(args: argparse.Namespace) -> Any:
+    from .bench import BenchOptions
+
+    if args.size < 50:
+        raise KnowledgeError("--size: must be at least 50")
+    try:
+        clients = tuple(int(part) for part in args.clients.split(","))
+    except ValueError:
+        clients = ()
+    if not clients or not all(1 <= n <= 1000 for n in clients):
+        raise KnowledgeError("--clients: comma-separated client counts, each 1..1000 (e.g. 1,10,50)")
+    if not 0.5 <= args.load_seconds <= 3600:
+        raise KnowledgeError("--load-seconds: must be 0.5..3600")
+    return BenchOptions(
+        size=args.size,
+        seed=args.seed,
+        cache_dir=args.cache_dir,
+        load=args.load,
+        clients=clients,
+        load_seconds=args.load_seconds,
     )
 
 
@@ -121,10 +152,8 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "bench":
         from .bench import run_bench_command
 
-        if args.size < 50:
-            raise KnowledgeError("--size: must be at least 50")
         configure_logging("WARNING")
-        return run_bench_command(args.size, args.json, args.seed)
+        return run_bench_command(bench_options(args), args.json)
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
     if args.command == "serve":

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from server.bench import BenchOptions, prepare
 from server.bench_corpus import generate
 from sources.registry import SOURCES
 from tests.conftest import ROOT
@@ -41,21 +42,64 @@ def test_chats_characters_and_prompts_carry_explicit_chunks_inside_their_content
 
 
 @pytest.mark.slow
-def test_bench_json_reports_every_source_with_positive_numbers() -> None:
-    done = subprocess.run(
-        [CLI, "bench", "--size", "300", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
+def test_bench_json_reports_every_section_with_positive_numbers() -> None:
+    command = [CLI, "bench", "--size", "300", "--json", "--load", "--clients", "1,3", "--load-seconds", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    for key in ("sizes", "sources", "aggregator", "get", "floor_ratio_p50", "peak_rss_mb", "e2e"):
+    for key in ("sizes", "setup", "sources", "aggregator", "get", "floor_ratio_p50", "peak_rss_mb", "e2e"):
         assert key in report, key
     assert report["fingerprint"] == generate(300, 1).fingerprint()
+    assert report["sizes"]["chunks"] == generate(300, 1).chunks()
     assert set(report["sources"]) == set(SOURCES)
     for entry in report["sources"].values():
         assert entry["import"]["items"] > 0 and entry["import"]["chunks_per_s"] > 0
+        assert entry["queries_with_hits"] > 0
         assert entry["search_ms"]["p50"] > 0 and entry["raw_fts_ms"]["p50"] > 0 and entry["ratio_p50"] > 0
+    assert report["setup"]["cache"] == "off" and report["setup"]["import_chunks_per_s"] > 0
     assert report["aggregator"]["latency_ms"]["p95"] > 0
     assert set(report["get"]) == {"snippet", "chunk", "chunk_with_siblings", "full"}
     assert all(g["calls"] > 0 and g["p50"] > 0 for g in report["get"].values())
     assert report["peak_rss_mb"] > 0
-    assert report["e2e"]["stdio"]["p50"] > 0 and report["e2e"]["http"] is None
+    for e2e in (report["e2e"]["stdio"], report["http_e2e"]):
+        assert e2e["queries"] > 0 and 0 < e2e["p50"] <= e2e["p95"] <= e2e["p99"]
+    assert report["http_e2e"]["transport"] == "streamable-http"
+    load = report["load"]
+    assert load["transport"] == "http" and load["user"] == "local"
+    assert [level["clients"] for level in load["levels"]] == [1, 3]
+    for level in load["levels"]:
+        assert level["connected"] == level["clients"] and level["errors"] == 0, level
+        assert level["calls"] > 0 and level["calls_per_s"] > 0 and level["latency_ms"]["p50"] > 0
+    assert load["server_peak_rss_mb"] is None or load["server_peak_rss_mb"] > 0
+
+
+def test_bench_table_without_load_says_so_and_bad_options_are_refused() -> None:
+    bad = subprocess.run(
+        [CLI, "bench", "--clients", "0,x"], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert bad.returncode == 1 and "--clients" in bad.stderr and "Traceback" not in bad.stderr
+    small = subprocess.run(
+        [CLI, "bench", "--size", "10"], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert small.returncode == 1 and "--size" in small.stderr
+
+
+@pytest.mark.anyio
+async def test_a_cached_corpus_is_reused_with_the_same_databases_and_queries(tmp_path: Path) -> None:
+    options = BenchOptions(size=300, seed=4, cache_dir=tmp_path / "cache")
+    first, again = tmp_path / "first", tmp_path / "again"
+    corpus, imports, setup = await prepare(options, first)
+    assert setup["cache"] == "miss"
+    cached, cached_imports, cached_setup = await prepare(options, again)
+    assert cached_setup["cache"] == "hit" and cached_setup["cache_key"] == setup["cache_key"]
+    assert cached.fingerprint() == corpus.fingerprint() == generate(300, 4).fingerprint()
+    assert cached.queries == corpus.queries and cached.chunk_counts == corpus.chunk_counts
+    assert cached_imports == imports
+    for name in SOURCES:
+        assert (again / "users" / "local" / f"{name}.db").read_bytes() == (
+            first / "users" / "local" / f"{name}.db"
+        ).read_bytes()
+    other, _, other_setup = await prepare(
+        BenchOptions(size=300, seed=5, cache_dir=options.cache_dir), tmp_path / "o"
+    )
+    assert other_setup["cache"] == "miss" and other.fingerprint() != corpus.fingerprint()

@@ -1,0 +1,45 @@
+"""The human-readable table of a `knowledge-mcp bench` report (`--json` prints the object itself)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def print_table(r: dict[str, Any]) -> None:
+    s, setup = r["sizes"], r["setup"]
+    print(
+        f"bench: {s['items']} items, {s['chunks']} chunks, {s['queries']} queries (seed {r['seed']}),"
+        f" {s['disk_mb']} MB on disk, SQLite {r['sqlite']}"
+    )
+    print(
+        f"setup: cache {setup['cache']}, generate+import {setup['generate_and_import_s']} s,"
+        f" {setup['import_items_per_s']} items/s, {setup['import_chunks_per_s']} chunks/s"
+    )
+    print(
+        f"{'source':<11} {'items/s':>9} {'chunks/s':>9} {'p50':>7} {'p95':>7} {'p99':>7}"
+        f" {'raw p50':>8} {'ratio':>6}"
+    )
+    for name, e in r["sources"].items():
+        ms, imp = e["search_ms"], e["import"]
+        print(
+            f"{name:<11} {imp['items_per_s']:>9} {imp['chunks_per_s']:>9} {ms['p50']:>7} {ms['p95']:>7}"
+            f" {ms['p99']:>7} {e['raw_fts_ms']['p50']:>8} {e['ratio_p50']:>6}"
+        )
+    a = r["aggregator"]["latency_ms"]
+    print(f"aggregator  knowledge_search p50 {a['p50']} ms  p95 {a['p95']} ms  p99 {a['p99']} ms")
+    for mode, g in r["get"].items():
+        print(f"get {mode:<20} p50 {g['p50']} ms  p95 {g['p95']} ms  p99 {g['p99']} ms")
+    for name, e in (("stdio", r["e2e"]["stdio"]), ("http", r["http_e2e"])):
+        print(f"e2e {name:<7} {e['queries']} queries p50 {e['p50']} ms  p95 {e['p95']} ms  p99 {e['p99']} ms")
+    if r["load"] is not None:
+        load = r["load"]
+        print(f"load over {load['transport']} (jwt, one user), {load['seconds_per_level']} s per level:")
+        for level in r["load"]["levels"]:
+            ms = level["latency_ms"]
+            print(
+                f"  {level['clients']:>4} clients  {level['calls_per_s']:>8} calls/s  p50 {ms['p50']} ms"
+                f"  p95 {ms['p95']} ms  p99 {ms['p99']} ms"
+                f"  errors {level['errors']}  partial {level.get('partial', 'n/a')}"
+            )
+        print(f"  server peak RSS {r['load']['server_peak_rss_mb']} MB")
+    print(f"peak RSS {r['peak_rss_mb']} MB (bench process); phases {r['phases_s']}")
