@@ -176,7 +176,7 @@ async def bench_load(corpus: Corpus, data_dir: Path, options: BenchOptions) -> d
     factory = bench_http.CLIENTS[options.transport]
     queries = [q for _, q in corpus.queries]
     levels: list[dict[str, Any]] = []
-    async with bench_http.served(data_dir, auth=True) as server:
+    async with bench_http.served(data_dir, auth=True, transport=options.transport) as server:
         for n in options.clients:
             tokens: Sequence[str | None] = server.mint(USER, n)
             levels.append(await bench_http.load(factory, server.url, tokens, queries, options.load_seconds))

@@ -39,6 +39,7 @@ from pydantic import SecretStr
 from .auth import mint_token
 from .config import Settings
 from .evaluation import percentile
+from .ws_client import websocket_client
 
 START_TIMEOUT_S = 60.0
 CALL_TIMEOUT_S = 120.0
@@ -57,8 +58,15 @@ async def http_client(url: str, token: str | None) -> AsyncIterator[Client]:
         yield client
 
 
-CLIENTS: dict[str, ClientFactory] = {"http": http_client}
-"""Client factory per transport; the WebSocket transport adds its own entry."""
+@asynccontextmanager
+async def ws_client(url: str, token: str | None) -> AsyncIterator[Client]:
+    async with Client(websocket_client(url, token)) as client:
+        yield client
+
+
+CLIENTS: dict[str, ClientFactory] = {"http": http_client, "ws": ws_client}
+"""Client factory per transport (`serve --transport` of the same name)."""
+PATHS = {"http": ("http", "/mcp"), "ws": ("ws", "/ws")}
 
 
 @dataclass
@@ -102,20 +110,22 @@ def server_env() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def served(data_dir: Path, *, auth: bool) -> AsyncIterator[Served]:
-    """The server over HTTP on a free loopback port until the block ends; its log on failure."""
+async def served(data_dir: Path, *, auth: bool, transport: str = "http") -> AsyncIterator[Served]:
+    """The server over `transport` (http or ws) on a free loopback port until the block ends;
+    its log on failure."""
     port = free_port()
     secret = secrets.token_urlsafe(32) if auth else None
     env = server_env()
     if secret is not None:
         env["KNOWLEDGE_MCP_JWT_SECRET"] = secret
-    command = [sys.executable, "-m", "server", "serve", "--transport", "http", "--data-dir", str(data_dir)]
+    command = [sys.executable, "-m", "server", "serve", "--transport", transport, "--data-dir", str(data_dir)]
     command += ["--host", "127.0.0.1", "--port", str(port), *([] if auth else ["--no-auth"])]
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
             await _wait_healthy(process, f"http://127.0.0.1:{port}/healthz", log)
-            server = Served(f"http://127.0.0.1:{port}/mcp", process, secret)
+            scheme, path = PATHS[transport]
+            server = Served(f"{scheme}://127.0.0.1:{port}{path}", process, secret)
             yield server
             server.peak_rss_mb = peak_rss_of(process.pid)
         finally:

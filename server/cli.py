@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--clients", default="1,10,50", help="--load concurrency levels, comma-separated (default 1,10,50)"
     )
     bench.add_argument("--load-seconds", type=float, default=10.0, help="--load time per level (default 10)")
+    bench.add_argument(
+        "--load-transport", choices=["http", "ws"], default="http", help="--load over HTTP or WebSocket"
+    )
     return parser
 
 
@@ -124,6 +127,7 @@ def bench_options(args: argparse.Namespace) -> Any:
         load=args.load,
         clients=clients,
         load_seconds=args.load_seconds,
+        transport=args.load_transport,
     )
 
 
