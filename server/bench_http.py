@@ -103,9 +103,12 @@ def peak_rss_of(pid: int) -> float | None:
 
 def server_env() -> dict[str, str]:
     """The environment for a server subprocess: none of the caller's KNOWLEDGE_MCP_* settings
-    (a config file or secret of theirs must not change what is measured), quiet logs."""
+    (a config file or secret of theirs must not change what is measured), quiet logs, no rate
+    limits."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWLEDGE_MCP_")}
     env["KNOWLEDGE_MCP_LOG_LEVEL"] = "WARNING"
+    # Every load client is the one bench user: per-user rate limits would measure the limiter.
+    env["KNOWLEDGE_MCP_RATE_LIMIT_PER_MINUTE"] = "0"
     return env
 
 
