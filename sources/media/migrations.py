@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..db import Migration
-from ..schema import chunked_tables_v1
+from ..schema import chunked_tables_v1, page_index_v2
 
 MIGRATIONS = (
     Migration(
@@ -12,4 +12,5 @@ MIGRATIONS = (
         chunked_tables_v1("media")
         + "CREATE INDEX media_items_type ON media_items(json_extract(meta, '$.media_type'));\n",
     ),
+    Migration(2, "covering index for ranking pages", page_index_v2("media")),
 )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from ..db import Migration
-from ..schema import chunked_tables_v1
+from ..schema import chunked_tables_v1, page_index_v2
 
-MIGRATIONS = (Migration(1, "notes items, chunks and FTS index", chunked_tables_v1("notes")),)
+MIGRATIONS = (
+    Migration(1, "notes items, chunks and FTS index", chunked_tables_v1("notes")),
+    Migration(2, "covering index for ranking pages", page_index_v2("notes")),
+)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..db import Migration
-from ..schema import chunked_tables_v1
+from ..schema import chunked_tables_v1, page_index_v2
 
 MIGRATIONS = (
     Migration(
@@ -11,4 +11,5 @@ MIGRATIONS = (
         "prompts, one chunk per field, and FTS index",
         chunked_tables_v1("prompts") + "CREATE INDEX prompts_items_title ON prompts_items(lower(title));\n",
     ),
+    Migration(2, "covering index for ranking pages", page_index_v2("prompts")),
 )
