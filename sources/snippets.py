@@ -17,13 +17,12 @@ ELLIPSIS = "…"
 MARK_OPEN = "\x02"
 MARK_CLOSE = "\x03"
 
-_WS = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"[.!?。！？][\"')\]]?\s")
 
 
 def collapse(text: str) -> str:
     """Plain text with every whitespace run as one space, trimmed."""
-    return _WS.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def split_marked(marked: str) -> tuple[str, list[tuple[int, int]], list[str]]:
@@ -75,7 +74,25 @@ def _start_at_boundary(text: str, start: int, anchor: int) -> int:
 
 
 def make_snippet(text: str, length: int = DEFAULT_SNIPPET_LENGTH, match_at: int | None = None) -> str:
-    """At most `length` characters of `text`, centred on `match_at` when given."""
+    """At most `length` characters of `text`, centred on `match_at` when given.
+
+    A long text is cut to a window around the match first (collapsing whitespace in all of a
+    2,000-character chunk cost more than the rest of a search): the snippet comes out the same,
+    as it never reaches more than a third of its length before the match or past its length
+    after it.
+    """
+    before, after = 2 * length, 3 * length
+    if len(text) > before + after:
+        at = match_at or 0
+        lo = at - before if at > before else 0
+        window = text[lo : at + after]
+        snippet = _make_snippet(window, length, None if match_at is None else match_at - lo)
+        if snippet.endswith(ELLIPSIS) or lo + len(window) >= len(text):
+            return snippet
+    return _make_snippet(text, length, match_at)
+
+
+def _make_snippet(text: str, length: int, match_at: int | None) -> str:
     body, anchor = _collapse_with_position(text, match_at or 0)
     if len(body) <= length:
         return body

@@ -11,6 +11,7 @@ from sources.snippets import (
     ELLIPSIS,
     MARK_CLOSE,
     MARK_OPEN,
+    _make_snippet,
     clamp,
     clamp_snippet_length,
     collapse,
@@ -188,3 +189,26 @@ def test_clamp_names_the_field_and_appends_to_existing_warnings() -> None:
     warnings = ["earlier"]
     assert clamp("retrieval.sibling_window", 99, 2, 0, 20, warnings) == 20
     assert warnings == ["earlier", "retrieval.sibling_window 99 is outside 0..20; used 20"]
+
+
+def test_a_long_text_gives_the_same_snippet_as_if_it_were_read_whole() -> None:
+    rng = random.Random(5)
+    words = [
+        "solar",
+        "panels",
+        "feed",
+        "the",
+        "grid.",
+        "Battery",
+        "storage,",
+        "however,",
+        "lags!\n\nWhy?",
+        "Cost",
+    ]
+    for _ in range(300):
+        text = " ".join(
+            rng.choice(words) + rng.choice(["", " ", "  ", "\n"]) for _ in range(rng.randint(300, 1500))
+        )
+        length = rng.choice([50, 120, 300, 1000])
+        match_at = rng.choice([None, 0, rng.randrange(len(text)), len(text) - 1])
+        assert make_snippet(text, length, match_at) == _make_snippet(text, length, match_at)
