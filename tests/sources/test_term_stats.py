@@ -9,7 +9,7 @@ import pytest
 from sources.db import open_database
 from sources.importing import Importer, ParsedItem
 from sources.notes import source as notes
-from sources.term_stats import TermStats
+from sources.term_stats import PROBE, TermStats
 
 pytestmark = pytest.mark.anyio
 
@@ -48,3 +48,22 @@ async def test_sees_rows_another_connection_wrote(tmp_path: Path) -> None:
     finally:
         await writer.close()
         await reader.close()
+
+
+async def test_common_terms_are_estimated_from_their_newest_rows(tmp_path: Path) -> None:
+    db = await open_database(tmp_path / "notes.db", notes.migrations)
+    try:
+        words = ["kettle", "teapot", "saucer"]
+        batch = [
+            (Path(f"n{i}.md"), item(f"n{i}", f"Entry {i}: the {words[i % 3]} stands by the window."))
+            for i in range(3 * PROBE)
+        ]
+        await Importer(notes, db).write_items(batch)
+        await Importer(notes, db).write_item(Path("rare.md"), item("rare", "One samovar only."))
+        stats = await TermStats("notes").lookup(db, ['"kettle"', '"samovar"', '"window"'])
+        assert stats.chunks == 3 * PROBE + 1
+        assert stats.df['"samovar"'] == 1  # few rows: counted exactly
+        assert abs(stats.df['"kettle"'] - PROBE) <= PROBE * 0.05  # every third row, estimated
+        assert abs(stats.df['"window"'] - 3 * PROBE) <= PROBE * 0.05
+    finally:
+        await db.close()
