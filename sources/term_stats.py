@@ -50,7 +50,14 @@ class TermStats:
         parts = ["(SELECT data_version FROM pragma_data_version())"]
         parts.append(f"(SELECT count(*) FROM {p}_chunks)" if with_chunks else "-1")
         parts.append(f"(SELECT count(*) FROM {p}_items)" if with_chunks else "-1")
-        parts.append(f"(SELECT ifnull(min(id), 0) || ' ' || ifnull(max(id), 0) FROM {p}_chunks)")
+        # Two subqueries: SQLite answers a lone min() or max() from the b-tree's edge, both
+        # together with a scan of every row.
+        parts.append(
+            f"(SELECT ifnull(min(id), 0) FROM {p}_chunks) || ' ' || "
+            f"(SELECT ifnull(max(id), 0) FROM {p}_chunks)"
+            if with_chunks
+            else "''"
+        )
         probe = (
             f"(SELECT count(*) || ' ' || ifnull(min(r), 0) FROM (SELECT rowid AS r FROM {p}_chunks_fts "
             f"WHERE {p}_chunks_fts MATCH ? ORDER BY rowid DESC LIMIT {PROBE + 1}))"

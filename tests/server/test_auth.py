@@ -74,6 +74,15 @@ def start(data_dir: Path, log: Path, env: dict[str, str], *extra: str) -> tuple[
     return process, f"http://127.0.0.1:{port}/mcp"
 
 
+def import_user_notes(tmp: Path, data_dir: Path) -> None:
+    """Each user in NOTES gets one note of their own, imported through the CLI."""
+    for user, text in NOTES.items():
+        folder = tmp / f"notes-{user}"
+        folder.mkdir()
+        (folder / f"{user}.md").write_text(f"# {user} note\n\n{text}.\n", encoding="utf-8")
+        cli(data_dir, "import", "notes", str(folder), "--user", user)
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
@@ -88,11 +97,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     """alice's and bob's notes, one active and one revoked API key for alice, an HS256 server."""
     tmp = tmp_path_factory.mktemp("auth")
     data_dir = tmp / "data"
-    for user, text in NOTES.items():
-        folder = tmp / f"notes-{user}"
-        folder.mkdir()
-        (folder / f"{user}.md").write_text(f"# {user} note\n\n{text}.\n", encoding="utf-8")
-        cli(data_dir, "import", "notes", str(folder), "--user", user)
+    import_user_notes(tmp, data_dir)
     key = cli(data_dir, "keys", "create", "--user", "alice").stdout.strip()
     revoked = cli(data_dir, "keys", "create", "--user", "alice").stdout.strip()
     cli(data_dir, "keys", "revoke", revoked[:11])

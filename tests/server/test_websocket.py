@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from server.auth import mint_token
 from server.config import Settings
 from tests.conftest import FIXTURES, ROOT
-from tests.server.test_auth import NOTES, SECRET, alg_none_token, cli, stop, token
+from tests.server.test_auth import SECRET, alg_none_token, cli, import_user_notes, stop, token
 from tests.server.test_http_e2e import free_port, serve_command, wait_until_healthy
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -50,11 +50,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     tmp = tmp_path_factory.mktemp("ws")
     data_dir = tmp / "data"
     cli(data_dir, "import", "notes", str(FIXTURES / "notes"), "--user", "alice")
-    for user, text in NOTES.items():
-        folder = tmp / f"notes-{user}"
-        folder.mkdir()
-        (folder / f"{user}.md").write_text(f"# {user} note\n\n{text}.\n", encoding="utf-8")
-        cli(data_dir, "import", "notes", str(folder), "--user", user)
+    import_user_notes(tmp, data_dir)
     key = cli(data_dir, "keys", "create", "--user", "alice").stdout.strip()
     env = {**os.environ, "KNOWLEDGE_MCP_JWT_SECRET": SECRET}
     log = tmp / "server.log"
