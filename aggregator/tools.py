@@ -10,9 +10,12 @@ from pydantic import Field
 
 from sources.chats.models import ChatGetResponse
 from sources.chats.tools import render_get as render_chat
-from sources.models import Loc, OrderBy, Retrieval, SourceName
+from sources.models import OrderBy, SourceName
 from sources.registry import SOURCES
 from sources.tooling import (
+    AnchorLoc,
+    AnchorQuery,
+    GetRetrieval,
     Limit,
     Offset,
     SnippetLength,
@@ -89,13 +92,9 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         ] = None,
         source: Annotated[SourceName | None, Field(description="Instead of uri: the source…")] = None,
         id: Annotated[str | None, Field(description="…and the item's id in it.")] = None,
-        loc: Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")] = None,
-        query: Annotated[
-            str | None, Field(description="Without loc: anchor on the best match of this.")
-        ] = None,
-        retrieval: Annotated[
-            Retrieval | None, Field(description="How much to return; default a snippet.")
-        ] = None,
+        loc: AnchorLoc = None,
+        query: AnchorQuery = None,
+        retrieval: GetRetrieval = None,
         session_id: SessionId = None,
     ) -> Annotated[CallToolResult, KnowledgeGetResponse]:
         """Read one item of any source by its uri (notes://, media://, chats://, characters://,

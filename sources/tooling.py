@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from .db import Database
 from .errors import KnowledgeError
-from .models import GetResponse, ResultItem, SearchResponse, dump
+from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse, dump
 from .retrieval import Defaults
 
 P = ParamSpec("P")
@@ -27,6 +27,9 @@ Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
 Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
 SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
+AnchorLoc = Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")]
+AnchorQuery = Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")]
+GetRetrieval = Annotated[Retrieval | None, Field(description="How much to return; default a snippet.")]
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False

@@ -9,8 +9,10 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..base import SearchRequest
-from ..models import GetResponse, Loc, Retrieval, SearchResponse
+from ..models import GetResponse, Loc, SearchResponse
 from ..tooling import (
+    AnchorQuery,
+    GetRetrieval,
     Limit,
     Offset,
     Query,
@@ -58,12 +60,8 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             Loc | None,
             Field(description="The `loc` of a search result, or {field: 'scenario'} to read a field."),
         ] = None,
-        query: Annotated[
-            str | None, Field(description="Without loc: anchor on the best match of this.")
-        ] = None,
-        retrieval: Annotated[
-            Retrieval | None, Field(description="How much to return; default a snippet.")
-        ] = None,
+        query: AnchorQuery = None,
+        retrieval: GetRetrieval = None,
     ) -> Annotated[CallToolResult, GetResponse[CharacterResult]]:
         """Read one character card, as much as a token budget allows.
 

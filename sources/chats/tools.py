@@ -8,8 +8,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..models import Loc, Retrieval, SearchResponse, dump
+from ..models import Retrieval, SearchResponse, dump
 from ..tooling import (
+    AnchorLoc,
+    AnchorQuery,
     Limit,
     Offset,
     Query,
@@ -33,8 +35,6 @@ Sender = Annotated[
 ConversationId = Annotated[str, Field(description="The conversation_id of a chats_search result.")]
 Page = Annotated[int, Field(ge=1, description="Page of messages, from 1 (page mode).")]
 PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE, description="Messages per page, 1..200.")]
-AnchorLoc = Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")]
-AnchorQuery = Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")]
 GetRetrieval = Annotated[
     Retrieval | None, Field(description="Omit for a page of messages; or a budgeted mode around loc.")
 ]

@@ -9,8 +9,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..models import GetResponse, Loc, OrderBy, Retrieval, SearchResponse, dump
+from ..models import GetResponse, OrderBy, SearchResponse, dump
 from ..tooling import (
+    AnchorLoc,
+    AnchorQuery,
+    GetRetrieval,
     Limit,
     Offset,
     Query,
@@ -69,13 +72,9 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
     async def media_get(
         media_id: MediaId,
         ctx: Context,
-        loc: Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")] = None,
-        query: Annotated[
-            str | None, Field(description="Without loc: anchor on the best match of this.")
-        ] = None,
-        retrieval: Annotated[
-            Retrieval | None, Field(description="How much to return; default a snippet.")
-        ] = None,
+        loc: AnchorLoc = None,
+        query: AnchorQuery = None,
+        retrieval: GetRetrieval = None,
     ) -> Annotated[CallToolResult, GetResponse[MediaResult]]:
         """Read one media item (document, page, PDF, transcript or email), as much as a token
         budget allows.

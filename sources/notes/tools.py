@@ -8,8 +8,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..models import GetResponse, Loc, NoteResult, OrderBy, Retrieval, SearchResponse
+from ..models import GetResponse, NoteResult, OrderBy, SearchResponse
 from ..tooling import (
+    AnchorLoc,
+    AnchorQuery,
+    GetRetrieval,
     Limit,
     Offset,
     Query,
@@ -59,13 +62,9 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
     async def notes_get(
         note_id: Annotated[str, Field(description="The `id` of a notes_search result.")],
         ctx: Context,
-        loc: Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")] = None,
-        query: Annotated[
-            str | None, Field(description="Without loc: anchor on the best match of this.")
-        ] = None,
-        retrieval: Annotated[
-            Retrieval | None, Field(description="How much to return; default a snippet.")
-        ] = None,
+        loc: AnchorLoc = None,
+        query: AnchorQuery = None,
+        retrieval: GetRetrieval = None,
     ) -> Annotated[CallToolResult, GetResponse[NoteResult]]:
         """Read one note, as much as a token budget allows.
 

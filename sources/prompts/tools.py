@@ -8,8 +8,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..models import GetResponse, Loc, Retrieval, SearchResponse
+from ..models import GetResponse, Loc, SearchResponse
 from ..tooling import (
+    AnchorQuery,
+    GetRetrieval,
     Limit,
     Offset,
     Query,
@@ -34,8 +36,6 @@ AnchorLoc = Annotated[
     Loc | None,
     Field(description="The `loc` of a search result, or {field: 'system_prompt'} to read a field."),
 ]
-AnchorQuery = Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")]
-GetRetrieval = Annotated[Retrieval | None, Field(description="How much to return; default a snippet.")]
 
 
 def register(mcp: MCPServer, host: ToolHost) -> None:
