@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import ROOT
-from tests.server.test_http_e2e import free_port, serve_command, wait_until_healthy
+from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -81,15 +81,6 @@ def import_user_notes(tmp: Path, data_dir: Path) -> None:
         folder.mkdir()
         (folder / f"{user}.md").write_text(f"# {user} note\n\n{text}.\n", encoding="utf-8")
         cli(data_dir, "import", "notes", str(folder), "--user", user)
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT
-from tests.server.test_http_e2e import free_port, serve_command, wait_until_healthy
+from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -64,8 +64,7 @@ def loopback_server(
         wait_until_healthy(process, f"http://{host}:{port}/healthz", log)
         yield {"url": f"http://{host}:{port}/mcp", "host": host, "port": port}
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process)
 
 
 def post(server: dict[str, Any], body: dict[str, Any], **headers: str) -> httpx.Response:

@@ -41,6 +41,16 @@ def serve_command(data_dir: Path, *extra: str) -> list[str]:
     ]
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End a server process: politely, then firmly."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
 def wait_until_healthy(process: subprocess.Popen[bytes], url: str, log: Path) -> dict[str, Any]:
     """Poll GET /healthz (bounded); fail early with the server's log if it dies."""
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -77,12 +87,7 @@ def http_server(
         health = wait_until_healthy(process, f"http://127.0.0.1:{port}/healthz", log)
         yield {"url": f"http://127.0.0.1:{port}/mcp", "health": health, "process": process}
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process)
 
 
 def test_healthz_reports_ok_and_every_source(http_server: dict[str, Any]) -> None:

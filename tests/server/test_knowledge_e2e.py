@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
 from tests.conftest import FIXTURES, ROOT, import_into
-from tests.server.test_http_e2e import free_port, serve_command, wait_until_healthy
+from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
 
@@ -120,8 +120,7 @@ def http_url(several_sources: Path, tmp_path_factory: pytest.TempPathFactory) ->
         wait_until_healthy(process, f"http://127.0.0.1:{port}/healthz", log)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process)
 
 
 async def test_http_sessions_by_id_hide_seen_items_and_new_sessions_start_fresh(http_url: str) -> None:

@@ -21,7 +21,7 @@ from server.context import DatabasePool
 from server.session_transport import PROCESS_SESSION_ID, SESSION_ENV, EndSessionOnDelete, transport_session_id
 from server.sessions import SEEN_LIMIT, SessionStore
 from tests.conftest import FIXTURES, ROOT, import_into
-from tests.server.test_http_e2e import free_port, serve_command, wait_until_healthy
+from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
 
@@ -376,5 +376,4 @@ def test_over_real_http_the_header_keys_the_session_delete_ends_it_and_stateless
             )
             assert body["result"]["isError"] and "pass session_id" in body["result"]["content"][0]["text"]
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process)
