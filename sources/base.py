@@ -61,6 +61,9 @@ class SearchOptions(BaseModel):
 Databases = Callable[[str], Awaitable[Database]]
 """The caller's database of a named source, for filters that look into another source."""
 
+SearchScope = tuple[list[Filter], tuple[FtsColumn, ...] | None]
+"""A search's filters, and the FTS columns it matches in (None: all)."""
+
 
 ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
 CHUNKS_OF_ITEM_SQL = "SELECT * FROM {p}_chunks WHERE item_rowid = ? ORDER BY chunk_index"
@@ -121,8 +124,14 @@ class ChunkedSource(Generic[R]):
         databases: Databases | None = None,
     ) -> SearchRequest:
         """The request for `query` with this source's `options` (an `options_model`, or None)."""
-        filters = self.search_filters(options) if options is not None else []
-        return SearchRequest(query, limit, offset, snippet_length, order_by, filters)
+        filters, columns = await self.search_scope(options, databases)
+        return SearchRequest(query, limit, offset, snippet_length, order_by, filters, columns)
+
+    async def search_scope(self, options: Any, databases: Databases | None) -> SearchScope:
+        """The filters and FTS columns of this source's `options` (or None): `search_filters` in
+        every column by default; a source whose options pick columns, or look into another
+        source, overrides this."""
+        return (self.search_filters(options) if options is not None else []), None
 
     async def complete(self, results: list[R], databases: Databases | None) -> None:
         """Fill fields that need another source (chats: the linked character card)."""

@@ -15,11 +15,11 @@ from typing import Any, Literal
 import aiosqlite
 from pydantic import Field
 
-from ..base import ChunkedSource, Databases, SearchOptions, SearchRequest
+from ..base import ChunkedSource, Databases, SearchOptions, SearchScope
 from ..db import Database
 from ..errors import InvalidArgumentError, NotFoundError
 from ..importing import ParsedItem
-from ..models import Loc, OrderBy, Retrieval
+from ..models import Loc, Retrieval
 from ..query import parse_query
 from ..retrieval import Budget, Defaults, resolve_budget
 from ..search_sql import Filter, FtsColumn
@@ -82,17 +82,7 @@ class ChatsSource(ChunkedSource[ChatResult]):
     extensions = frozenset({".json", ".jsonl"})
     options_model = ChatsOptions
 
-    async def search_request(
-        self,
-        query: str,
-        options: ChatsOptions | None,
-        *,
-        limit: int = 10,
-        offset: int = 0,
-        snippet_length: int | None = None,
-        order_by: OrderBy | None = None,
-        databases: Databases | None = None,
-    ) -> SearchRequest:
+    async def search_scope(self, options: ChatsOptions | None, databases: Databases | None) -> SearchScope:
         """`by` picks the FTS columns; `character_id` is resolved to its card's name."""
         options = options or ChatsOptions()
         filters: list[Filter] = []
@@ -104,7 +94,7 @@ class ChatsSource(ChunkedSource[ChatResult]):
                 hint = "use an id from characters_search results"
                 raise NotFoundError("character_id", options.character_id, hint)
             filters.append(character_filter(name))
-        return SearchRequest(query, limit, offset, snippet_length, order_by, filters, BY_COLUMNS[options.by])
+        return filters, BY_COLUMNS[options.by]
 
     async def complete(self, results: list[ChatResult], databases: Databases | None) -> None:
         """Set `character_id` on hits whose chat character matches a character card."""

@@ -10,12 +10,12 @@ from typing import Any
 import aiosqlite
 from pydantic import Field
 
-from ..base import ChunkedSource, Databases, SearchOptions, SearchRequest
+from ..base import ChunkedSource, Databases, SearchOptions, SearchScope
 from ..db import Database
 from ..errors import InvalidArgumentError, NotFoundError
 from ..fields import field_anchor, field_loc
 from ..importing import ParsedItem
-from ..models import GetResponse, Loc, OrderBy, Retrieval
+from ..models import GetResponse, Loc, Retrieval
 from ..retrieval import Defaults
 from ..search_sql import Filter
 from .migrations import MIGRATIONS
@@ -52,28 +52,16 @@ class PromptsSource(ChunkedSource[PromptResult]):
     extensions = frozenset(FORMATS)
     options_model = PromptsOptions
 
-    async def search_request(
-        self,
-        query: str,
-        options: PromptsOptions | None,
-        *,
-        limit: int = 10,
-        offset: int = 0,
-        snippet_length: int | None = None,
-        order_by: OrderBy | None = None,
-        databases: Databases | None = None,
-    ) -> SearchRequest:
+    async def search_scope(self, options: PromptsOptions | None, databases: Databases | None) -> SearchScope:
         """A search in every field, or with `fields` in those only.
 
         With `fields`, the match is in chunk bodies only: every chunk's title column holds the
         prompt's name, so an unrestricted match would let the name match any field's chunk. The
         `name` field has a chunk of its own, which a body match finds.
         """
-        request = SearchRequest(query, limit, offset, snippet_length, order_by)
         if options is not None and options.fields is not None:
-            request.filters = [field_filter(options.fields)]
-            request.columns = ("body",)
-        return request
+            return [field_filter(options.fields)], ("body",)
+        return [], None
 
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
         return parse_prompt_file(path, raw)
