@@ -24,6 +24,18 @@ async def search(client: Client, **args: Any) -> dict[str, Any]:
     return structured(await client.call_tool("knowledge_search", args))
 
 
+async def every_page(client: Client, **args: Any) -> list[str]:
+    """The uris of every page, following next_offset from 0; has_more agrees on each page."""
+    uris: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = await search(client, offset=offset, **args)
+        uris += [r["uri"] for r in page["results"]]
+        offset = page["next_offset"]
+        assert page["has_more"] == (offset is not None)
+    return uris
+
+
 async def test_results_of_several_sources_come_in_one_list_sorted_by_score(
     connect: Callable[..., Client],
 ) -> None:
@@ -71,13 +83,7 @@ async def test_order_by_recent_sorts_on_last_modified(connect: Callable[..., Cli
 async def test_pages_never_overlap_or_skip(connect: Callable[..., Client]) -> None:
     async with connect() as client:
         everything = await search(client, query="the", limit=100, seen="show")
-        pages: list[str] = []
-        offset: int | None = 0
-        while offset is not None:
-            page = await search(client, query="the", limit=7, offset=offset, seen="show")
-            pages += [r["uri"] for r in page["results"]]
-            offset = page["next_offset"]
-            assert page["has_more"] == (offset is not None)
+        pages = await every_page(client, query="the", limit=7, seen="show")
     assert pages == [r["uri"] for r in everything["results"]]
     assert len(pages) == len(set(pages)) == everything["total_estimated"]
 
@@ -87,12 +93,7 @@ async def test_pages_with_the_session_hiding_seen_items_never_overlap_or_skip(
 ) -> None:
     async with connect() as client:
         everything = await search(client, query="the", limit=100, seen="show", session_id="paging-all")
-        pages: list[str] = []
-        offset: int | None = 0
-        while offset is not None:
-            page = await search(client, query="the", limit=6, offset=offset, session_id="paging-hide")
-            pages += [r["uri"] for r in page["results"]]
-            offset = page["next_offset"]
+        pages = await every_page(client, query="the", limit=6, session_id="paging-hide")
     assert pages == [r["uri"] for r in everything["results"]]
 
 
@@ -105,14 +106,7 @@ async def test_pages_with_the_session_downranking_seen_items_never_overlap_or_sk
         everything = await search(client, query="the", limit=100, seen="downrank", session_id="paging-all-2")
         await search(client, query="sourdough", limit=3, session_id="paging-all-2")
         reference = await search(client, query="the", limit=100, seen="downrank", session_id="paging-all-2")
-        pages: list[str] = []
-        offset: int | None = 0
-        while offset is not None:
-            page = await search(
-                client, query="the", limit=6, offset=offset, seen="downrank", session_id="paging-downrank"
-            )
-            pages += [r["uri"] for r in page["results"]]
-            offset = page["next_offset"]
+        pages = await every_page(client, query="the", limit=6, seen="downrank", session_id="paging-downrank")
     assert len(pages) == len(set(pages)) == everything["total_estimated"]
     assert set(pages) == {r["uri"] for r in everything["results"]}
     assert pages[:6] == [r["uri"] for r in reference["results"]][:6]
