@@ -15,22 +15,35 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic
 
 import aiosqlite
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from .db import Database, Migration
 from .errors import InvalidArgumentError, NotFoundError
 from .importing import ParsedItem
+from .memory_index import Hits, MemoryIndexes, Ranked
 from .models import GetResponse, Loc, NextStep, OrderBy, R, ResultItem, Retrieval, SearchResponse, SourceName
-from .query import ParsedQuery, parse_query
+from .query import ParsedQuery, Term, parse_query
 from .retrieval import Budget, Defaults, Span, chunk_window, estimate_tokens, full_window, resolve_budget
 from .scoring import calibrated
-from .search_plan import SearchPlan, estimate_keys, estimated_df, plan_search
-from .search_sql import Filter, FtsColumn, SearchSpec, build_anchor_sql, build_search_sql
+from .search_plan import CANDIDATE_CAP, PER_RESULT, SearchPlan, estimate_keys, estimated_df, plan_search
+from .search_sql import (
+    Filter,
+    FtsColumn,
+    SearchSpec,
+    build_anchor_sql,
+    build_ranked_sql,
+    build_search_sql,
+    build_term_scores_sql,
+    split_page_row,
+)
 from .snippets import clamp_snippet_length, make_snippet
-from .stemming import Matches, QueryMatcher
+from .stemming import Matches, QueryMatcher, stems
 from .term_stats import TermStats
 
 MAX_OFFSET = 10_000
+SYNC_PAGE_ITEMS = 100
+"""A ranked page of at most this many candidate items is read on the event loop's thread."""
 
 
 @dataclass
@@ -58,6 +71,17 @@ class SearchOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+@dataclass(frozen=True)
+class Found:
+    """A search's page rows (one more than asked, when there are more) and estimated total."""
+
+    rows: list[aiosqlite.Row]
+    total: int | None
+    """None: no query term matches anything."""
+    terms_of: Callable[[int], list[str]] | None = None
+    """The query terms a hit chunk (by rowid) matches, when the ranking knows them."""
+
+
 Databases = Callable[[str], Awaitable[Database]]
 """The caller's database of a named source, for filters that look into another source."""
 
@@ -67,7 +91,6 @@ SearchScope = tuple[list[Filter], tuple[FtsColumn, ...] | None]
 
 ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
 CHUNKS_OF_ITEM_SQL = "SELECT * FROM {p}_chunks WHERE item_rowid = ? ORDER BY chunk_index"
-CHUNKS_BY_ROWID_SQL = "SELECT * FROM {p}_chunks WHERE id IN ({marks})"
 
 
 class ChunkedSource(Generic[R]):
@@ -173,15 +196,40 @@ class ChunkedSource(Generic[R]):
             return SearchResponse[self.result_model](  # type: ignore[name-defined]
                 results=[], count=0, has_more=False, next_offset=None, total_estimated=0, warnings=warnings
             )
+        order_by = request.order_by or defaults.order_by
+        found = await self._search_in_memory(db, query, request, order_by)
+        if found is None:
+            found = await self._search_fts(db, query, request, order_by, warnings)
+        rows, total = found.rows, found.total
+        if total is None:
+            return SearchResponse[self.result_model](  # type: ignore[name-defined]
+                results=[], count=0, has_more=False, next_offset=None, total_estimated=0, warnings=warnings
+            )
+        has_more = len(rows) > request.limit
+        rows = rows[: request.limit]
+        results = await self._hits(
+            query, rows, request.offset, snippet_length, request.details, found.terms_of
+        )
+        return SearchResponse[self.result_model](  # type: ignore[name-defined]
+            results=results,
+            count=len(results),
+            has_more=has_more,
+            next_offset=request.offset + len(results) if has_more else None,
+            total_estimated=max(total, request.offset + len(results)),
+            top_score=max((r.score for r in results), default=None),
+            warnings=warnings,
+        )
+
+    async def _search_fts(
+        self, db: Database, query: ParsedQuery, request: SearchRequest, order_by: str, warnings: list[str]
+    ) -> Found:
+        """The page from FTS5 under a `search_plan`."""
         keys = [k for t in query.terms for k in estimate_keys(t)]
         stats = await self.term_stats(db).lookup(db, keys)
         depth = request.offset + request.limit
         plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, depth)
         if plan is None:
-            return SearchResponse[self.result_model](  # type: ignore[name-defined]
-                results=[], count=0, has_more=False, next_offset=None, total_estimated=0, warnings=warnings
-            )
-        order_by = request.order_by or defaults.order_by
+            return Found([], None)
         if order_by != "relevance" and not plan.exact:
             # Newest first over every match: candidates picked by relevance would skew it.
             plan = SearchPlan(plan.refill or plan.match, estimated_rows=plan.estimated_rows)
@@ -210,21 +258,73 @@ class ChunkedSource(Generic[R]):
                 f"the rarest query word matches about {plan.estimated_rows} chunks: searched the "
                 f"{plan.cap} most recently indexed ({how}); add a rarer word to search them all"
             )
-        has_more = len(rows) > request.limit
-        rows = rows[: request.limit]
-        results = await self._hits(db, query, rows, request.offset, snippet_length, request.details)
         total = int(rows[0]["total"]) if rows else 0
         if not plan.exact:
             total = max(total, min(plan.estimated_rows, stats.items))
-        return SearchResponse[self.result_model](  # type: ignore[name-defined]
-            results=results,
-            count=len(results),
-            has_more=has_more,
-            next_offset=request.offset + len(results) if has_more else None,
-            total_estimated=max(total, request.offset + len(results)),
-            top_score=max((r.score for r in results), default=None),
-            warnings=warnings,
-        )
+        return Found(rows, total)
+
+    async def _search_in_memory(
+        self, db: Database, query: ParsedQuery, request: SearchRequest, order_by: str
+    ) -> Found | None:
+        """`_search_fts`'s answer from the source's `memory_index`, exact; None when FTS5 must
+        answer (no current copy, or an option the copy does not rank)."""
+        if order_by != "relevance" or request.columns is not None or any(f.on_chunk for f in request.filters):
+            return None
+        indexes = self.memory_indexes(db)
+        index = indexes.current()
+        if index is None:
+            return None
+        words = stems(t.words[0] for t in query.terms)
+        alone = [t for t in query.terms if not _plain(t)]
+        hits = iter(await self._scored_alone(db, alone) if alone else [])
+        terms = [words[n] if _plain(t) else next(hits) for n, t in enumerate(query.terms)]
+        depth = request.offset + request.limit
+        want = max(CANDIDATE_CAP, PER_RESULT * depth) if request.filters else depth + 1
+        ranked = index.rank(terms, want)
+        if ranked.total == 0:
+            return Found([], None) if indexes.still(index) else None
+        filters = tuple(request.filters)
+        spec = SearchSpec(self.name, match="", limit=request.limit, offset=request.offset, filters=filters)
+        rows = await self._ranked_page(indexes, spec, ranked)
+        everything = len(ranked.item_rowids) == ranked.total
+        if len(rows) <= request.limit and not everything:
+            # The item filters left the page short: rank every match.
+            ranked = index.rank(terms, ranked.total)
+            rows = await self._ranked_page(indexes, spec, ranked)
+        if not indexes.still(index):
+            return None  # the database changed under the copy (a new one is being made)
+        # With item filters, the total is of the items passed to SQL (all of them, or the best).
+        total = int(rows[0]["total"]) if request.filters and rows else ranked.total
+        texts = query.term_texts
+        matched = ranked.terms_in([r["chunk_rowid"] for r in rows])
+        return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]])
+
+    async def _ranked_page(self, indexes: MemoryIndexes, spec: SearchSpec, ranked: Ranked) -> list[Any]:
+        sql, params = build_ranked_sql(spec, ranked.to_json())
+        if len(ranked.item_rowids) <= SYNC_PAGE_ITEMS:
+            return indexes.read_here(sql, params)
+        return await indexes.db.fetchall(sql, params)
+
+    async def _scored_alone(self, db: Database, terms: list[Term]) -> list[Hits]:
+        """Phrases and prefixes need word positions the memory copy lacks: FTS5 scores each
+        alone (its exact share of the OR query's bm25), all in one statement."""
+        sql, params = build_term_scores_sql(self.name, self.weights, [t.fts() for t in terms])
+        if any(t.prefix for t in terms):
+            rows = await db.fetchall(sql, params)
+        else:  # a phrase reads at most its words' rows (of a small source): here, not a thread
+            rows = self.memory_indexes(db).read_here(sql, params)
+        out: list[Hits] = []
+        for n in range(len(terms)):
+            mine = [r for r in rows if r[0] == n]
+            out.append((np.array([r[1] for r in mine], dtype=np.int64), np.array([r[2] for r in mine])))
+        return out
+
+    def memory_indexes(self, db: Database) -> MemoryIndexes:
+        """This source's in-memory copy of `db`'s index (see `memory_index`)."""
+        indexes = db.caches.get("memory_index")
+        if indexes is None:
+            indexes = db.caches["memory_index"] = MemoryIndexes(db, self.name, self.weights)
+        return indexes  # type: ignore[no-any-return]
 
     def term_stats(self, db: Database) -> TermStats:
         """This source's cached term statistics for `db`."""
@@ -235,20 +335,17 @@ class ChunkedSource(Generic[R]):
 
     async def _hits(
         self,
-        db: Database,
         query: ParsedQuery,
         rows: list[aiosqlite.Row],
         offset: int,
         snippet_length: int,
         details: bool = True,
+        terms_of: Callable[[int], list[str]] | None = None,
     ) -> list[R]:
         if not rows:
             return []
-        ids = [r["chunk_rowid"] for r in rows]
-        marks = ",".join("?" * len(ids))
-        chunks = {c["id"]: c for c in await db.fetchall(self.sql(CHUNKS_BY_ROWID_SQL, marks=marks), ids)}
+        hit_chunks = [split_page_row(row)[1] for row in rows]
         matcher = QueryMatcher(query)
-        hit_chunks = [chunks[row["chunk_rowid"]] for row in rows]
         results = [
             self.result(
                 row,
@@ -259,13 +356,16 @@ class ChunkedSource(Generic[R]):
             )
             for position, (row, chunk) in enumerate(zip(rows, hit_chunks, strict=True))
         ]
-        if details:
+        if not details:
+            for result, chunk in zip(results, hit_chunks, strict=True):
+                result._details = partial(_describe_later, result, chunk, matcher, snippet_length, terms_of)
+        elif terms_of is not None:
+            for result, chunk in zip(results, hit_chunks, strict=True):
+                _describe_later(result, chunk, matcher, snippet_length, terms_of)
+        else:
             matches = matcher.find_all([(c["body"], c["title"]) for c in hit_chunks])
             for result, chunk, found in zip(results, hit_chunks, matches, strict=True):
                 _describe(result, chunk, found, snippet_length)
-        else:
-            for result, chunk in zip(results, hit_chunks, strict=True):
-                result._details = partial(_describe_later, result, chunk, matcher, snippet_length)
         return results
 
     async def load_item(self, db: Database, item_id: str) -> tuple[aiosqlite.Row, list[aiosqlite.Row]]:
@@ -366,9 +466,23 @@ def _describe(result: ResultItem, chunk: aiosqlite.Row, found: Matches, snippet_
 
 
 def _describe_later(
-    result: ResultItem, chunk: aiosqlite.Row, matcher: QueryMatcher, snippet_length: int
+    result: ResultItem,
+    chunk: aiosqlite.Row,
+    matcher: QueryMatcher,
+    snippet_length: int,
+    terms_of: Callable[[int], list[str]] | None = None,
 ) -> None:
-    _describe(result, chunk, matcher.find(chunk["body"], chunk["title"]), snippet_length)
+    if terms_of is None:
+        found = matcher.find(chunk["body"], chunk["title"])
+    else:  # the ranking knows which terms the chunk matches: only the snippet's place is looked for
+        terms = terms_of(chunk["id"])
+        found = Matches(matcher.first_match(chunk["body"], terms), terms)
+    _describe(result, chunk, found, snippet_length)
+
+
+def _plain(term: Term) -> bool:
+    """A single word (not a phrase or prefix): the memory copy scores it by itself."""
+    return len(term.words) == 1 and not term.prefix
 
 
 def _first_match(body: str, query: str | None) -> int | None:

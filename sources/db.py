@@ -60,12 +60,12 @@ class Database:
         """Caches of what is in this database (e.g. term statistics), owned by their users."""
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
-        async with self.conn.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        # One trip to the connection's thread (a cursor's execute, fetch and close are three).
+        return list(await self.conn.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> aiosqlite.Row | None:
-        async with self.conn.execute(sql, params) as cursor:
-            return await cursor.fetchone()
+        rows = await self.conn.execute_fetchall(sql, params)
+        return next(iter(rows), None)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -80,6 +80,10 @@ class Database:
             await self.conn.execute("COMMIT")
 
     async def close(self) -> None:
+        for cache in self.caches.values():
+            close = getattr(cache, "close", None)
+            if close is not None:
+                close()
         await self.conn.close()
 
 

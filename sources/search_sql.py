@@ -72,15 +72,7 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
     """
     p = ident(spec.table)
     chunk_where = [f.sql for f in spec.filters if f.on_chunk] or ["1"]
-    item_where = [f.sql for f in spec.filters if not f.on_chunk] or ["1"]
-    order = (
-        "b ASC, i.last_modified DESC, i.id ASC"
-        if spec.order_by == "relevance"
-        else "i.last_modified DESC, b ASC, i.id ASC"
-    )
-    order = order.replace("i.last_modified", "modified").replace("i.id", "item_rowid")
-    sql = f"""
-WITH m AS MATERIALIZED (
+    best = f"""m AS MATERIALIZED (
     SELECT rowid AS chunk_rowid, {_score(p, spec)} AS b
     FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?{_candidates(p, spec)}
 ), best AS (
@@ -88,16 +80,7 @@ WITH m AS MATERIALIZED (
     FROM m JOIN {p}_chunks AS c ON c.id = m.chunk_rowid
     WHERE {" AND ".join(chunk_where)}
     GROUP BY c.item_rowid
-), page AS (
-    SELECT best.*, i.last_modified AS modified, COUNT(*) OVER () AS total
-    FROM best JOIN {p}_items AS i{_page_index(p, spec)} ON i.id = best.item_rowid
-    WHERE {" AND ".join(item_where)}
-    ORDER BY {order}
-    LIMIT ? OFFSET ?
-)
-SELECT i.*, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total
-FROM page JOIN {p}_items AS i ON i.id = page.item_rowid
-ORDER BY {order}"""
+)"""
     params: list[Any] = [] if spec.flat_score is None else [spec.flat_score]
     params.append(column_match(spec.match, spec.columns))
     if spec.candidates is not None:
@@ -107,11 +90,61 @@ ORDER BY {order}"""
     for f in spec.filters:
         if f.on_chunk:
             params.extend(f.params)
+    return _page_sql(p, spec, best), params + _page_params(spec)
+
+
+def build_ranked_sql(spec: SearchSpec, ranked: str) -> tuple[str, list[Any]]:
+    """`build_search_sql` for items already ranked elsewhere (`memory_index`): `ranked` is a
+    JSON array of `[item_rowid, chunk_rowid, bm25, matching_chunks]`. Chunk filters, columns and
+    `match` do not apply (the ranking did that); item filters, order and paging do."""
+    p = ident(spec.table)
+    best = """best AS (
+    SELECT json_extract(value, '$[0]') AS item_rowid, json_extract(value, '$[1]') AS chunk_rowid,
+        json_extract(value, '$[2]') AS b, json_extract(value, '$[3]') AS n
+    FROM json_each(?)
+)"""
+    return _page_sql(p, spec, best), [ranked, *_page_params(spec)]
+
+
+def _page_sql(p: str, spec: SearchSpec, best: str) -> str:
+    """The page of the `best` CTE's items (item_rowid, chunk_rowid, b, n): each row is the item's
+    columns, the hit's, the database's `data_version` (so a caller can tell the page was read
+    from the database it expected), then the hit chunk's columns (`split_page_row`)."""
+    item_where = [f.sql for f in spec.filters if not f.on_chunk] or ["1"]
+    order = (
+        "b ASC, i.last_modified DESC, i.id ASC"
+        if spec.order_by == "relevance"
+        else "i.last_modified DESC, b ASC, i.id ASC"
+    )
+    order = order.replace("i.last_modified", "modified").replace("i.id", "item_rowid")
+    return f"""
+WITH {best}, page AS (
+    SELECT best.*, i.last_modified AS modified, COUNT(*) OVER () AS total
+    FROM best JOIN {p}_items AS i{_page_index(p, spec)} ON i.id = best.item_rowid
+    WHERE {" AND ".join(item_where)}
+    ORDER BY {order}
+    LIMIT ? OFFSET ?
+)
+SELECT i.*, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total,
+    (SELECT data_version FROM pragma_data_version()) AS data_version, c.*
+FROM page JOIN {p}_items AS i ON i.id = page.item_rowid JOIN {p}_chunks AS c ON c.id = page.chunk_rowid
+ORDER BY {order}"""
+
+
+def split_page_row(row: Any) -> tuple[Any, Any]:
+    """A page row as (the row, read by name: the item's columns come first) and the hit chunk's
+    columns (a dict, read by name as a chunk row is)."""
+    names = row.keys()
+    start = names.index("data_version") + 1
+    return row, dict(zip(names[start:], tuple(row)[start:], strict=True))
+
+
+def _page_params(spec: SearchSpec) -> list[Any]:
+    params: list[Any] = []
     for f in spec.filters:
         if not f.on_chunk:
             params.extend(f.params)
-    params.extend([spec.limit + 1, spec.offset])
-    return sql, params
+    return [*params, spec.limit + 1, spec.offset]
 
 
 def _page_index(p: str, spec: SearchSpec) -> str:
@@ -135,6 +168,16 @@ def _candidates(p: str, spec: SearchSpec) -> str:
     if spec.candidates is None:
         return limit
     return f"\n      AND +rowid IN (SELECT rowid FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?{limit})"
+
+
+def build_term_scores_sql(
+    table: str, weights: tuple[float, float], terms: list[str]
+) -> tuple[str, list[Any]]:
+    """Each FTS term expression's rows and their bm25 for that term alone: `(n, rowid, bm25)`."""
+    p = ident(table)
+    score = f"bm25({p}_chunks_fts, {float(weights[0])}, {float(weights[1])})"
+    one = f"SELECT {{n}}, rowid, {score} FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?"
+    return " UNION ALL ".join(one.format(n=n) for n in range(len(terms))), list(terms)
 
 
 def build_anchor_sql(table: str) -> str:

@@ -73,6 +73,12 @@ class QueryMatcher:
         # Porter only rewrites word endings, so a word can match only if it starts like a wanted
         # stem: checking the first three letters skips stemming almost every word of a text.
         self._heads = {s[:3] for s in self._wanted} | {p[:3] for p in self._prefixes}
+        self._heads_of = {
+            t.text: {s[:3] for s in term_stems[:-1]} | {t.words[-1][:3]}
+            if t.prefix
+            else {s[:3] for s in term_stems}
+            for term_stems, t in zip(self._term_stems, query.terms, strict=True)
+        }
 
     def _is_match(self, stem: str, word: str) -> bool:
         return stem in self._wanted or (bool(self._prefixes) and word.startswith(self._prefixes))
@@ -103,6 +109,32 @@ class QueryMatcher:
         found = self._candidates(folded)
         # Positions in the normalized text are no positions in `text` if its length changed.
         return found if len(folded) == len(text) else [(-1, w) for _, w in found]
+
+    def first_match(self, text: str, terms: Iterable[str] | None = None) -> int | None:
+        """Where the first word of `text` matching a query term starts (None: none, or no
+        position survives Unicode folding). Each head stops at its first match, so this reads
+        far less than `find`; `terms` (query term texts, as `Matches.terms`) narrows the search
+        to the terms the text is known to contain."""
+        heads = self._heads if terms is None else {h for t in terms for h in self._heads_of.get(t, ())}
+        if not text.isascii():
+            folded = unicodedata.normalize("NFKC", text)
+            if len(folded) != len(text):
+                return None
+            text = folded
+        lowered = text.lower()
+        if len(lowered) != len(text):
+            return None
+        first: int | None = None
+        for head in heads:
+            at = lowered.find(head)
+            while at >= 0 and (first is None or at < first):
+                if at == 0 or not _is_word_char(lowered[at - 1]):
+                    word = _WORD.match(lowered, at)
+                    if word is not None and self._is_match(stems([word.group()])[0], word.group()):
+                        first = at
+                        break
+                at = lowered.find(head, at + 1)
+        return first
 
     def find(self, *texts: str) -> Matches:
         """Position of the first match in the first text, and the query terms found in any text."""

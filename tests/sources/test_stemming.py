@@ -24,9 +24,22 @@ from sources.stemming import QueryMatcher
 def test_finds_first_match_and_matched_terms(
     query: str, text: str, first: int | None, terms: list[str]
 ) -> None:
-    found = QueryMatcher(parse_query(query)).find(text)
+    matcher = QueryMatcher(parse_query(query))
+    found = matcher.find(text)
     assert found.first == first
     assert found.terms == terms
+    # The cheap search for the first match alone agrees, told the terms or not.
+    assert matcher.first_match(text) == first
+    assert matcher.first_match(text, terms) == first
+
+
+def test_first_match_looks_only_for_the_terms_it_is_told() -> None:
+    matcher = QueryMatcher(parse_query("kneading dough oven"))
+    text = "Preheat the oven, then knead the dough."
+    assert matcher.first_match(text) == 12
+    assert matcher.first_match(text, ["dough"]) == 33
+    assert matcher.first_match(text, ["kneading", "dough"]) == 23
+    assert matcher.first_match(text, []) is None
 
 
 def test_terms_found_only_in_the_title_count_but_give_no_position() -> None:

@@ -1,0 +1,329 @@
+"""An in-memory copy of a small source's index that ranks a plain word query in microseconds.
+
+FTS5 ranks an OR query by visiting every row of every term and counting each term's rows for
+its idf, per statement: ~5-10 ms for a long query over a few thousand abstracts. For a source
+of at most `MAX_CHUNKS` chunks the index is copied once into numpy arrays (each term's chunk
+positions and its BM25 term weight there), and a query of plain words is scored by adding
+those arrays: the same bm25 FTS5 computes (k1 1.2, b 0.75, the source's column weights, idf
+clamped just above zero), to floating point rounding.
+
+The copy is read from FTS5's own `fts5vocab` instance table (so the tokenizer is FTS5's), on a
+separate read-only connection in a worker thread, in one read transaction; it belongs to the
+database version (`PRAGMA data_version`) seen before and after the build and is never used
+once the database has changed: searches use FTS5 until a rebuild is done.
+Phrases, prefixes, column filters, chunk filters and newest-first order always use FTS5.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sqlite3
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from loguru import logger
+
+from .db import Database
+from .search_sql import ident
+
+MAX_CHUNKS = 20_000
+"""Sources with more chunks than this search with FTS5 only (a copy costs ~0.4 ms per chunk to
+build and ~2 kB per chunk of memory)."""
+K1 = 1.2
+B = 0.75
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+Hits = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+"""A query term FTS5 scored alone (a phrase or prefix): its rows' rowids and bm25 (negative).
+FTS5's bm25 of an OR query is a sum over its terms, so such a term adds exactly this."""
+QueryTerm = str | Hits
+"""An index term (a word as the tokenizer stores it), or `Hits`."""
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A query's matching items, best first: each item's best chunk and its bm25 (negative,
+    lower is better, as FTS5's `bm25()`), and how many of the item's chunks match."""
+
+    item_rowids: Ints
+    chunk_rowids: Ints
+    bm25: Floats
+    matching_chunks: Ints
+    total: int
+    """How many items match in all (the arrays may hold only the best of them)."""
+    rowids: Ints
+    term_rows: list[Ints]
+    """The chunk positions each query term matches (sorted)."""
+
+    def to_json(self) -> str:
+        """`[[item_rowid, chunk_rowid, bm25, matching_chunks], ...]` (floats round-trip exactly)."""
+        columns = (self.item_rowids, self.chunk_rowids, self.bm25, self.matching_chunks)
+        return json.dumps(list(zip(*(c.tolist() for c in columns), strict=True)))
+
+    def terms_in(self, chunk_rowids: list[int]) -> dict[int, list[int]]:
+        """For each of these chunks, the positions (in the query) of the terms it matches."""
+        at = np.searchsorted(self.rowids, np.array(chunk_rowids, dtype=np.int64))
+        found: dict[int, list[int]] = {rowid: [] for rowid in chunk_rowids}
+        for n, rows in enumerate(self.term_rows):
+            if not len(rows):
+                continue
+            i = np.searchsorted(rows, at).clip(0, len(rows) - 1)
+            for rowid in np.array(chunk_rowids)[rows[i] == at].tolist():
+                found[rowid].append(n)
+        return found
+
+
+@dataclass
+class MemoryIndex:
+    version: int
+    """The database's `PRAGMA data_version` (on `MemoryIndexes`' reader) the copy was made at."""
+    rowids: Ints
+    """Chunk rowid at each position (ascending)."""
+    item_of: Ints
+    """Item position of each chunk position."""
+    item_rowids: Ints
+    """Item rowid at each item position."""
+    terms: dict[str, int]
+    """Each indexed term's number: its postings are `positions[bounds[n]:bounds[n + 1]]` (the
+    chunk positions it occurs in) and the same slice of `weights` (its bm25 term weight there,
+    without idf). Plain ints and three arrays: nothing for the garbage collector to walk."""
+    bounds: list[int]
+    positions: Ints
+    weights: Floats
+
+    @property
+    def chunks(self) -> int:
+        return len(self.rowids)
+
+    def idf(self, rows: int) -> float:
+        """FTS5's idf of a term in `rows` rows: log((N - n + 0.5) / (n + 0.5)), clamped to 1e-6
+        when not positive."""
+        value = math.log((self.chunks - rows + 0.5) / (rows + 0.5))
+        return value if value > 0 else 1e-6
+
+    def _contribution(self, term: QueryTerm) -> tuple[Ints, Floats]:
+        """The chunk positions `term` matches and what it adds to their bm25 (positive)."""
+        if isinstance(term, str):
+            n = self.terms.get(term)
+            if n is None:
+                return _NONE
+            start, end = self.bounds[n], self.bounds[n + 1]
+            return self.positions[start:end], self.idf(end - start) * self.weights[start:end]
+        rowids, bm25 = term
+        positions = np.searchsorted(self.rowids, rowids).clip(0, max(0, self.chunks - 1))
+        known = self.rowids[positions] == rowids if self.chunks else np.zeros(0, dtype=bool)
+        return positions[known], -bm25[known]
+
+    def _sum(self, parts: list[tuple[Ints, Floats]]) -> Floats:
+        """Every chunk's bm25 (positive; 0: no match) from its terms' contributions."""
+        parts = parts or [_NONE]
+        return np.bincount(
+            np.concatenate([p for p, _ in parts]),
+            weights=np.concatenate([w for _, w in parts]),
+            minlength=self.chunks,
+        ).astype(np.float64, copy=False)
+
+    def scores_of(self, terms: list[QueryTerm]) -> dict[int, float]:
+        """The bm25 (positive) of every chunk matching an OR of `terms`, by rowid; no term left
+        out (FTS5's own scores of the same query, for checks)."""
+        acc = self._sum([self._contribution(t) for t in terms])
+        matched = np.flatnonzero(acc)
+        return dict(zip(self.rowids[matched].tolist(), acc[matched].tolist(), strict=True))
+
+    def rank(self, terms: list[QueryTerm], want: int) -> Ranked:
+        """Items matching an OR of `terms`, best first. The arrays hold at least the best `want`
+        items and every item scoring as well as the last of them (SQL breaks such ties), or all.
+
+        As `search_plan`, a term in more than half the rows is left out unless nothing else
+        matches (its idf is clamped to ~0: it changes no score, it only adds matches). Only the
+        best chunks are sorted: every chunk scoring at least some cut-off is taken, so each item
+        among them comes with its best chunk and ranks above every item left out.
+        """
+        parts = [self._contribution(t) for t in terms]
+        present = [n for n, (positions, _) in enumerate(parts) if len(positions)]
+        kept = [n for n in present if len(parts[n][0]) * 2 <= self.chunks] or present
+        acc = self._sum([parts[n] for n in kept])
+        matched = np.flatnonzero(acc)
+        values = acc[matched]
+        counts = np.bincount(self.item_of[matched], minlength=len(self.item_rowids))
+        take = max(1, 4 * want)
+        while True:
+            chosen = matched
+            if take < len(matched):
+                cut = np.partition(values, len(values) - take)[len(values) - take]
+                chosen = matched[values >= cut]
+            chosen = chosen[np.argsort(-acc[chosen], kind="stable")]
+            items, first = np.unique(self.item_of[chosen], return_index=True)
+            if len(items) >= want or len(chosen) == len(matched):
+                break
+            take *= 4
+        best = chosen[np.sort(first)]
+        if len(best) > want > 0:
+            # Keep the best `want` and every item tied with the last of them.
+            best = best[acc[best] >= acc[best[want - 1]]]
+        positions = self.item_of[best]
+        return Ranked(
+            item_rowids=self.item_rowids[positions],
+            chunk_rowids=self.rowids[best],
+            bm25=-acc[best],
+            matching_chunks=counts[positions],
+            total=int(np.count_nonzero(counts)),
+            rowids=self.rowids,
+            term_rows=[np.sort(positions) for positions, _ in parts],
+        )
+
+
+_NONE: tuple[Ints, Floats] = (np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
+def build(path: Path, table: str, weights: tuple[float, float]) -> MemoryIndex | None:
+    """Copy `table`'s FTS5 index at `path` into memory; None when it has too many chunks.
+
+    Runs in a worker thread on its own read-only connection, in one read transaction.
+    """
+    p = ident(table)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("BEGIN")
+        chunks = conn.execute(f"SELECT count(*) FROM {p}_chunks").fetchone()[0]
+        if chunks > MAX_CHUNKS:
+            return None
+        conn.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, '{p}_chunks_fts', 'instance')")
+        pairs = conn.execute(f"SELECT id, item_rowid FROM {p}_chunks ORDER BY id").fetchall()
+        rowids = np.fromiter((r[0] for r in pairs), dtype=np.int64, count=len(pairs))
+        chunk_items = np.fromiter((r[1] for r in pairs), dtype=np.int64, count=len(pairs))
+        item_rowids, item_of = np.unique(chunk_items, return_inverse=True)
+        terms: list[str] = []
+        starts = array("q")
+        docs = array("q")
+        weighted = array("d")
+        tokens = array("d")
+        title_weight, body_weight = float(weights[0]), float(weights[1])
+        last_term: str | None = None
+        last_doc = -1
+        for term, doc, col in conn.execute("SELECT term, doc, col FROM temp.vocab"):
+            if term != last_term:
+                terms.append(term)
+                starts.append(len(docs))
+                last_term, last_doc = term, -1
+            if doc != last_doc:
+                docs.append(doc)
+                weighted.append(0.0)
+                tokens.append(0.0)
+                last_doc = doc
+            weighted[-1] += title_weight if col == "title" else body_weight
+            tokens[-1] += 1.0
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    positions = np.searchsorted(rowids, np.frombuffer(docs, dtype=np.int64))
+    f = np.frombuffer(weighted, dtype=np.float64)
+    length = np.bincount(positions, weights=np.frombuffer(tokens, dtype=np.float64), minlength=len(rowids))
+    avgdl = float(length.sum()) / max(1, len(rowids))
+    weight = f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * length[positions] / avgdl)) if avgdl else f
+    numbers = {term: n for n, term in enumerate(terms)}
+    bounds = [*starts, len(docs)]
+    return MemoryIndex(0, rowids, item_of.astype(np.int64), item_rowids, numbers, bounds, positions, weight)
+
+
+class MemoryIndexes:
+    """The memory index of one source database: built in the background when the database is
+    small enough, replaced after it changes, used only while it matches the database.
+
+    A read-only connection of its own, used only on the event loop's thread, tells whether the
+    database changed (its `PRAGMA data_version` moves with every commit of any other
+    connection, the server's own included: a few microseconds, no trip to a worker thread) and
+    reads the small page a ranking needs (`read_here`).
+    """
+
+    def __init__(self, db: Database, table: str, weights: tuple[float, float]) -> None:
+        self.db = db
+        self.table = table
+        self.weights = weights
+        self.index: MemoryIndex | None = None
+        self.skip_at: int | None = None
+        """The version found too large (or failing) to copy: not tried again until it changes."""
+        self._task: asyncio.Task[None] | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._broken = False
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._reader is None and not self._broken:
+            try:
+                reader = sqlite3.connect(f"file:{self.db.path}?mode=ro", uri=True, isolation_level=None)
+                reader.row_factory = sqlite3.Row
+                reader.execute("PRAGMA query_only = ON")
+                reader.execute("PRAGMA mmap_size = 268435456")
+                self._reader = reader
+            except sqlite3.Error as error:  # no file to read (e.g. in memory): FTS5 only
+                logger.debug("no memory index for {}: {}", self.table, type(error).__name__)
+                self._broken = True
+        return self._reader
+
+    def version(self) -> int | None:
+        reader = self._connection()
+        return None if reader is None else int(reader.execute("PRAGMA data_version").fetchone()[0])
+
+    def current(self) -> MemoryIndex | None:
+        """The index if it matches the database now; else None, starting a build when none runs."""
+        version = self.version()
+        if version is None:
+            return None
+        index = self.index
+        if index is not None and index.version == version:
+            return index
+        if self._task is None and self.skip_at != version:
+            self._task = asyncio.get_running_loop().create_task(self._build(version))
+        return None
+
+    def still(self, index: MemoryIndex) -> bool:
+        """Whether the database is still as `index` copied it (nothing committed since)."""
+        return self.version() == index.version
+
+    def read_here(self, sql: str, params: list[Any]) -> list[sqlite3.Row]:
+        """Run a page query (a few dozen rows by primary key) right here on the loop's thread:
+        cheaper than the trip to the database's worker thread."""
+        reader = self._connection()
+        assert reader is not None
+        return reader.execute(sql, params).fetchall()
+
+    async def ready(self) -> MemoryIndex | None:
+        """The index of the database as it is now, waiting for its build (None: too large)."""
+        for _ in range(3):
+            index = self.current()
+            if index is not None or self._task is None:
+                return index
+            await asyncio.shield(self._task)
+        return None
+
+    async def _build(self, version: int) -> None:
+        # `version` was read before the copy's snapshot; the copy is kept only if the database
+        # still has that version afterwards, so no change can have slipped in between.
+        try:
+            built = await asyncio.to_thread(build, self.db.path, self.table, self.weights)
+            if built is None:
+                self.skip_at = version
+            elif self.version() == version:
+                built.version = version
+                self.index = built
+        except Exception as error:  # without a copy, FTS5 answers as before
+            logger.warning("memory index of {} not built: {}", self.table, type(error).__name__)
+            self.skip_at = version
+        finally:
+            self._task = None
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None

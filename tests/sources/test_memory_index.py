@@ -1,0 +1,181 @@
+"""The in-memory copy of a small source's index ranks exactly as FTS5 does, and is never used
+once the database has changed."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from sources import memory_index
+from sources.base import SearchRequest
+from sources.db import Database, database_path, open_database
+from sources.importing import Importer, ParsedItem
+from sources.models import SearchResponse
+from sources.notes import source as notes
+from sources.notes.source import NotesOptions
+from sources.query import parse_query
+from sources.retrieval import Defaults
+from sources.stemming import stems
+from tests.conftest import FIXTURES, import_into
+
+QUERIES = [
+    "sourdough bread recipe",
+    "postgres backup",
+    "pg_dump restore",  # a word with inner punctuation is a phrase
+    '"rest api" design',
+    "garden tomatoes watering schedule",
+    "the",  # only a stop word: searched as is
+    "meeting notes project deadline",
+    "zzzunknownword",
+    "bread*",  # a prefix
+]
+BM25_SQL = (
+    "SELECT rowid, bm25(notes_chunks_fts, 3.0, 1.0) FROM notes_chunks_fts WHERE notes_chunks_fts MATCH ?"
+)
+
+
+@pytest.fixture
+async def notes_db(tmp_path: Path) -> AsyncIterator[Database]:
+    await import_into(tmp_path, "notes", FIXTURES / "notes")
+    db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
+    yield db
+    await db.close()
+
+
+async def fts_only(db: Database, request: SearchRequest, monkeypatch: pytest.MonkeyPatch) -> SearchResponse:
+    """The answer FTS5 gives, with the copy switched off for this one search."""
+    with monkeypatch.context() as m:
+        m.setattr(notes, "_search_in_memory", _no_copy)
+        return await notes.search(db, request, Defaults())
+
+
+async def _no_copy(*args: object) -> None:
+    return None
+
+
+def shape(response: SearchResponse) -> list[tuple[object, ...]]:
+    return [(r.id, r.rank, r.score, r.snippet, r.loc, r.match_count) for r in response.results]
+
+
+@pytest.mark.anyio
+async def test_the_copy_scores_every_row_as_fts5_bm25_does(notes_db: Database) -> None:
+    index = await notes.memory_indexes(notes_db).ready()
+    assert index is not None and index.chunks > 0
+    conn = sqlite3.connect(notes_db.path)
+    try:
+        for query in ["sourdough bread recipe", "postgres backup database", "garden soil compost"]:
+            words = [t.words[0] for t in parse_query(query).terms]
+            scores = index.scores_of(stems(words))
+            expected = conn.execute(BM25_SQL, (parse_query(query).match_expression(),)).fetchall()
+            assert expected, query
+            assert {rowid for rowid, _ in expected} == set(scores)
+            for rowid, bm25 in expected:
+                assert math.isclose(-scores[rowid], bm25, rel_tol=1e-12), (query, rowid)
+    finally:
+        conn.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize(("limit", "offset"), [(10, 0), (3, 0), (3, 3), (50, 0)])
+async def test_a_search_answers_the_same_with_the_copy_as_with_fts5(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch, query: str, limit: int, offset: int
+) -> None:
+    request = SearchRequest(query, limit=limit, offset=offset)
+    expected = await fts_only(notes_db, request, monkeypatch)
+    assert await notes.memory_indexes(notes_db).ready() is not None
+    used: list[bool] = []
+    original = notes._search_in_memory
+
+    async def spy(*args: object) -> object:
+        found = await original(*args)  # type: ignore[arg-type]
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(notes, "_search_in_memory", spy)
+    got = await notes.search(notes_db, request, Defaults())
+    assert used == [True]
+    assert shape(got) == shape(expected)
+    assert [r.matched_terms for r in got.results] == [r.matched_terms for r in expected.results]
+    assert (got.has_more, got.next_offset, got.total_estimated) == (
+        expected.has_more,
+        expected.next_offset,
+        expected.total_estimated,
+    )
+
+
+@pytest.mark.anyio
+async def test_item_filters_still_apply_and_a_short_page_is_refilled(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = NotesOptions(keywords=["cooking"])
+    request = await notes.search_request("bread flour water salt eggs", options, limit=5)
+    expected = await fts_only(notes_db, request, monkeypatch)
+    assert expected.count > 0
+    assert await notes.memory_indexes(notes_db).ready() is not None
+    # Candidates for one result only: the folder filter leaves the page short, so every
+    # match is ranked again.
+    monkeypatch.setattr("sources.base.CANDIDATE_CAP", 1)
+    monkeypatch.setattr("sources.base.PER_RESULT", 0)
+    got = await notes.search(notes_db, request, Defaults())
+    assert shape(got) == shape(expected)
+    assert all("cooking" in r.tags for r in got.results)
+
+
+@pytest.mark.anyio
+async def test_a_new_item_is_found_at_once_and_the_copy_is_made_again(notes_db: Database) -> None:
+    indexes = notes.memory_indexes(notes_db)
+    before = await indexes.ready()
+    assert before is not None
+    stamp = "2026-01-02T03:04:05Z"
+    item = ParsedItem(
+        "inbox/quokka.md", "Quokka sighting", "A quokka smiled on Rottnest Island.", stamp, stamp
+    )
+    await Importer(notes, notes_db).write_item(Path("inbox/quokka.md"), item)
+    assert indexes.current() is None  # the old copy is not used for the changed database
+    found = await notes.search(notes_db, SearchRequest("quokka"), Defaults())
+    assert [r.title for r in found.results] == ["Quokka sighting"]
+    after = await indexes.ready()
+    assert after is not None and after is not before and after.version != before.version
+    assert stems(["quokka"])[0] in after.terms
+
+
+@pytest.mark.anyio
+async def test_a_change_by_another_connection_is_noticed(notes_db: Database) -> None:
+    indexes = notes.memory_indexes(notes_db)
+    assert await indexes.ready() is not None
+    other = sqlite3.connect(notes_db.path)
+    try:
+        other.execute("DELETE FROM notes_items WHERE title LIKE '%ourdough%'")
+        other.commit()
+    finally:
+        other.close()
+    assert indexes.current() is None
+    found = await notes.search(notes_db, SearchRequest("sourdough"), Defaults())
+    assert all("ourdough" not in r.title for r in found.results)
+
+
+@pytest.mark.anyio
+async def test_a_source_over_the_size_limit_is_not_copied(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory_index, "MAX_CHUNKS", 3)
+    assert await notes.memory_indexes(notes_db).ready() is None
+    found = await notes.search(notes_db, SearchRequest("sourdough bread"), Defaults())
+    assert found.count > 0  # FTS5 answers
+
+
+@pytest.mark.anyio
+async def test_an_empty_source_has_an_empty_copy(tmp_path: Path) -> None:
+    db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
+    try:
+        index = await notes.memory_indexes(db).ready()
+        assert index is not None and index.chunks == 0
+        found = await notes.search(db, SearchRequest("anything"), Defaults())
+        assert found.count == 0 and found.total_estimated == 0
+    finally:
+        await db.close()
