@@ -300,7 +300,7 @@ class ChunkedSource(Generic[R]):
         return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]])
 
     async def _ranked_page(self, indexes: MemoryIndexes, spec: SearchSpec, ranked: Ranked) -> list[Any]:
-        sql, params = build_ranked_sql(spec, ranked.to_json())
+        sql, params = build_ranked_sql(spec, ranked.rows())
         if len(ranked.item_rowids) <= SYNC_PAGE_ITEMS:
             return indexes.read_here(sql, params)
         return await indexes.db.fetchall(sql, params)

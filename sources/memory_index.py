@@ -17,7 +17,6 @@ Phrases, prefixes, column filters, chunk filters and newest-first order always u
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import sqlite3
 from array import array
@@ -37,6 +36,9 @@ MAX_CHUNKS = 20_000
 build and ~2 kB per chunk of memory)."""
 K1 = 1.2
 B = 0.75
+MAX_TERM_BITS = 52
+"""Which query terms a hit matched is told for this many terms (a float adds powers of two up
+to 2**52 exactly); queries rarely have more."""
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -61,24 +63,23 @@ class Ranked:
     total: int
     """How many items match in all (the arrays may hold only the best of them)."""
     rowids: Ints
-    term_rows: list[Ints]
-    """The chunk positions each query term matches (sorted)."""
+    term_bits: Floats
+    """Per chunk position, the sum of 2**n over the query terms n it matches (exact in a
+    float for up to `MAX_TERM_BITS` terms; later terms are not told apart)."""
 
-    def to_json(self) -> str:
-        """`[[item_rowid, chunk_rowid, bm25, matching_chunks], ...]` (floats round-trip exactly)."""
+    def rows(self) -> list[tuple[int, int, float, int]]:
+        """`(item_rowid, chunk_rowid, bm25, matching_chunks)` of each item, best first."""
         columns = (self.item_rowids, self.chunk_rowids, self.bm25, self.matching_chunks)
-        return json.dumps(list(zip(*(c.tolist() for c in columns), strict=True)))
+        return list(zip(*(c.tolist() for c in columns), strict=True))
 
     def terms_in(self, chunk_rowids: list[int]) -> dict[int, list[int]]:
         """For each of these chunks, the positions (in the query) of the terms it matches."""
-        at = np.searchsorted(self.rowids, np.array(chunk_rowids, dtype=np.int64))
-        found: dict[int, list[int]] = {rowid: [] for rowid in chunk_rowids}
-        for n, rows in enumerate(self.term_rows):
-            if not len(rows):
-                continue
-            i = np.searchsorted(rows, at).clip(0, len(rows) - 1)
-            for rowid in np.array(chunk_rowids)[rows[i] == at].tolist():
-                found[rowid].append(n)
+        at = np.searchsorted(self.rowids, np.array(chunk_rowids, dtype=np.int64)).clip(
+            0, len(self.rowids) - 1
+        )
+        found: dict[int, list[int]] = {}
+        for rowid, bits in zip(chunk_rowids, self.term_bits[at].astype(np.int64).tolist(), strict=True):
+            found[rowid] = [n for n in range(bits.bit_length()) if bits >> n & 1]
         return found
 
 
@@ -171,6 +172,9 @@ class MemoryIndex:
             # Keep the best `want` and every item tied with the last of them.
             best = best[acc[best] >= acc[best[want - 1]]]
         positions = self.item_of[best]
+        told = parts[:MAX_TERM_BITS]
+        powers = np.repeat(2.0 ** np.arange(len(told)), [len(p) for p, _ in told])
+        bits = self._sum([(np.concatenate([p for p, _ in told] or [_NONE[0]]), powers)])
         return Ranked(
             item_rowids=self.item_rowids[positions],
             chunk_rowids=self.rowids[best],
@@ -178,7 +182,7 @@ class MemoryIndex:
             matching_chunks=counts[positions],
             total=int(np.count_nonzero(counts)),
             rowids=self.rowids,
-            term_rows=[np.sort(positions) for positions, _ in parts],
+            term_bits=bits,
         )
 
 

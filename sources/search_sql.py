@@ -6,6 +6,7 @@ every value is a bound parameter.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -13,6 +14,13 @@ from typing import Any, Literal, get_args
 from .models import OrderBy
 
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
+
+_RESULT_ITEM_COLUMNS = (
+    "id item_id origin source_path title content_hash created_at last_modified version tags meta imported_at"
+)
+ITEM_COLUMNS = ", ".join(f"i.{c}" for c in _RESULT_ITEM_COLUMNS.split())
+"""The item columns a result reads: all but `content` (a whole document, for a result that
+shows a snippet of one chunk)."""
 
 FtsColumn = Literal["title", "body"]
 FTS_COLUMNS: tuple[FtsColumn, ...] = get_args(FtsColumn)
@@ -93,17 +101,33 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
     return _page_sql(p, spec, best), params + _page_params(spec)
 
 
-def build_ranked_sql(spec: SearchSpec, ranked: str) -> tuple[str, list[Any]]:
-    """`build_search_sql` for items already ranked elsewhere (`memory_index`): `ranked` is a
-    JSON array of `[item_rowid, chunk_rowid, bm25, matching_chunks]`. Chunk filters, columns and
+RankedRow = tuple[int, int, float, int]
+"""An item ranked elsewhere (`memory_index`): item rowid, best chunk rowid, bm25, matching chunks."""
+VALUES_ROWS = 500
+"""Up to this many ranked items are bound as a VALUES list (no parsing); more, as one JSON
+array (SQLite binds at most 32,766 values)."""
+
+
+def build_ranked_sql(spec: SearchSpec, ranked: list[RankedRow]) -> tuple[str, list[Any]]:
+    """`build_search_sql` for items already ranked elsewhere. Chunk filters, columns and
     `match` do not apply (the ranking did that); item filters, order and paging do."""
     p = ident(spec.table)
-    best = """best AS (
+    params: list[Any]
+    if len(ranked) <= VALUES_ROWS:
+        rows = ", ".join(["(?, ?, ?, ?)"] * len(ranked)) or "(NULL, NULL, NULL, NULL)"
+        best = f"""best AS (
+    SELECT column1 AS item_rowid, column2 AS chunk_rowid, column3 AS b, column4 AS n
+    FROM (VALUES {rows}) WHERE column1 IS NOT NULL
+)"""
+        params = [value for row in ranked for value in row]
+    else:
+        best = """best AS (
     SELECT json_extract(value, '$[0]') AS item_rowid, json_extract(value, '$[1]') AS chunk_rowid,
         json_extract(value, '$[2]') AS b, json_extract(value, '$[3]') AS n
     FROM json_each(?)
 )"""
-    return _page_sql(p, spec, best), [ranked, *_page_params(spec)]
+        params = [json.dumps(ranked)]  # floats round-trip exactly
+    return _page_sql(p, spec, best), params + _page_params(spec)
 
 
 def _page_sql(p: str, spec: SearchSpec, best: str) -> str:
@@ -125,7 +149,7 @@ WITH {best}, page AS (
     ORDER BY {order}
     LIMIT ? OFFSET ?
 )
-SELECT i.*, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total,
+SELECT {ITEM_COLUMNS}, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total,
     (SELECT data_version FROM pragma_data_version()) AS data_version, c.*
 FROM page JOIN {p}_items AS i ON i.id = page.item_rowid JOIN {p}_chunks AS c ON c.id = page.chunk_rowid
 ORDER BY {order}"""

@@ -29,6 +29,11 @@ class _Stemmer:
         self._lock = threading.Lock()
         self._cache: dict[str, str] = {}
 
+    def stem(self, word: str) -> str:
+        """One lowercased word's stem (a dictionary lookup once it has been seen)."""
+        found = self._cache.get(word)
+        return found if found is not None else self.stems([word])[0]
+
     def stems(self, words: Iterable[str]) -> list[str]:
         words = [w.lower() for w in words]
         cache = self._cache
@@ -130,7 +135,7 @@ class QueryMatcher:
             while at >= 0 and (first is None or at < first):
                 if at == 0 or not _is_word_char(lowered[at - 1]):
                     word = _WORD.match(lowered, at)
-                    if word is not None and self._is_match(stems([word.group()])[0], word.group()):
+                    if word is not None and self._is_match(_STEMMER.stem(word.group()), word.group()):
                         first = at
                         break
                 at = lowered.find(head, at + 1)

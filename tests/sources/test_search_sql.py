@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sources.search_sql import SearchSpec, build_search_sql, column_match
+from sources.db import open_database
+from sources.registry import get_source
+from sources.search_sql import ITEM_COLUMNS, SearchSpec, build_search_sql, column_match
 
 
 @pytest.mark.parametrize(
@@ -44,3 +47,17 @@ def test_the_column_restricted_match_is_the_first_bound_parameter() -> None:
     sql, params = build_search_sql(SearchSpec("notes", '"tea"', limit=10, offset=0, columns=("title",)))
     assert "MATCH ?" in sql and params[0] == '{title} : ("tea")'
     assert params[-2:] == [11, 0]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("source", ["notes", "media", "chats", "characters", "prompts"])
+async def test_a_result_row_carries_every_item_column_but_the_whole_content(
+    tmp_path: Path, source: str
+) -> None:
+    src = get_source(source)
+    db = await open_database(tmp_path / f"{source}.db", src.migrations)
+    try:
+        columns = [r[1] for r in await db.fetchall(f"PRAGMA table_info({source}_items)")]
+    finally:
+        await db.close()
+    assert [c.removeprefix("i.") for c in ITEM_COLUMNS.split(", ")] == [c for c in columns if c != "content"]
