@@ -58,7 +58,7 @@ class ServerHost:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.pool = DatabasePool()
+        self.pool = DatabasePool(memory_index_max_chunks=settings.memory_index_max_chunks)
         self._defaults = settings.defaults()
         self.sessions = SessionStore(
             settings.data_dir,

@@ -27,6 +27,8 @@ def print_table(r: dict[str, Any]) -> None:
         )
     a = r["aggregator"]["latency_ms"]
     print(f"aggregator  knowledge_search p50 {a['p50']} ms  p95 {a['p95']} ms  p99 {a['p99']} ms")
+    for kind, k in r["aggregator"].get("by_kind_ms", {}).items():
+        print(f"  {kind:<8} p50 {k['p50']} ms  p95 {k['p95']} ms")
     for mode, g in r["get"].items():
         print(f"get {mode:<20} p50 {g['p50']} ms  p95 {g['p95']} ms  p99 {g['p99']} ms")
     for name, e in (("stdio", r["e2e"]["stdio"]), ("http", r["http_e2e"])):

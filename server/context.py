@@ -60,9 +60,10 @@ def current_request() -> ServerRequestContext[Any, Any]:
 class DatabasePool:
     """Open databases by path, opened (and migrated) once, closed together at shutdown."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_index_max_chunks: int | None = None) -> None:
         self._open: dict[Path, Database] = {}
         self._lock = asyncio.Lock()
+        self._memory_index_max_chunks = memory_index_max_chunks
 
     async def get(self, path: Path, source: str) -> Database:
         return await self.open(path, SOURCES[source].migrations)
@@ -74,7 +75,9 @@ class DatabasePool:
             return db
         async with self._lock:
             if path not in self._open:
-                self._open[path] = await open_database(path, migrations)
+                db = await open_database(path, migrations)
+                db.memory_index_max_chunks = self._memory_index_max_chunks
+                self._open[path] = db
             return self._open[path]
 
     async def close(self) -> None:

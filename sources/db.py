@@ -58,6 +58,9 @@ class Database:
         self._write_lock = asyncio.Lock()
         self.caches: dict[str, Any] = {}
         """Caches of what is in this database (e.g. term statistics), owned by their users."""
+        self.memory_index_max_chunks: int | None = None
+        """The most chunks a source may have to be copied into memory (`memory_index`); None:
+        that module's default, 0: never."""
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
         # One trip to the connection's thread (a cursor's execute, fetch and close are three).

@@ -32,8 +32,8 @@ from .db import Database
 from .search_sql import ident
 
 MAX_CHUNKS = 20_000
-"""Sources with more chunks than this search with FTS5 only (a copy costs ~0.4 ms per chunk to
-build and ~2 kB per chunk of memory)."""
+"""Sources with more chunks than this search with FTS5 only (a copy costs ~0.5 ms per chunk to
+build and ~2 kB per chunk of memory); `memory_index_max_chunks` in the config sets it."""
 K1 = 1.2
 B = 0.75
 MAX_TERM_BITS = 52
@@ -189,8 +189,9 @@ class MemoryIndex:
 _NONE: tuple[Ints, Floats] = (np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
-def build(path: Path, table: str, weights: tuple[float, float]) -> MemoryIndex | None:
-    """Copy `table`'s FTS5 index at `path` into memory; None when it has too many chunks.
+def build(path: Path, table: str, weights: tuple[float, float], max_chunks: int) -> MemoryIndex | None:
+    """Copy `table`'s FTS5 index at `path` into memory; None when it has more than `max_chunks`
+    chunks (or `max_chunks` is 0).
 
     Runs in a worker thread on its own read-only connection, in one read transaction.
     """
@@ -198,8 +199,11 @@ def build(path: Path, table: str, weights: tuple[float, float]) -> MemoryIndex |
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
     try:
         conn.execute("BEGIN")
-        chunks = conn.execute(f"SELECT count(*) FROM {p}_chunks").fetchone()[0]
-        if chunks > MAX_CHUNKS:
+        if max_chunks <= 0:
+            return None
+        # Counting stops one past the limit: a large source costs no scan of its chunks.
+        limited = f"SELECT count(*) FROM (SELECT 1 FROM {p}_chunks LIMIT {int(max_chunks) + 1})"
+        if conn.execute(limited).fetchone()[0] > max_chunks:
             return None
         conn.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, '{p}_chunks_fts', 'instance')")
         pairs = conn.execute(f"SELECT id, item_rowid FROM {p}_chunks ORDER BY id").fetchall()
@@ -313,7 +317,9 @@ class MemoryIndexes:
         # `version` was read before the copy's snapshot; the copy is kept only if the database
         # still has that version afterwards, so no change can have slipped in between.
         try:
-            built = await asyncio.to_thread(build, self.db.path, self.table, self.weights)
+            limit = self.db.memory_index_max_chunks
+            limit = MAX_CHUNKS if limit is None else limit
+            built = await asyncio.to_thread(build, self.db.path, self.table, self.weights, limit)
             if built is None:
                 self.skip_at = version
             elif self.version() == version:

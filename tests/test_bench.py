@@ -57,7 +57,11 @@ def test_bench_json_reports_every_section_with_positive_numbers() -> None:
         assert entry["queries_with_hits"] > 0
         assert entry["search_ms"]["p50"] > 0 and entry["raw_fts_ms"]["p50"] > 0 and entry["ratio_p50"] > 0
     assert report["setup"]["cache"] == "off" and report["setup"]["import_chunks_per_s"] > 0
-    assert report["aggregator"]["latency_ms"]["p95"] > 0
+    aggregator = report["aggregator"]
+    # Every query answered (none refused by the rate limiter), every kind timed.
+    assert aggregator["errors"] == 0 and aggregator["queries"] == report["sizes"]["queries"]
+    assert aggregator["latency_ms"]["p95"] > 0
+    assert set(aggregator["by_kind_ms"]) == set(report["sizes"]["query_kinds"])
     assert set(report["get"]) == {"snippet", "chunk", "chunk_with_siblings", "full"}
     assert all(g["calls"] > 0 and g["p50"] > 0 for g in report["get"].values())
     assert report["peak_rss_mb"] > 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from server.context import DatabasePool
 from sources import memory_index, search_sql
 from sources.base import SearchRequest
 from sources.db import Database, database_path, open_database
@@ -204,3 +205,19 @@ async def test_a_ranked_page_reads_the_same_bound_as_values_or_as_json(
     assert as_values.count == 7
     assert shape(as_json) == shape(as_values)
     assert as_json.total_estimated == as_values.total_estimated
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("limit", "copied"), [(0, False), (3, False), (1_000_000, True)])
+async def test_the_server_setting_sets_which_sources_are_copied(
+    tmp_path: Path, limit: int, copied: bool
+) -> None:
+    await import_into(tmp_path, "notes", FIXTURES / "notes")
+    pool = DatabasePool(memory_index_max_chunks=limit)
+    try:
+        db = await pool.get(database_path(tmp_path, "local", "notes"), "notes")
+        assert (await notes.memory_indexes(db).ready() is not None) is copied
+        found = await notes.search(db, SearchRequest("sourdough bread"), Defaults())
+        assert found.count > 0
+    finally:
+        await pool.close()
