@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from .db import Database, Migration
 from .errors import InvalidArgumentError, NotFoundError
 from .importing import ParsedItem
-from .memory_index import Hits, MemoryIndexes, Ranked
+from .memory_index import Hits, MemoryIndexes, QueryTerm, Ranked
 from .models import GetResponse, Loc, NextStep, OrderBy, R, ResultItem, Retrieval, SearchResponse, SourceName
 from .query import ParsedQuery, Term, parse_query
 from .retrieval import Budget, Defaults, Span, chunk_window, estimate_tokens, full_window, resolve_budget
@@ -274,12 +274,9 @@ class ChunkedSource(Generic[R]):
         index = indexes.current()
         if index is None:
             return None
-        words = stems(t.words[0] for t in query.terms)
-        alone = [t for t in query.terms if not _plain(t)]
-        hits = iter(await self._scored_alone(db, alone) if alone else [])
-        terms = [words[n] if _plain(t) else next(hits) for n, t in enumerate(query.terms)]
         depth = request.offset + request.limit
         want = max(CANDIDATE_CAP, PER_RESULT * depth) if request.filters else depth + 1
+        terms = await self._query_terms(db, query)
         ranked = index.rank(terms, want)
         if ranked.total == 0:
             return Found([], None) if indexes.still(index) else None
@@ -298,6 +295,24 @@ class ChunkedSource(Generic[R]):
         texts = query.term_texts
         matched = ranked.terms_in([r["chunk_rowid"] for r in rows])
         return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]])
+
+    async def _query_terms(self, db: Database, query: ParsedQuery) -> list[QueryTerm]:
+        """The query's terms as the memory copy ranks them: a word as its index term, a phrase
+        or prefix as its rows scored by FTS5 (`_scored_alone`)."""
+        words = stems(t.words[0] for t in query.terms)
+        alone = [t for t in query.terms if not _plain(t)]
+        hits = iter(await self._scored_alone(db, alone) if alone else [])
+        return [words[n] if _plain(t) else next(hits) for n, t in enumerate(query.terms)]
+
+    async def rank_in_memory(self, db: Database, query: str, want: int = 10) -> Ranked | None:
+        """Only the ranking step of a search from the memory copy (no page read, no snippets):
+        the best `want` items' rowids and bm25, or None without a current copy. For `eval`,
+        to compare with an in-memory BM25 library."""
+        index = self.memory_indexes(db).current()
+        parsed = parse_query(query)
+        if index is None or parsed.is_empty:
+            return None
+        return index.rank(await self._query_terms(db, parsed), want)
 
     async def _ranked_page(self, indexes: MemoryIndexes, spec: SearchSpec, ranked: Ranked) -> list[Any]:
         sql, params = build_ranked_sql(spec, ranked.rows())

@@ -118,4 +118,7 @@ def test_eval_on_a_tiny_beir_dataset_prints_plausible_json_metrics(tmp_path: Pat
     assert 0 <= report["page_latency_ms"]["p50"] <= report["page_latency_ms"]["p95"]
     assert report["page_latency_ms"]["limit"] == 10
     assert 0.5 < report["page_ndcg@10"] <= 1
+    copy = report["memory_index"]
+    assert copy["used"] is True and copy["build_s"] >= 0
+    assert 0 < copy["rank_latency_ms"]["p50"] <= copy["rank_latency_ms"]["p95"]
     assert isinstance(report["config"], dict) and report["config"]
