@@ -27,6 +27,9 @@ def print_table(r: dict[str, Any]) -> None:
         )
     a = r["aggregator"]["latency_ms"]
     print(f"aggregator  knowledge_search p50 {a['p50']} ms  p95 {a['p95']} ms  p99 {a['p99']} ms")
+    if "server_ms" in r["aggregator"]:
+        s = r["aggregator"]["server_ms"]
+        print(f"  server's own time p50 {s['p50']} ms  p95 {s['p95']} ms  p99 {s['p99']} ms")
     for kind, k in r["aggregator"].get("by_kind_ms", {}).items():
         print(f"  {kind:<8} p50 {k['p50']} ms  p95 {k['p95']} ms")
     for mode, g in r["get"].items():

@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-from sources.db import Database, Migration, database_path, open_database
+from sources.db import Database, Migration, open_database, user_dir
 from sources.registry import SOURCES
 
 _current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
@@ -32,7 +32,8 @@ class RequestContext:
 
     @classmethod
     def for_user(cls, data_dir: Path, user_id: str, client_id: str | None = None) -> RequestContext:
-        paths = {name: database_path(data_dir, user_id, name) for name in SOURCES}
+        home = user_dir(data_dir, user_id)  # validated and resolved once, not once per source
+        paths = {name: home / f"{name}.db" for name in SOURCES}
         return cls(user_id, client_id, MappingProxyType(paths))
 
 

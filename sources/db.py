@@ -8,6 +8,7 @@ recorded in `PRAGMA user_version`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -37,7 +38,16 @@ def validate_user_id(user_id: str) -> str:
 
 
 def user_dir(data_dir: Path, user_id: str) -> Path:
-    """The user's data directory; guaranteed to lie inside `data_dir`."""
+    """The user's data directory; guaranteed to lie inside `data_dir`.
+
+    Resolved once per process and (data dir, user): every request needs it several times, and
+    resolving walks the file system component by component.
+    """
+    return _user_dir(data_dir, validate_user_id(user_id))
+
+
+@functools.lru_cache(maxsize=4096)
+def _user_dir(data_dir: Path, user_id: str) -> Path:
     root = (data_dir / "users").resolve()
     path = (root / validate_user_id(user_id)).resolve()
     if path.parent != root:
