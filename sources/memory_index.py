@@ -7,11 +7,12 @@ positions and its BM25 term weight there), and a query of plain words is scored 
 those arrays: the same bm25 FTS5 computes (k1 1.2, b 0.75, the source's column weights, idf
 clamped just above zero), to floating point rounding.
 
-The copy is read from FTS5's own `fts5vocab` instance table (so the tokenizer is FTS5's), on a
-separate read-only connection in a worker thread, in one read transaction; it belongs to the
-database version (`PRAGMA data_version`) seen before and after the build and is never used
-once the database has changed: searches use FTS5 until a rebuild is done.
-Phrases, prefixes, column filters, chunk filters and newest-first order always use FTS5.
+The copy is read from FTS5's own `fts5vocab` tables (so the tokens are FTS5's), on a separate
+read-only connection in a worker thread, in one read transaction; it belongs to the database
+version (`PRAGMA data_version`) seen before and after the build and is never used once the
+database has changed: searches use FTS5 until a rebuild is done. A phrase or prefix needs word
+positions the copy lacks: FTS5 scores it alone and the copy adds that in (`Hits`). Column
+filters, chunk filters and newest-first order leave the search to FTS5 (`ChunkedSource`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class Ranked:
     total: int
     """How many items match in all (the arrays may hold only the best of them)."""
     rowids: Ints
+    """The copy's chunk rowid at each position."""
     term_bits: Floats
     """Per chunk position, the sum of 2**n over the query terms n it matches (exact in a
     float for up to `MAX_TERM_BITS` terms; later terms are not told apart)."""
