@@ -35,7 +35,7 @@ from .search_sql import (
     build_ranked_sql,
     build_search_sql,
     build_term_scores_sql,
-    split_page_row,
+    hit_chunk,
 )
 from .snippets import clamp_snippet_length, make_snippet
 from .stemming import Matches, QueryMatcher, stems
@@ -328,11 +328,13 @@ class ChunkedSource(Generic[R]):
             rows = await db.fetchall(sql, params)
         else:  # a phrase reads at most its words' rows (of a small source): here, not a thread
             rows = self.memory_indexes(db).read_here(sql, params)
-        out: list[Hits] = []
-        for n in range(len(terms)):
-            mine = [r for r in rows if r[0] == n]
-            out.append((np.array([r[1] for r in mine], dtype=np.int64), np.array([r[2] for r in mine])))
-        return out
+        by_term: list[list[Any]] = [[] for _ in terms]
+        for n, rowid, bm25 in rows:
+            by_term[n].append((rowid, bm25))
+        return [
+            (np.array([r for r, _ in mine], dtype=np.int64), np.array([b for _, b in mine], dtype=np.float64))
+            for mine in by_term
+        ]
 
     def memory_indexes(self, db: Database) -> MemoryIndexes:
         """This source's in-memory copy of `db`'s index (see `memory_index`)."""
@@ -359,7 +361,7 @@ class ChunkedSource(Generic[R]):
     ) -> list[R]:
         if not rows:
             return []
-        hit_chunks = [split_page_row(row)[1] for row in rows]
+        hit_chunks = [hit_chunk(row) for row in rows]
         matcher = QueryMatcher(query)
         results = [
             self.result(

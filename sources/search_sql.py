@@ -132,8 +132,7 @@ def build_ranked_sql(spec: SearchSpec, ranked: list[RankedRow]) -> tuple[str, li
 
 def _page_sql(p: str, spec: SearchSpec, best: str) -> str:
     """The page of the `best` CTE's items (item_rowid, chunk_rowid, b, n): each row is the item's
-    columns, the hit's, the database's `data_version` (so a caller can tell the page was read
-    from the database it expected), then the hit chunk's columns (`split_page_row`)."""
+    columns, the hit's (ending with `total`), then the hit chunk's columns (`hit_chunk`)."""
     item_where = [f.sql for f in spec.filters if not f.on_chunk] or ["1"]
     order = (
         "b ASC, i.last_modified DESC, i.id ASC"
@@ -149,18 +148,17 @@ WITH {best}, page AS (
     ORDER BY {order}
     LIMIT ? OFFSET ?
 )
-SELECT {ITEM_COLUMNS}, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total,
-    (SELECT data_version FROM pragma_data_version()) AS data_version, c.*
+SELECT {ITEM_COLUMNS}, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total, c.*
 FROM page JOIN {p}_items AS i ON i.id = page.item_rowid JOIN {p}_chunks AS c ON c.id = page.chunk_rowid
 ORDER BY {order}"""
 
 
-def split_page_row(row: Any) -> tuple[Any, Any]:
-    """A page row as (the row, read by name: the item's columns come first) and the hit chunk's
-    columns (a dict, read by name as a chunk row is)."""
+def hit_chunk(row: Any) -> Any:
+    """The hit chunk's columns of a page row (a dict), read by name as a chunk row is (the row itself
+    reads as the item: its columns come first)."""
     names = row.keys()
-    start = names.index("data_version") + 1
-    return row, dict(zip(names[start:], tuple(row)[start:], strict=True))
+    start = names.index("total") + 1
+    return dict(zip(names[start:], tuple(row)[start:], strict=True))
 
 
 def _page_params(spec: SearchSpec) -> list[Any]:
