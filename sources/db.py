@@ -49,7 +49,7 @@ def user_dir(data_dir: Path, user_id: str) -> Path:
 @functools.lru_cache(maxsize=4096)
 def _user_dir(data_dir: Path, user_id: str) -> Path:
     root = (data_dir / "users").resolve()
-    path = (root / validate_user_id(user_id)).resolve()
+    path = (root / user_id).resolve()  # user_id validated by user_dir
     if path.parent != root:
         raise InvalidArgumentError("user", "resolves outside the data directory")
     return path
