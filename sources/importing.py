@@ -131,6 +131,21 @@ def iter_files(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Pa
             raise ImportFileError(f"{path}: no such file or folder")
 
 
+def _item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
+    """The columns an insert and an update of an item both set, in both statements' order:
+    title, content, content_hash, created_at, last_modified, tags, meta, imported_at."""
+    return (
+        item.title,
+        item.content,
+        content_hash,
+        item.created_at,
+        item.last_modified,
+        json.dumps(item.tags, ensure_ascii=False),
+        json.dumps(item.meta, ensure_ascii=False, default=str),
+        dates.now(),
+    )
+
+
 class Importer:
     def __init__(self, source: ChunkedSource[Any], db: Database) -> None:
         self.source = source
@@ -254,19 +269,7 @@ class Importer:
         if not run:
             return
         rows = [
-            (
-                item_id_for(origin),
-                origin,
-                str(path),
-                item.title,
-                item.content,
-                content_hash,
-                item.created_at,
-                item.last_modified,
-                json.dumps(item.tags, ensure_ascii=False),
-                json.dumps(item.meta, ensure_ascii=False, default=str),
-                dates.now(),
-            )
+            (item_id_for(origin), origin, str(path), *_item_values(item, content_hash))
             for path, item, origin, content_hash in run
         ]
         await conn.executemany(self.sql(INSERT_ITEM_SQL), rows)
@@ -287,42 +290,13 @@ class Importer:
     ) -> None:
         """The item row and its chunks, inside the caller's transaction."""
         item_id = existing["item_id"] if existing else item_id_for(origin)
-        tags = json.dumps(item.tags, ensure_ascii=False)
-        meta = json.dumps(item.meta, ensure_ascii=False, default=str)
+        values = _item_values(item, content_hash)
         if existing:
             rowid = existing["id"]
-            await conn.execute(
-                self.sql(UPDATE_ITEM_SQL),
-                (
-                    item.title,
-                    item.content,
-                    content_hash,
-                    item.created_at,
-                    item.last_modified,
-                    tags,
-                    meta,
-                    dates.now(),
-                    rowid,
-                ),
-            )
+            await conn.execute(self.sql(UPDATE_ITEM_SQL), (*values, rowid))
             await conn.execute(self.sql(DELETE_CHUNKS_SQL), (rowid,))
         else:
-            cursor = await conn.execute(
-                self.sql(INSERT_ITEM_SQL),
-                (
-                    item_id,
-                    origin,
-                    str(path),
-                    item.title,
-                    item.content,
-                    content_hash,
-                    item.created_at,
-                    item.last_modified,
-                    tags,
-                    meta,
-                    dates.now(),
-                ),
-            )
+            cursor = await conn.execute(self.sql(INSERT_ITEM_SQL), (item_id, origin, str(path), *values))
             rowid = cursor.lastrowid
         await conn.executemany(self.sql(INSERT_CHUNK_SQL), self.chunk_rows(rowid, item_id, item))
 
