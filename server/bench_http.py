@@ -132,12 +132,17 @@ async def served(data_dir: Path, *, auth: bool, transport: str = "http") -> Asyn
             yield server
             server.peak_rss_mb = peak_rss_of(process.pid)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
+            stop_process(process, timeout=15)
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """End a server process: politely, then firmly (each step waits up to `timeout` s)."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
 
 
 async def _wait_healthy(process: subprocess.Popen[bytes], url: str, log: Any) -> None:

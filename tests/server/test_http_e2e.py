@@ -14,6 +14,7 @@ import httpx
 import pytest
 from mcp import Client
 
+from server.bench_http import stop_process
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -42,13 +43,8 @@ def serve_command(data_dir: Path, *extra: str) -> list[str]:
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
-    """End a server process: politely, then firmly."""
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
+    """End a server process: politely, then firmly (the bench's own helper, 10 s a step)."""
+    stop_process(process, timeout=10)
 
 
 def wait_until_healthy(process: subprocess.Popen[bytes], url: str, log: Path) -> dict[str, Any]:
