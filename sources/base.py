@@ -227,7 +227,7 @@ class ChunkedSource(Generic[R]):
         keys = [k for t in query.terms for k in estimate_keys(t)]
         stats = await self.term_stats(db).lookup(db, keys)
         depth = request.offset + request.limit
-        plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, depth)
+        plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, depth, stats.items)
         if plan is None:
             return Found([], None)
         if order_by != "relevance" and not plan.exact:

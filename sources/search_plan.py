@@ -13,7 +13,10 @@ that matches none of the query's rarer terms rarely ranks, so:
   are the candidates, and the response says so. When that term is the whole query, the
   sample is not ranked by bm25 at all (its idf, counted over every row of the term, costs more
   than the rest of the search): each sampled row scores the term's idf, as a one-word bm25
-  hit of average length would, and the newest items come first.
+  hit of average length would, and the newest items come first. Such a sample needs only
+  enough rows to fill the page with items: `FLAT_PER_RESULT` chunks' worth of items per result
+  (a source's chunks per item times that), which for a phrase of common words is what decides
+  how far FTS5 reads.
 
 A phrase's row count is estimated by its rarest word's: counting a phrase's rows exactly
 costs as much as searching it.
@@ -40,6 +43,8 @@ SCORE_CAP = 20_000
 walking its rows to score the candidates would cost more than the rest of the search."""
 SAMPLE_CAP = 300
 """When even the rarest term matches more than `CANDIDATE_CAP` rows, score this many of them."""
+FLAT_PER_RESULT = 3
+"""An unranked sample (`flat_score`) holds about this many items per result asked for."""
 REFILL_CAP = 20_000
 """When the candidates fill less than a page, score every match if they are at most this many."""
 
@@ -68,10 +73,11 @@ class SearchPlan:
 
 
 def plan_search(
-    terms: tuple[Term, ...], df: dict[str, int], chunks: int, depth: int = 10
+    terms: tuple[Term, ...], df: dict[str, int], chunks: int, depth: int = 10, items: int | None = None
 ) -> SearchPlan | None:
-    """The plan for `terms` given each term's row count (keyed by `Term.fts()`) and how many
-    results the page reaches (`offset + limit`); None: no term matches anything."""
+    """The plan for `terms` given each term's row count (keyed by `Term.fts()`), how many
+    results the page reaches (`offset + limit`) and the source's item count (None: as many as
+    chunks); None: no term matches anything."""
     exact_cap = max(EXACT_CAP, PER_RESULT * depth)
     candidate_cap = max(CANDIDATE_CAP, PER_RESULT * depth)
     present = [t for t in terms if df.get(t.fts(), 0) > 0]
@@ -94,17 +100,28 @@ def plan_search(
         rows += df[term.fts()]
     scored = [t for t in by_rarity if t in essential or df[t.fts()] <= SCORE_CAP]
     sample = rows > candidate_cap
+    flat = sample and len(scored) == 1
+    cap = max(SAMPLE_CAP, PER_RESULT * depth)
+    if flat:
+        cap = min(cap, flat_cap(depth, chunks, items))
     return SearchPlan(
         match=_or(scored),
         candidates=_or(essential) if len(scored) > len(essential) else None,
-        cap=max(SAMPLE_CAP, PER_RESULT * depth) if sample else None,
-        flat_score=-idf(rows, chunks) if sample and len(scored) == 1 else None,
+        cap=cap if sample else None,
+        flat_score=-idf(rows, chunks) if flat else None,
         estimated_rows=largest,
         exact=False,
         refill=_or(by_rarity) if total <= REFILL_CAP else None,
         dropped=dropped,
         unscored=tuple(t.text for t in by_rarity if t not in scored),
     )
+
+
+def flat_cap(depth: int, chunks: int, items: int | None) -> int:
+    """The rows an unranked sample reads: `FLAT_PER_RESULT` items per result, at the source's
+    chunks per item (every chunk of an item may match)."""
+    per_item = chunks / items if items else 1.0
+    return math.ceil(FLAT_PER_RESULT * depth * max(1.0, per_item))
 
 
 def idf(rows: int, chunks: int) -> float:

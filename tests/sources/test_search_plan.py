@@ -16,9 +16,11 @@ from sources.retrieval import Defaults
 from sources.search_plan import (
     CANDIDATE_CAP,
     EXACT_CAP,
+    FLAT_PER_RESULT,
     SAMPLE_CAP,
     SCORE_CAP,
     estimated_df,
+    flat_cap,
     idf,
     plan_search,
 )
@@ -74,7 +76,7 @@ def test_a_query_of_only_ubiquitous_terms_still_searches_them() -> None:
 def test_a_single_very_common_term_scores_a_sample_of_its_newest_rows() -> None:
     plan = plan_search(terms("common"), df(common=90_000), 320_000)
     assert plan is not None and not plan.exact
-    assert plan.cap == SAMPLE_CAP
+    assert plan.cap == FLAT_PER_RESULT * 10  # unranked: enough rows for the page's items
     assert plan.candidates is None  # the sample is taken from the scored expression itself
     assert plan.estimated_rows == 90_000
 
@@ -150,6 +152,20 @@ async def test_a_short_candidate_page_is_refilled_by_the_exact_search(
     monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
     refilled = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
     assert [r.id for r in refilled.results] == [r.id for r in exact.results]
+
+
+def test_an_unranked_sample_reads_enough_rows_for_the_page_at_the_sources_chunks_per_item() -> None:
+    counts = df(common=90_000)
+    one_chunk_each = plan_search(terms("common"), counts, 320_000, depth=10, items=320_000)
+    long_items = plan_search(terms("common"), counts, 320_000, depth=10, items=64_000)
+    deep = plan_search(terms("common"), counts, 320_000, depth=30, items=320_000)
+    chats = plan_search(terms("common"), counts, 320_000, depth=10, items=1_000)
+    assert one_chunk_each is not None and long_items is not None and deep is not None and chats is not None
+    assert one_chunk_each.cap == FLAT_PER_RESULT * 10
+    assert long_items.cap == FLAT_PER_RESULT * 10 * 5
+    assert deep.cap == FLAT_PER_RESULT * 30
+    assert chats.cap == SAMPLE_CAP  # never more than a ranked sample reads
+    assert flat_cap(10, 320_000, 64_000) == long_items.cap
 
 
 def test_a_sample_of_one_very_common_term_is_not_ranked_by_bm25() -> None:
