@@ -85,7 +85,9 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
     for name, source in SOURCES.items():
         db = dbs[name]
         # A small source is ranked from its memory copy once built: time the build, then search.
-        build_ms, index = await timed(source.memory_indexes(db).ready())
+        # A large one gets its vocabulary instead (prefix queries), built the same way.
+        indexes = source.memory_indexes(db)
+        build_ms, index = await timed(indexes.ready())
         ours: list[float] = []
         raw: list[float] = []
         hits = 0
@@ -113,7 +115,11 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
             "raw_fts_ms": raw_s,
             "ratio_p50": round(ours_s["p50"] / max(raw_s["p50"], 1e-6), 2),
             "ratio_p95": round(ours_s["p95"] / max(raw_s["p95"], 1e-6), 2),
-            "memory_index": {"used": index is not None, "build_ms": round(build_ms, 1)},
+            "memory_index": {
+                "used": index is not None,
+                "vocabulary": indexes.vocabulary is not None,
+                "build_ms": round(build_ms, 1),
+            },
         }
     get = {mode: {"calls": len(ms), **stats(ms)} for mode, ms in gets.items()}
     return per_source, get
@@ -145,6 +151,13 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
     sink = logger.add(take, level="INFO", filter="server.logs")
     try:
         async with Client(mcp) as client:
+            # As a server that has run a while: the first call opens every database and starts
+            # their background work (memory copies, vocabularies); that is timed on its own.
+            t0 = time.perf_counter()
+            await client.call_tool("knowledge_search", {"query": corpus.queries[0][1], "seen": "show"})
+            await host.pool.settled()
+            warmup_ms = (time.perf_counter() - t0) * 1000
+            server_ms.clear()
             for kind, q in corpus.queries:
                 args = {"query": q, "limit": 10, "seen": "show"}
                 ms, result = await timed(client.call_tool("knowledge_search", args))
@@ -161,6 +174,7 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
         "seen": "show",
         "queries": len(latencies),
         "errors": errors,
+        "warmup_ms": round(warmup_ms, 1),
         "latency_ms": stats(latencies),
         "server_ms": stats(server_ms),
         "by_kind_ms": {kind: stats(ms) for kind, ms in by_kind.items()},

@@ -81,6 +81,14 @@ class DatabasePool:
                 self._open[path] = db
             return self._open[path]
 
+    async def settled(self) -> None:
+        """Wait for the open databases' background work: the memory copies of small sources and
+        the vocabularies of large ones (`sources.memory_index`), started by their first search."""
+        for db in list(self._open.values()):
+            indexes = db.caches.get("memory_index")
+            if indexes is not None:
+                await indexes.ready()
+
     async def close(self) -> None:
         for db in self._open.values():
             await db.close()

@@ -40,6 +40,7 @@ from .search_sql import (
 from .snippets import clamp_snippet_length, make_snippet
 from .stemming import Matches, QueryMatcher, stems
 from .term_stats import TermStats
+from .vocabulary import Vocabulary
 
 MAX_OFFSET = 10_000
 SYNC_PAGE_ITEMS = 100
@@ -224,10 +225,30 @@ class ChunkedSource(Generic[R]):
         self, db: Database, query: ParsedQuery, request: SearchRequest, order_by: str, warnings: list[str]
     ) -> Found:
         """The page from FTS5 under a `search_plan`."""
+        indexes = self.memory_indexes(db)
+        vocabulary = indexes.terms() if any(t.prefix for t in query.terms) else None
+        found = await self._search_planned(db, query, request, order_by, warnings, vocabulary)
+        if vocabulary is not None and not indexes.still(vocabulary):
+            # A commit since the vocabulary was read may have added a term a prefix matches.
+            found = await self._search_planned(db, query, request, order_by, warnings, None)
+        return found
+
+    async def _search_planned(
+        self,
+        db: Database,
+        query: ParsedQuery,
+        request: SearchRequest,
+        order_by: str,
+        warnings: list[str],
+        vocabulary: Vocabulary | None,
+    ) -> Found:
+        same_rows = _expansions(query.terms, vocabulary) if vocabulary is not None else {}
         keys = [k for t in query.terms for k in estimate_keys(t)]
-        stats = await self.term_stats(db).lookup(db, keys)
+        stats = await self.term_stats(db).lookup(db, keys, same_rows)
         depth = request.offset + request.limit
-        plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, depth, stats.items)
+        plan = plan_search(
+            query.terms, estimated_df(query.terms, stats.df), stats.chunks, depth, stats.items, same_rows
+        )
         if plan is None:
             return Found([], None)
         if order_by != "relevance" and not plan.exact:
@@ -495,6 +516,18 @@ def _describe_later(
         terms = terms_of(chunk["id"])
         found = Matches(matcher.first_match(chunk["body"], terms), terms)
     _describe(result, chunk, found, snippet_length)
+
+
+def _expansions(terms: tuple[Term, ...], vocabulary: Vocabulary) -> dict[str, str]:
+    """The prefixes among `terms` (by `Term.fts()`) that `vocabulary` can match as an OR of
+    their index terms."""
+    found: dict[str, str] = {}
+    for term in terms:
+        if term.prefix and len(term.words) == 1:
+            expansion = vocabulary.expansion(term.words[0])
+            if expansion is not None:
+                found[term.fts()] = expansion
+    return found
 
 
 def _plain(term: Term) -> bool:

@@ -31,6 +31,7 @@ from loguru import logger
 
 from .db import Database
 from .search_sql import ident
+from .vocabulary import Vocabulary, read_vocabulary
 
 MAX_CHUNKS = 20_000
 """Sources with more chunks than this search with FTS5 only (a copy costs ~0.5 ms per chunk to
@@ -191,9 +192,11 @@ class MemoryIndex:
 _NONE: tuple[Ints, Floats] = (np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
-def build(path: Path, table: str, weights: tuple[float, float], max_chunks: int) -> MemoryIndex | None:
-    """Copy `table`'s FTS5 index at `path` into memory; None when it has more than `max_chunks`
-    chunks (or `max_chunks` is 0).
+def build(
+    path: Path, table: str, weights: tuple[float, float], max_chunks: int
+) -> MemoryIndex | Vocabulary | None:
+    """Copy `table`'s FTS5 index at `path` into memory; when it has more than `max_chunks` chunks
+    (or `max_chunks` is 0), only its terms (`vocabulary`); None when there are too many of those.
 
     Runs in a worker thread on its own read-only connection, in one read transaction; one copy
     is built at a time in the process.
@@ -205,16 +208,17 @@ def build(path: Path, table: str, weights: tuple[float, float], max_chunks: int)
 _ONE_BUILD_AT_A_TIME = threading.Lock()
 
 
-def _build(path: Path, p: str, weights: tuple[float, float], max_chunks: int) -> MemoryIndex | None:
+def _build(
+    path: Path, p: str, weights: tuple[float, float], max_chunks: int
+) -> MemoryIndex | Vocabulary | None:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
     try:
         conn.execute("BEGIN")
-        if max_chunks <= 0:
-            return None
         # Counting stops one past the limit: a large source costs no scan of its chunks.
-        limited = f"SELECT count(*) FROM (SELECT 1 FROM {p}_chunks LIMIT {int(max_chunks) + 1})"
-        if conn.execute(limited).fetchone()[0] > max_chunks:
-            return None
+        limited = f"SELECT count(*) FROM (SELECT 1 FROM {p}_chunks LIMIT {max(0, int(max_chunks)) + 1})"
+        if max_chunks <= 0 or conn.execute(limited).fetchone()[0] > max_chunks:
+            vocabulary = read_vocabulary(conn, p)
+            return None if vocabulary is None else Vocabulary(0, vocabulary)
         conn.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, '{p}_chunks_fts', 'instance')")
         pairs = conn.execute(f"SELECT id, item_rowid FROM {p}_chunks ORDER BY id").fetchall()
         rowids = np.fromiter((r[0] for r in pairs), dtype=np.int64, count=len(pairs))
@@ -245,7 +249,8 @@ def _build(path: Path, p: str, weights: tuple[float, float], max_chunks: int) ->
 
 class MemoryIndexes:
     """The memory index of one source database: built in the background when the database is
-    small enough, replaced after it changes, used only while it matches the database.
+    small enough, replaced after it changes, used only while it matches the database. For a
+    larger database, its `Vocabulary` instead, on the same terms.
 
     A read-only connection of its own, used only on the event loop's thread, tells whether the
     database changed (its `PRAGMA data_version` moves with every commit of any other
@@ -258,6 +263,7 @@ class MemoryIndexes:
         self.table = table
         self.weights = weights
         self.index: MemoryIndex | None = None
+        self.vocabulary: Vocabulary | None = None
         self.skip_at: int | None = None
         """The version found too large (or failing) to copy: not tried again until it changes."""
         self._task: asyncio.Task[None] | None = None
@@ -289,12 +295,27 @@ class MemoryIndexes:
         index = self.index
         if index is not None and index.version == version:
             return index
-        if self._task is None and self.skip_at != version:
-            self._task = asyncio.get_running_loop().create_task(self._build(version))
+        self._start(version)
         return None
 
-    def still(self, index: MemoryIndex) -> bool:
-        """Whether the database is still as `index` copied it (nothing committed since)."""
+    def terms(self) -> Vocabulary | None:
+        """The vocabulary (of a source too large to copy) if it matches the database now; else
+        None, starting a build when none runs."""
+        version = self.version()
+        if version is None:
+            return None
+        vocabulary = self.vocabulary
+        if vocabulary is not None and vocabulary.version == version:
+            return vocabulary
+        self._start(version)
+        return None
+
+    def _start(self, version: int) -> None:
+        if self._task is None and self.skip_at != version:
+            self._task = asyncio.get_running_loop().create_task(self._build(version))
+
+    def still(self, index: MemoryIndex | Vocabulary) -> bool:
+        """Whether the database is still as `index` read it (nothing committed since)."""
         return self.version() == index.version
 
     def read_here(self, sql: str, params: list[Any]) -> list[sqlite3.Row]:
@@ -305,7 +326,8 @@ class MemoryIndexes:
         return reader.execute(sql, params).fetchall()
 
     async def ready(self) -> MemoryIndex | None:
-        """The index of the database as it is now, waiting for its build (None: too large)."""
+        """The index of the database as it is now, waiting for its build (None: too large; its
+        vocabulary is then read too)."""
         for _ in range(3):
             index = self.current()
             if index is not None or self._task is None:
@@ -320,11 +342,14 @@ class MemoryIndexes:
             limit = self.db.memory_index_max_chunks
             limit = MAX_CHUNKS if limit is None else limit
             built = await asyncio.to_thread(build, self.db.path, self.table, self.weights, limit)
-            if built is None:
-                self.skip_at = version
-            elif self.version() == version:
+            if not isinstance(built, MemoryIndex):
+                self.skip_at = version  # too large to copy: its vocabulary (if any) is all
+            if built is not None and self.version() == version:
                 built.version = version
-                self.index = built
+                if isinstance(built, MemoryIndex):
+                    self.index = built
+                else:
+                    self.vocabulary = built
         except Exception as error:  # without a copy, FTS5 answers as before
             logger.warning("memory index of {} not built: {}", self.table, type(error).__name__)
             self.skip_at = version

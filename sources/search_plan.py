@@ -27,6 +27,7 @@ On SciFact train (docs/performance.md) pruning leaves nDCG@10 unchanged.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .query import Term
@@ -73,11 +74,20 @@ class SearchPlan:
 
 
 def plan_search(
-    terms: tuple[Term, ...], df: dict[str, int], chunks: int, depth: int = 10, items: int | None = None
+    terms: tuple[Term, ...],
+    df: dict[str, int],
+    chunks: int,
+    depth: int = 10,
+    items: int | None = None,
+    same_rows: Mapping[str, str] | None = None,
 ) -> SearchPlan | None:
     """The plan for `terms` given each term's row count (keyed by `Term.fts()`), how many
     results the page reaches (`offset + limit`) and the source's item count (None: as many as
-    chunks); None: no term matches anything."""
+    chunks); None: no term matches anything.
+
+    `same_rows` has, for some terms (by `Term.fts()`), an expression matching exactly the same
+    rows that FTS5 reads faster (a prefix's terms, `vocabulary`); it stands in for the term
+    wherever only rows count: the candidates and an unranked sample, never what bm25 scores."""
     exact_cap = max(EXACT_CAP, PER_RESULT * depth)
     candidate_cap = max(CANDIDATE_CAP, PER_RESULT * depth)
     present = [t for t in terms if df.get(t.fts(), 0) > 0]
@@ -105,8 +115,8 @@ def plan_search(
     if flat:
         cap = min(cap, flat_cap(depth, chunks, items))
     return SearchPlan(
-        match=_or(scored),
-        candidates=_or(essential) if len(scored) > len(essential) else None,
+        match=_or(scored, same_rows if flat else None),
+        candidates=_or(essential, same_rows) if len(scored) > len(essential) else None,
         cap=cap if sample else None,
         flat_score=-idf(rows, chunks) if flat else None,
         estimated_rows=largest,
@@ -130,8 +140,9 @@ def idf(rows: int, chunks: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def _or(terms: list[Term]) -> str:
-    return " OR ".join(t.fts() for t in terms)
+def _or(terms: list[Term], same_rows: Mapping[str, str] | None = None) -> str:
+    rows = same_rows or {}
+    return " OR ".join(rows.get(t.fts(), t.fts()) for t in terms)
 
 
 def estimate_keys(term: Term) -> list[str]:

@@ -11,6 +11,7 @@ in the same round trip as the probes of uncached terms.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cachetools import LRUCache
@@ -74,13 +75,17 @@ class TermStats:
         slots = max(1, self._last_id - self._first_id + 1)
         return min(self._chunks, max(count, round(count * slots / span)))
 
-    async def lookup(self, db: Database, terms: list[str]) -> IndexStats:
+    async def lookup(
+        self, db: Database, terms: list[str], same_rows: Mapping[str, str] | None = None
+    ) -> IndexStats:
         """The chunk count and every term's row count (estimated past `PROBE`), probing only what
-        is not cached."""
+        is not cached; a term in `same_rows` is probed with that expression (the same rows, read
+        faster: `vocabulary`)."""
         for _ in range(2):
             uncached = [t for t in dict.fromkeys(terms) if t not in self._df]
             fresh = self._version is None
-            row = await db.fetchone(self._sql(uncached, fresh), uncached)
+            probes = [same_rows.get(t, t) for t in uncached] if same_rows else uncached
+            row = await db.fetchone(self._sql(uncached, fresh), probes)
             assert row is not None
             version = (int(row[0]), db.conn.total_changes)
             if version != self._version and not fresh:
