@@ -268,6 +268,11 @@ class ChunkedSource(Generic[R]):
             flat_score=plan.flat_score,
         )
         rows = await db.fetchall(*build_search_sql(spec))
+        if plan.flat_score is not None and plan.cap is not None and rows and rows[0]["sampled"] < plan.cap:
+            # The sample holds every matching row (fewer than its cap): it is the whole answer,
+            # newest first. Scoring it by bm25 would read every row again (FTS5 counts a term's
+            # rows for its idf by reading them): a sparse phrase of common words paid twice.
+            return Found(rows, int(rows[0]["total"]))
         if len(rows) <= request.limit and plan.refill is not None:
             # The candidates ran out before the page filled: score every match instead.
             plan = SearchPlan(plan.refill, estimated_rows=plan.estimated_rows)

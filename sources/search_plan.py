@@ -16,7 +16,8 @@ that matches none of the query's rarer terms rarely ranks, so:
   hit of average length would, and the newest items come first. Such a sample needs only
   enough rows to fill the page with items: `FLAT_PER_RESULT` chunks' worth of items per result
   (a source's chunks per item times that), which for a phrase of common words is what decides
-  how far FTS5 reads.
+  how far FTS5 reads. A sample that comes back with fewer rows than it may read holds every
+  match: it is the whole answer (counted exactly, newest first), not rerun with bm25.
 
 A phrase's row count is estimated by its rarest word's: counting a phrase's rows exactly
 costs as much as searching it.

@@ -184,12 +184,35 @@ async def test_a_sampled_search_answers_the_newest_matching_items_first(
     monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
     monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
     monkeypatch.setattr(search_plan, "REFILL_CAP", 0)
+    monkeypatch.setattr(search_plan, "SAMPLE_CAP", 6)  # fewer rows than "the" is in
     out = await notes.search(notes_db, SearchRequest("the", limit=50), Defaults())
     assert out.count > 2
     assert len({r.score for r in out.results}) == 1
     modified = [r.last_modified for r in out.results]
     assert modified == sorted(modified, reverse=True)
-    assert any("most recently indexed (newest first)" in w for w in out.warnings)
+    assert any("6 most recently indexed (newest first)" in w for w in out.warnings)
+
+
+@pytest.mark.anyio
+async def test_a_sample_that_read_every_matching_row_is_the_whole_answer(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_plan, "PER_RESULT", 0)
+    monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
+    monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
+    monkeypatch.setattr(search_plan, "REFILL_CAP", 1_000_000)  # a refill would be allowed
+    sql = (
+        "SELECT DISTINCT c.item_rowid FROM notes_chunks_fts JOIN notes_chunks AS c "
+        "ON c.id = notes_chunks_fts.rowid WHERE notes_chunks_fts MATCH ?"
+    )
+    every = await notes_db.fetchall(sql, ('"the"',))
+    out = await notes.search(notes_db, SearchRequest("the", limit=50), Defaults())
+    assert 2 < len(every) <= 50
+    assert out.count == out.total_estimated == len(every)  # every match, counted exactly
+    assert not out.has_more
+    modified = [r.last_modified for r in out.results]
+    assert modified == sorted(modified, reverse=True)  # newest first, not re-ranked by bm25
+    assert not any("most recently indexed" in w for w in out.warnings)
 
 
 def test_deeper_pages_get_more_candidates() -> None:
