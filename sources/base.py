@@ -30,9 +30,11 @@ from .search_plan import CANDIDATE_CAP, PER_RESULT, SearchPlan, estimate_keys, e
 from .search_sql import (
     Filter,
     FtsColumn,
+    RankedRow,
     SearchSpec,
     build_anchor_sql,
     build_ranked_sql,
+    build_sample_sql,
     build_search_sql,
     build_term_scores_sql,
     hit_chunk,
@@ -43,6 +45,8 @@ from .term_stats import TermStats
 from .vocabulary import Vocabulary
 
 MAX_OFFSET = 10_000
+MAX_SAMPLE_ROWS = 1_000_000
+"""An unranked sample without a cap reads at most this many rows."""
 SYNC_PAGE_ITEMS = 100
 """A ranked page of at most this many candidate items is read on the event loop's thread."""
 
@@ -246,9 +250,7 @@ class ChunkedSource(Generic[R]):
         keys = [k for t in query.terms for k in estimate_keys(t)]
         stats = await self.term_stats(db).lookup(db, keys, same_rows)
         depth = request.offset + request.limit
-        plan = plan_search(
-            query.terms, estimated_df(query.terms, stats.df), stats.chunks, depth, stats.items, same_rows
-        )
+        plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, depth, same_rows)
         if plan is None:
             return Found([], None)
         if order_by != "relevance" and not plan.exact:
@@ -267,12 +269,16 @@ class ChunkedSource(Generic[R]):
             cap=plan.cap,
             flat_score=plan.flat_score,
         )
-        rows = await db.fetchall(*build_search_sql(spec))
-        if plan.flat_score is not None and plan.cap is not None and rows and rows[0]["sampled"] < plan.cap:
-            # The sample holds every matching row (fewer than its cap): it is the whole answer,
-            # newest first. Scoring it by bm25 would read every row again (FTS5 counts a term's
-            # rows for its idf by reading them): a sparse phrase of common words paid twice.
-            return Found(rows, int(rows[0]["total"]))
+        read = plan.cap
+        if plan.flat_score is not None and plan.sample_items is not None:
+            rows, read, complete = await self._newest_items(db, spec, plan.flat_score, plan.sample_items)
+            if complete:
+                # The sample holds every matching row: it is the whole answer, newest first.
+                # Scoring it by bm25 would read every row again (FTS5 counts a term's rows for
+                # its idf by reading them): a sparse phrase of common words paid twice.
+                return Found(rows, int(rows[0]["total"]) if rows else 0)
+        else:
+            rows = await db.fetchall(*build_search_sql(spec))
         if len(rows) <= request.limit and plan.refill is not None:
             # The candidates ran out before the page filled: score every match instead.
             plan = SearchPlan(plan.refill, estimated_rows=plan.estimated_rows)
@@ -282,12 +288,45 @@ class ChunkedSource(Generic[R]):
             how = "newest first" if plan.flat_score is not None else "ranked"
             warnings.append(
                 f"the rarest query word matches about {plan.estimated_rows} chunks: searched the "
-                f"{plan.cap} most recently indexed ({how}); add a rarer word to search them all"
+                f"{read} most recently indexed ({how}); add a rarer word to search them all"
             )
         total = int(rows[0]["total"]) if rows else 0
         if not plan.exact:
             total = max(total, min(plan.estimated_rows, stats.items))
         return Found(rows, total)
+
+    async def _newest_items(
+        self, db: Database, spec: SearchSpec, score: float, want: int
+    ) -> tuple[list[Any], int, bool]:
+        """An unranked sample's page: the newest matching chunks (at most `spec.cap`), read until
+        they name `want` items, each item with its newest chunk and all `score`. Also how many
+        rows were read, and whether they are every match.
+
+        FTS5 hands rows back as they are read, so a phrase of common words found in most of its
+        rows stops after a few dozen, not after `spec.cap` (a chat's many messages, a document's
+        many chunks would otherwise fill the cap with a handful of items). Rows are read in
+        growing batches, each after the last rowid seen; the first is usually enough."""
+        cap = spec.cap if spec.cap is not None else MAX_SAMPLE_ROWS
+        found: dict[int, list[Any]] = {}
+        read, before, complete = 0, None, False
+        batch = want  # at least a row per item
+        while len(found) < want and read < cap:
+            asked = min(batch, cap - read)
+            rows = await db.fetchall(*build_sample_sql(spec, asked, before))
+            read += len(rows)
+            for chunk_rowid, item_rowid in rows:
+                entry = found.get(item_rowid)
+                if entry is not None:
+                    entry[3] += 1
+                elif len(found) < want:
+                    found[item_rowid] = [item_rowid, chunk_rowid, score, 1]
+            if len(rows) < asked:
+                complete = True
+                break
+            before = rows[-1][0]
+            batch *= 4
+        page = await self._ranked_page(self.memory_indexes(db), spec, [tuple(v) for v in found.values()])
+        return page, read, complete
 
     async def _search_in_memory(
         self, db: Database, query: ParsedQuery, request: SearchRequest, order_by: str
@@ -308,12 +347,12 @@ class ChunkedSource(Generic[R]):
             return Found([], None) if indexes.still(index) else None
         filters = tuple(request.filters)
         spec = SearchSpec(self.name, match="", limit=request.limit, offset=request.offset, filters=filters)
-        rows = await self._ranked_page(indexes, spec, ranked)
+        rows = await self._ranked_page(indexes, spec, ranked.rows())
         everything = len(ranked.item_rowids) == ranked.total
         if len(rows) <= request.limit and not everything:
             # The item filters left the page short: rank every match.
             ranked = index.rank(terms, ranked.total)
-            rows = await self._ranked_page(indexes, spec, ranked)
+            rows = await self._ranked_page(indexes, spec, ranked.rows())
         if not indexes.still(index):
             return None  # the database changed under the copy (a new one is being made)
         # With item filters, the total is of the items passed to SQL (all of them, or the best).
@@ -340,9 +379,12 @@ class ChunkedSource(Generic[R]):
             return None
         return index.rank(await self._query_terms(db, parsed), want)
 
-    async def _ranked_page(self, indexes: MemoryIndexes, spec: SearchSpec, ranked: Ranked) -> list[Any]:
-        sql, params = build_ranked_sql(spec, ranked.rows())
-        if len(ranked.item_rowids) <= SYNC_PAGE_ITEMS:
+    async def _ranked_page(
+        self, indexes: MemoryIndexes, spec: SearchSpec, ranked: list[RankedRow]
+    ) -> list[Any]:
+        """The page of items ranked here: a small one read on the loop's thread (`read_here`)."""
+        sql, params = build_ranked_sql(spec, ranked)
+        if len(ranked) <= SYNC_PAGE_ITEMS and indexes.version() is not None:
             return indexes.read_here(sql, params)
         return await indexes.db.fetchall(sql, params)
 

@@ -14,10 +14,10 @@ that matches none of the query's rarer terms rarely ranks, so:
   sample is not ranked by bm25 at all (its idf, counted over every row of the term, costs more
   than the rest of the search): each sampled row scores the term's idf, as a one-word bm25
   hit of average length would, and the newest items come first. Such a sample needs only
-  enough rows to fill the page with items: `FLAT_PER_RESULT` chunks' worth of items per result
-  (a source's chunks per item times that), which for a phrase of common words is what decides
-  how far FTS5 reads. A sample that comes back with fewer rows than it may read holds every
-  match: it is the whole answer (counted exactly, newest first), not rerun with bm25.
+  enough items for the page: it is read newest first and stops at `FLAT_PER_RESULT` items per
+  result, which for a phrase of common words is what decides how far FTS5 reads. A sample that
+  runs out of rows before that holds every match: it is the whole answer (counted exactly,
+  newest first), not rerun with bm25.
 
 A phrase's row count is estimated by its rarest word's: counting a phrase's rows exactly
 costs as much as searching it.
@@ -46,7 +46,7 @@ walking its rows to score the candidates would cost more than the rest of the se
 SAMPLE_CAP = 300
 """When even the rarest term matches more than `CANDIDATE_CAP` rows, score this many of them."""
 FLAT_PER_RESULT = 3
-"""An unranked sample (`flat_score`) holds about this many items per result asked for."""
+"""An unranked sample (`flat_score`) stops at this many items per result asked for."""
 REFILL_CAP = 20_000
 """When the candidates fill less than a page, score every match if they are at most this many."""
 
@@ -68,6 +68,8 @@ class SearchPlan:
     could not fill."""
     flat_score: float | None = None
     """For a sample of one very common term: the bm25 every sampled row gets (see below)."""
+    sample_items: int | None = None
+    """With `flat_score`: stop reading the sample once it has this many items."""
     dropped: tuple[str, ...] = ()
     """Terms matching most rows, left out (their idf is ~0, they change no score)."""
     unscored: tuple[str, ...] = ()
@@ -79,12 +81,10 @@ def plan_search(
     df: dict[str, int],
     chunks: int,
     depth: int = 10,
-    items: int | None = None,
     same_rows: Mapping[str, str] | None = None,
 ) -> SearchPlan | None:
-    """The plan for `terms` given each term's row count (keyed by `Term.fts()`), how many
-    results the page reaches (`offset + limit`) and the source's item count (None: as many as
-    chunks); None: no term matches anything.
+    """The plan for `terms` given each term's row count (keyed by `Term.fts()`) and how many
+    results the page reaches (`offset + limit`); None: no term matches anything.
 
     `same_rows` has, for some terms (by `Term.fts()`), an expression matching exactly the same
     rows that FTS5 reads faster (a prefix's terms, `vocabulary`); it stands in for the term
@@ -112,27 +112,18 @@ def plan_search(
     scored = [t for t in by_rarity if t in essential or df[t.fts()] <= SCORE_CAP]
     sample = rows > candidate_cap
     flat = sample and len(scored) == 1
-    cap = max(SAMPLE_CAP, PER_RESULT * depth)
-    if flat:
-        cap = min(cap, flat_cap(depth, chunks, items))
     return SearchPlan(
         match=_or(scored, same_rows if flat else None),
         candidates=_or(essential, same_rows) if len(scored) > len(essential) else None,
-        cap=cap if sample else None,
+        cap=max(SAMPLE_CAP, PER_RESULT * depth) if sample else None,
         flat_score=-idf(rows, chunks) if flat else None,
+        sample_items=FLAT_PER_RESULT * depth if flat else None,
         estimated_rows=largest,
         exact=False,
         refill=_or(by_rarity) if total <= REFILL_CAP else None,
         dropped=dropped,
         unscored=tuple(t.text for t in by_rarity if t not in scored),
     )
-
-
-def flat_cap(depth: int, chunks: int, items: int | None) -> int:
-    """The rows an unranked sample reads: `FLAT_PER_RESULT` items per result, at the source's
-    chunks per item (every chunk of an item may match)."""
-    per_item = chunks / items if items else 1.0
-    return math.ceil(FLAT_PER_RESULT * depth * max(1.0, per_item))
 
 
 def idf(rows: int, chunks: int) -> float:

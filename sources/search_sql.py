@@ -84,8 +84,7 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
     SELECT rowid AS chunk_rowid, {_score(p, spec)} AS b
     FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?{_candidates(p, spec)}
 ), best AS (
-    SELECT c.item_rowid AS item_rowid, m.chunk_rowid AS chunk_rowid, MIN(m.b) AS b, COUNT(*) AS n,
-        (SELECT count(*) FROM m) AS sampled
+    SELECT c.item_rowid AS item_rowid, m.chunk_rowid AS chunk_rowid, MIN(m.b) AS b, COUNT(*) AS n
     FROM m JOIN {p}_chunks AS c ON c.id = m.chunk_rowid
     WHERE {" AND ".join(chunk_where)}
     GROUP BY c.item_rowid
@@ -100,6 +99,28 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
         if f.on_chunk:
             params.extend(f.params)
     return _page_sql(p, spec, best), params + _page_params(spec)
+
+
+def build_sample_sql(spec: SearchSpec, limit: int, before: int | None = None) -> tuple[str, list[Any]]:
+    """The newest `limit` chunks matching `spec.match` (chunk filters applied; older than rowid
+    `before` when given), each with its item, newest first: an unranked sample read in batches
+    until it has the items it wants (`search_plan`)."""
+    p = ident(spec.table)
+    where = [f"{p}_chunks_fts MATCH ?"]
+    params: list[Any] = [column_match(spec.match, spec.columns)]
+    if before is not None:
+        where.append(f"{p}_chunks_fts.rowid < ?")
+        params.append(before)
+    for f in spec.filters:
+        if f.on_chunk:
+            where.append(f.sql)
+            params.extend(f.params)
+    sql = (
+        f"SELECT {p}_chunks_fts.rowid, c.item_rowid FROM {p}_chunks_fts JOIN {p}_chunks AS c "
+        f"ON c.id = {p}_chunks_fts.rowid WHERE {' AND '.join(where)} "
+        f"ORDER BY {p}_chunks_fts.rowid DESC LIMIT ?"
+    )
+    return sql, [*params, limit]
 
 
 RankedRow = tuple[int, int, float, int]
@@ -117,14 +138,14 @@ def build_ranked_sql(spec: SearchSpec, ranked: list[RankedRow]) -> tuple[str, li
     if len(ranked) <= VALUES_ROWS:
         rows = ", ".join(["(?, ?, ?, ?)"] * len(ranked)) or "(NULL, NULL, NULL, NULL)"
         best = f"""best AS (
-    SELECT column1 AS item_rowid, column2 AS chunk_rowid, column3 AS b, column4 AS n, NULL AS sampled
+    SELECT column1 AS item_rowid, column2 AS chunk_rowid, column3 AS b, column4 AS n
     FROM (VALUES {rows}) WHERE column1 IS NOT NULL
 )"""
         params = [value for row in ranked for value in row]
     else:
         best = """best AS (
     SELECT json_extract(value, '$[0]') AS item_rowid, json_extract(value, '$[1]') AS chunk_rowid,
-        json_extract(value, '$[2]') AS b, json_extract(value, '$[3]') AS n, NULL AS sampled
+        json_extract(value, '$[2]') AS b, json_extract(value, '$[3]') AS n
     FROM json_each(?)
 )"""
         params = [json.dumps(ranked)]  # floats round-trip exactly
@@ -132,9 +153,8 @@ def build_ranked_sql(spec: SearchSpec, ranked: list[RankedRow]) -> tuple[str, li
 
 
 def _page_sql(p: str, spec: SearchSpec, best: str) -> str:
-    """The page of the `best` CTE's items (item_rowid, chunk_rowid, b, n, and `sampled`: how many
-    rows FTS5 returned, when it ran here): each row is the item's columns, the hit's (ending with
-    `total`), then the hit chunk's columns (`hit_chunk`)."""
+    """The page of the `best` CTE's items (item_rowid, chunk_rowid, b, n): each row is the item's
+    columns, the hit's (ending with `total`), then the hit chunk's columns (`hit_chunk`)."""
     item_where = [f.sql for f in spec.filters if not f.on_chunk] or ["1"]
     order = (
         "b ASC, i.last_modified DESC, i.id ASC"
@@ -150,8 +170,7 @@ WITH {best}, page AS (
     ORDER BY {order}
     LIMIT ? OFFSET ?
 )
-SELECT {ITEM_COLUMNS}, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.sampled AS sampled,
-    page.total AS total, c.*
+SELECT {ITEM_COLUMNS}, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total, c.*
 FROM page JOIN {p}_items AS i ON i.id = page.item_rowid JOIN {p}_chunks AS c ON c.id = page.chunk_rowid
 ORDER BY {order}"""
 

@@ -20,7 +20,6 @@ from sources.search_plan import (
     SAMPLE_CAP,
     SCORE_CAP,
     estimated_df,
-    flat_cap,
     idf,
     plan_search,
 )
@@ -76,7 +75,7 @@ def test_a_query_of_only_ubiquitous_terms_still_searches_them() -> None:
 def test_a_single_very_common_term_scores_a_sample_of_its_newest_rows() -> None:
     plan = plan_search(terms("common"), df(common=90_000), 320_000)
     assert plan is not None and not plan.exact
-    assert plan.cap == FLAT_PER_RESULT * 10  # unranked: enough rows for the page's items
+    assert plan.cap == SAMPLE_CAP
     assert plan.candidates is None  # the sample is taken from the scored expression itself
     assert plan.estimated_rows == 90_000
 
@@ -154,18 +153,13 @@ async def test_a_short_candidate_page_is_refilled_by_the_exact_search(
     assert [r.id for r in refilled.results] == [r.id for r in exact.results]
 
 
-def test_an_unranked_sample_reads_enough_rows_for_the_page_at_the_sources_chunks_per_item() -> None:
-    counts = df(common=90_000)
-    one_chunk_each = plan_search(terms("common"), counts, 320_000, depth=10, items=320_000)
-    long_items = plan_search(terms("common"), counts, 320_000, depth=10, items=64_000)
-    deep = plan_search(terms("common"), counts, 320_000, depth=30, items=320_000)
-    chats = plan_search(terms("common"), counts, 320_000, depth=10, items=1_000)
-    assert one_chunk_each is not None and long_items is not None and deep is not None and chats is not None
-    assert one_chunk_each.cap == FLAT_PER_RESULT * 10
-    assert long_items.cap == FLAT_PER_RESULT * 10 * 5
-    assert deep.cap == FLAT_PER_RESULT * 30
-    assert chats.cap == SAMPLE_CAP  # never more than a ranked sample reads
-    assert flat_cap(10, 320_000, 64_000) == long_items.cap
+def test_an_unranked_sample_stops_at_enough_items_for_the_page() -> None:
+    shallow = plan_search(terms("common"), df(common=90_000), 320_000, depth=10)
+    deep = plan_search(terms("common"), df(common=90_000), 320_000, depth=30)
+    ranked = plan_search(terms("common", "other"), df(common=9_000, other=10_000), 320_000)
+    assert shallow is not None and deep is not None and ranked is not None
+    assert shallow.sample_items == FLAT_PER_RESULT * 10 and deep.sample_items == FLAT_PER_RESULT * 30
+    assert ranked.sample_items is None  # a ranked sample reads its whole cap
 
 
 def test_a_sample_of_one_very_common_term_is_not_ranked_by_bm25() -> None:
@@ -222,3 +216,26 @@ def test_deeper_pages_get_more_candidates() -> None:
     assert shallow is not None and deep is not None
     assert shallow.candidates == '"a"'
     assert deep.candidates == '"a" OR "b"'  # 10 rows per result: up to 1,000 candidate rows
+
+
+@pytest.mark.anyio
+async def test_an_unranked_sample_reads_the_newest_rows_only_until_it_has_its_items(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in (("PER_RESULT", 0), ("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("REFILL_CAP", 0)):
+        monkeypatch.setattr(search_plan, name, value)
+    monkeypatch.setattr(search_plan, "FLAT_PER_RESULT", 1)  # a page of 2 wants 2 items
+    sql = (
+        "SELECT c.item_rowid FROM notes_chunks_fts JOIN notes_chunks AS c ON c.id = notes_chunks_fts.rowid "
+        "WHERE notes_chunks_fts MATCH ? ORDER BY notes_chunks_fts.rowid DESC"
+    )
+    newest = [row[0] for row in await notes_db.fetchall(sql, ('"the"',))]
+    assert len(set(newest)) > 2
+    out = await notes.search(notes_db, SearchRequest("the", limit=2), Defaults())
+    first_two = list(dict.fromkeys(newest))[:2]
+    ids = {row[0]: row[1] for row in await notes_db.fetchall("SELECT id, item_id FROM notes_items")}
+    assert {r.id for r in out.results} == {ids[rowid] for rowid in first_two}
+    # Read in batches from as many rows as items wanted, then four times more: not the whole cap.
+    read = len(newest[: newest.index(first_two[1]) + 1])
+    expected = 2 if read <= 2 else 2 + 8
+    assert any(f"searched the {min(expected, len(newest))} most recently indexed" in w for w in out.warnings)
