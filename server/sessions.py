@@ -240,12 +240,10 @@ class SessionStore:
             now = self.now()
             if state.expires_at <= now:
                 state = SessionState(expires_at=now + self.ttl)
-                async with db.transaction() as conn:
-                    await conn.execute(DELETE_SQL, (session_id,))
+                await db.write(DELETE_SQL, (session_id,))
             elif state.expires_at < now + self.ttl - TOUCH_GRANULARITY:
                 state = dataclasses.replace(state, expires_at=now + self.ttl)
-                async with db.transaction() as conn:
-                    await conn.execute(TOUCH_SQL, (_iso(state.expires_at), session_id))
+                await db.write(TOUCH_SQL, (_iso(state.expires_at), session_id))
             self._cache[key] = state
             return StoredSession(self, key, state)
 
@@ -263,8 +261,7 @@ class SessionStore:
             state = current.copy() if current.expires_at > now else SessionState(expires_at=now)
             change(state)
             state.expires_at = now + self.ttl
-            async with db.transaction() as conn:
-                await conn.execute(UPSERT_SQL, state.row(key[1]))
+            await db.write(UPSERT_SQL, state.row(key[1]))
             self._cache[key] = state
             return state
 
@@ -272,8 +269,7 @@ class SessionStore:
         """Forget the session; what follows starts fresh."""
         async with self._lock(key):
             db = await self._database(key[0])
-            async with db.transaction() as conn:
-                await conn.execute(DELETE_SQL, (key[1],))
+            await db.write(DELETE_SQL, (key[1],))
             state = SessionState(expires_at=self.now() + self.ttl)
             self._cache[key] = state
             return state
@@ -283,8 +279,7 @@ class SessionStore:
         key = (user_id, session_id)
         async with self._lock(key):
             db = await self._database(user_id)
-            async with db.transaction() as conn:
-                await conn.execute(DELETE_SQL, (session_id,))
+            await db.write(DELETE_SQL, (session_id,))
             self._cache.pop(key, None)
 
     def _lock(self, key: Key) -> asyncio.Lock:
@@ -301,6 +296,5 @@ class SessionStore:
         db = await self.pool.open(self.path(user_id), MIGRATIONS)
         if user_id not in self._purged:
             self._purged.add(user_id)
-            async with db.transaction() as conn:
-                await conn.execute(PURGE_SQL, (_iso(self.now()),))
+            await db.write(PURGE_SQL, (_iso(self.now()),))
         return db

@@ -88,6 +88,12 @@ class Database:
         rows = await self.conn.execute_fetchall(sql, params)
         return next(iter(rows), None)
 
+    async def write(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """One statement as its own transaction (autocommit): one trip to the connection's
+        thread, where `transaction` takes three."""
+        async with self._write_lock:
+            await self.conn.execute_fetchall(sql, params)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """BEGIN IMMEDIATE … COMMIT, rolled back on any error."""

@@ -9,6 +9,7 @@ has nothing else (they add cost and no ranking signal).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -69,8 +70,10 @@ def words_of(text: str) -> list[str]:
     return [w.lower() for w in _TOKEN_RE.findall(text)]
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_query(text: str) -> ParsedQuery:
-    """Parse user text into terms; never raises on any input."""
+    """Parse user text into terms; never raises on any input. Cached: knowledge_search parses
+    the same text once per source, and the result is immutable."""
     text = (text or "")[:MAX_QUERY_CHARS]
     # An unbalanced quote closes at the end of the text.
     if text.count('"') % 2:
