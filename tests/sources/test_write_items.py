@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from server.bench_corpus import generate
+from sources import importing
 from sources.db import Database, open_database
 from sources.importing import Importer, ParsedItem
 from sources.registry import SOURCES
@@ -87,3 +88,33 @@ async def test_a_batch_naming_one_origin_twice_keeps_the_later_version(tmp_path:
         await db.close()
     assert outcomes == ["added", "updated"]
     assert [(r["content"], r["version"]) for r in rows] == [(edited(item).content, 2)]
+
+
+async def segments(db: Database, p: str) -> int:
+    row = await db.fetchone(f"SELECT count(DISTINCT segid) FROM {p}_chunks_fts_idx")
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.anyio
+async def test_a_large_import_merges_the_index_into_one_segment_and_answers_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(importing, "OPTIMIZE_MIN_CHUNKS", 50)
+    corpus = generate(600, 3)
+    items = [(Path(f"bench/{n}"), b.item) for n, b in enumerate(corpus.items) if b.source == "notes"]
+    db = await open_database(tmp_path / "notes.db", SOURCES["notes"].migrations)
+    try:
+        importer = Importer(SOURCES["notes"], db)
+        for at in range(0, len(items), 10):  # a transaction per batch: a segment each
+            await importer.write_items(items[at : at + 10])
+        assert await segments(db, "notes") > 1
+        before = await dump(db, "notes")
+        assert await importer.optimize_if_large()
+        assert await segments(db, "notes") == 1
+        assert await dump(db, "notes") == before  # same rows, same answers, index intact
+        # A small import into the now large source leaves the merging to FTS5.
+        await importer.write_items([(Path("bench/extra"), edited(items[0][1]))])
+        assert not await importer.optimize_if_large()
+    finally:
+        await db.close()
