@@ -22,6 +22,7 @@ from sources.db import database_path, open_database
 from sources.errors import KnowledgeError
 from sources.importing import Importer, ParsedItem, item_id_for
 from sources.notes import source as notes
+from sources.query import parse_query
 from sources.retrieval import Defaults
 from sources.scoring import INTERCEPT, SLOPE
 
@@ -112,6 +113,7 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
             # A page plans its search for its own depth, so its ranking is scored too.
             page_latencies: list[float] = []
             page_ndcg: list[float] = []
+            parse_query.cache_clear()  # each page parses its query, as a first search would
             for qid in qids:
                 t0 = time.perf_counter()
                 page = await notes.search(db, SearchRequest(queries[qid], limit=K_NDCG), defaults)
@@ -120,6 +122,7 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
             # The ranking step alone (query to the best items' rowids and scores), the part an
             # in-memory BM25 library does; only with the memory copy.
             rank_latencies: list[float] = []
+            parse_query.cache_clear()
             for qid in qids if copied else []:
                 t0 = time.perf_counter()
                 await notes.rank_in_memory(db, queries[qid], K_NDCG)
