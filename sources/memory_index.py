@@ -23,7 +23,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -247,6 +247,9 @@ def _build(
     return MemoryIndex(0, rowids, item_of.astype(np.int64), item_rowids, numbers, bounds, positions, weight)
 
 
+Built = TypeVar("Built", MemoryIndex, Vocabulary)
+
+
 class MemoryIndexes:
     """The memory index of one source database: built in the background when the database is
     small enough, replaced after it changes, used only while it matches the database. For a
@@ -289,30 +292,22 @@ class MemoryIndexes:
 
     def current(self) -> MemoryIndex | None:
         """The index if it matches the database now; else None, starting a build when none runs."""
-        version = self.version()
-        if version is None:
-            return None
-        index = self.index
-        if index is not None and index.version == version:
-            return index
-        self._start(version)
-        return None
+        return self._if_current(self.index)
 
     def terms(self) -> Vocabulary | None:
         """The vocabulary (of a source too large to copy) if it matches the database now; else
         None, starting a build when none runs."""
+        return self._if_current(self.vocabulary)
+
+    def _if_current(self, built: Built | None) -> Built | None:
         version = self.version()
         if version is None:
             return None
-        vocabulary = self.vocabulary
-        if vocabulary is not None and vocabulary.version == version:
-            return vocabulary
-        self._start(version)
-        return None
-
-    def _start(self, version: int) -> None:
+        if built is not None and built.version == version:
+            return built
         if self._task is None and self.skip_at != version:
             self._task = asyncio.get_running_loop().create_task(self._build(version))
+        return None
 
     def still(self, index: MemoryIndex | Vocabulary) -> bool:
         """Whether the database is still as `index` read it (nothing committed since)."""

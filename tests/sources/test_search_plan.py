@@ -26,6 +26,12 @@ from sources.search_plan import (
 from tests.conftest import FIXTURES, import_into
 
 
+def sample_every_term(monkeypatch: pytest.MonkeyPatch, refill: int = 0) -> None:
+    """Caps so small that any term matching more than one row is sampled."""
+    for name, value in (("PER_RESULT", 0), ("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("REFILL_CAP", refill)):
+        monkeypatch.setattr(search_plan, name, value)
+
+
 def terms(*words: str) -> tuple[Term, ...]:
     return tuple(Term((w,)) for w in words)
 
@@ -174,10 +180,7 @@ def test_a_sample_of_one_very_common_term_is_not_ranked_by_bm25() -> None:
 async def test_a_sampled_search_answers_the_newest_matching_items_first(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_plan, "PER_RESULT", 0)
-    monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
-    monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
-    monkeypatch.setattr(search_plan, "REFILL_CAP", 0)
+    sample_every_term(monkeypatch)
     monkeypatch.setattr(search_plan, "SAMPLE_CAP", 6)  # fewer rows than "the" is in
     out = await notes.search(notes_db, SearchRequest("the", limit=50), Defaults())
     assert out.count > 2
@@ -191,10 +194,7 @@ async def test_a_sampled_search_answers_the_newest_matching_items_first(
 async def test_a_sample_that_read_every_matching_row_is_the_whole_answer(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_plan, "PER_RESULT", 0)
-    monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
-    monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
-    monkeypatch.setattr(search_plan, "REFILL_CAP", 1_000_000)  # a refill would be allowed
+    sample_every_term(monkeypatch, refill=1_000_000)  # a refill would be allowed
     sql = (
         "SELECT DISTINCT c.item_rowid FROM notes_chunks_fts JOIN notes_chunks AS c "
         "ON c.id = notes_chunks_fts.rowid WHERE notes_chunks_fts MATCH ?"
@@ -222,8 +222,7 @@ def test_deeper_pages_get_more_candidates() -> None:
 async def test_an_unranked_sample_reads_the_newest_rows_only_until_it_has_its_items(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name, value in (("PER_RESULT", 0), ("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("REFILL_CAP", 0)):
-        monkeypatch.setattr(search_plan, name, value)
+    sample_every_term(monkeypatch)
     monkeypatch.setattr(search_plan, "FLAT_PER_RESULT", 1)  # a page of 2 wants 2 items
     sql = (
         "SELECT c.item_rowid FROM notes_chunks_fts JOIN notes_chunks AS c ON c.id = notes_chunks_fts.rowid "
