@@ -79,14 +79,14 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
     Fetches `limit + 1` rows so the caller knows whether another page exists.
     """
     p = ident(spec.table)
-    chunk_where = [f.sql for f in spec.filters if f.on_chunk] or ["1"]
+    chunk_where, chunk_params = _chunk_filters(spec)
     best = f"""m AS MATERIALIZED (
     SELECT rowid AS chunk_rowid, {_score(p, spec)} AS b
     FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ?{_candidates(p, spec)}
 ), best AS (
     SELECT c.item_rowid AS item_rowid, m.chunk_rowid AS chunk_rowid, MIN(m.b) AS b, COUNT(*) AS n
     FROM m JOIN {p}_chunks AS c ON c.id = m.chunk_rowid
-    WHERE {" AND ".join(chunk_where)}
+    WHERE {" AND ".join(chunk_where or ["1"])}
     GROUP BY c.item_rowid
 )"""
     params: list[Any] = [] if spec.flat_score is None else [spec.flat_score]
@@ -95,10 +95,7 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
         params.append(column_match(spec.candidates, spec.columns))
     if spec.cap is not None:
         params.append(spec.cap)
-    for f in spec.filters:
-        if f.on_chunk:
-            params.extend(f.params)
-    return _page_sql(p, spec, best), params + _page_params(spec)
+    return _page_sql(p, spec, best), params + chunk_params + _page_params(spec)
 
 
 def build_sample_sql(spec: SearchSpec, limit: int, before: int | None = None) -> tuple[str, list[Any]]:
@@ -111,16 +108,13 @@ def build_sample_sql(spec: SearchSpec, limit: int, before: int | None = None) ->
     if before is not None:
         where.append(f"{p}_chunks_fts.rowid < ?")
         params.append(before)
-    for f in spec.filters:
-        if f.on_chunk:
-            where.append(f.sql)
-            params.extend(f.params)
+    chunk_where, chunk_params = _chunk_filters(spec)
     sql = (
         f"SELECT {p}_chunks_fts.rowid, c.item_rowid FROM {p}_chunks_fts JOIN {p}_chunks AS c "
-        f"ON c.id = {p}_chunks_fts.rowid WHERE {' AND '.join(where)} "
+        f"ON c.id = {p}_chunks_fts.rowid WHERE {' AND '.join(where + chunk_where)} "
         f"ORDER BY {p}_chunks_fts.rowid DESC LIMIT ?"
     )
-    return sql, [*params, limit]
+    return sql, [*params, *chunk_params, limit]
 
 
 RankedRow = tuple[int, int, float, int]
@@ -181,6 +175,12 @@ def hit_chunk(row: Any) -> Any:
     names = row.keys()
     start = names.index("total") + 1
     return dict(zip(names[start:], tuple(row)[start:], strict=True))
+
+
+def _chunk_filters(spec: SearchSpec) -> tuple[list[str], list[Any]]:
+    """The chunk filters' WHERE clauses (on `c.`) and their bound values, in order."""
+    chunk = [f for f in spec.filters if f.on_chunk]
+    return [f.sql for f in chunk], [value for f in chunk for value in f.params]
 
 
 def _page_params(spec: SearchSpec) -> list[Any]:
