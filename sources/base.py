@@ -384,7 +384,7 @@ class ChunkedSource(Generic[R]):
     ) -> list[Any]:
         """The page of items ranked here: a small one read on the loop's thread (`read_here`)."""
         sql, params = build_ranked_sql(spec, ranked)
-        if len(ranked) <= SYNC_PAGE_ITEMS and indexes.version() is not None:
+        if len(ranked) <= SYNC_PAGE_ITEMS and indexes.can_read_here():
             return indexes.read_here(sql, params)
         return await indexes.db.fetchall(sql, params)
 

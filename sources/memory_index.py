@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from loguru import logger
 
-from .db import Database
+from .db import MMAP_SIZE, Database
 from .search_sql import ident
 from .vocabulary import Vocabulary, read_vocabulary
 
@@ -279,7 +279,7 @@ class MemoryIndexes:
                 reader = sqlite3.connect(f"file:{self.db.path}?mode=ro", uri=True, isolation_level=None)
                 reader.row_factory = sqlite3.Row
                 reader.execute("PRAGMA query_only = ON")
-                reader.execute("PRAGMA mmap_size = 268435456")
+                reader.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
                 self._reader = reader
             except sqlite3.Error as error:  # no file to read (e.g. in memory): FTS5 only
                 logger.debug("no memory index for {}: {}", self.table, type(error).__name__)
@@ -312,6 +312,10 @@ class MemoryIndexes:
     def still(self, index: MemoryIndex | Vocabulary) -> bool:
         """Whether the database is still as `index` read it (nothing committed since)."""
         return self.version() == index.version
+
+    def can_read_here(self) -> bool:
+        """Whether `read_here` has a connection (not for a database without a file)."""
+        return self._connection() is not None
 
     def read_here(self, sql: str, params: list[Any]) -> list[sqlite3.Row]:
         """Run a page query (a few dozen rows by primary key) right here on the loop's thread:
