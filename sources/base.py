@@ -45,8 +45,6 @@ from .term_stats import TermStats
 from .vocabulary import Vocabulary
 
 MAX_OFFSET = 10_000
-MAX_SAMPLE_ROWS = 1_000_000
-"""An unranked sample without a cap reads at most this many rows."""
 SYNC_PAGE_ITEMS = 100
 """A ranked page of at most this many candidate items is read on the event loop's thread."""
 
@@ -231,10 +229,13 @@ class ChunkedSource(Generic[R]):
         """The page from FTS5 under a `search_plan`."""
         indexes = self.memory_indexes(db)
         vocabulary = indexes.terms() if any(t.prefix for t in query.terms) else None
-        found = await self._search_planned(db, query, request, order_by, warnings, vocabulary)
+        noted: list[str] = []
+        found = await self._search_planned(db, query, request, order_by, noted, vocabulary)
         if vocabulary is not None and not indexes.still(vocabulary):
             # A commit since the vocabulary was read may have added a term a prefix matches.
-            found = await self._search_planned(db, query, request, order_by, warnings, None)
+            noted = []
+            found = await self._search_planned(db, query, request, order_by, noted, None)
+        warnings += noted
         return found
 
     async def _search_planned(
@@ -306,7 +307,8 @@ class ChunkedSource(Generic[R]):
         rows stops after a few dozen, not after `spec.cap` (a chat's many messages, a document's
         many chunks would otherwise fill the cap with a handful of items). Rows are read in
         growing batches, each after the last rowid seen; the first is usually enough."""
-        cap = spec.cap if spec.cap is not None else MAX_SAMPLE_ROWS
+        cap = spec.cap
+        assert cap is not None  # an unranked plan is a sample: always capped
         found: dict[int, list[Any]] = {}
         read, before, complete = 0, None, False
         batch = want  # at least a row per item

@@ -126,3 +126,18 @@ async def test_a_vocabulary_is_not_used_once_the_database_changed(notes_db: Data
     await indexes.ready()
     after = indexes.terms()
     assert after is not None and "zymurgi" in after.terms
+
+
+async def test_a_search_rerun_without_a_stale_vocabulary_warns_once(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notes_db.memory_index_max_chunks = 0
+    indexes = notes.memory_indexes(notes_db)
+    await indexes.ready()
+    caps = (("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("PER_RESULT", 0), ("SAMPLE_CAP", 2), ("REFILL_CAP", 0))
+    for name, value in caps:
+        monkeypatch.setattr(f"sources.search_plan.{name}", value)
+    monkeypatch.setattr(indexes, "still", lambda _: False)  # a commit came in during the search
+    found = await notes.search(notes_db, SearchRequest("th*", limit=5), Defaults())
+    sampled = [w for w in found.warnings if "most recently indexed" in w]
+    assert len(sampled) == 1, found.warnings
