@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from knowledge_mcp.sources.tooling import ToolHost
 from mcp.server.mcpserver import Context
-
-from sources.tooling import ToolHost
 
 
 class Session(Protocol):

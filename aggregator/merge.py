@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from sources.models import OrderBy, ResultItem
+from knowledge_mcp.sources.models import OrderBy, ResultItem
 
 SeenMode = Literal["hide", "downrank", "show"]
 DOWNRANK = 0.5

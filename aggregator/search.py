@@ -12,16 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
+from knowledge_mcp.sources.base import ChunkedSource, SearchOptions, SearchRequest
+from knowledge_mcp.sources.errors import InvalidArgumentError
+from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.tooling import databases_of
 from loguru import logger
 from mcp.server.mcpserver import Context
 from pydantic import ValidationError
-
-from sources.base import ChunkedSource, SearchOptions, SearchRequest
-from sources.errors import InvalidArgumentError
-from sources.models import OrderBy, ResultItem, SearchResponse
-from sources.registry import SOURCES
-from sources.retrieval import Defaults
-from sources.tooling import databases_of
 
 from .host import AggregatorHost, Session
 from .merge import Candidates, SeenMode, cut_page, fetch_size

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult
-from pydantic import Field
-
-from sources.chats.models import ChatGetResponse
-from sources.chats.tools import render_get as render_chat
-from sources.models import OrderBy, SourceName
-from sources.registry import SOURCES
-from sources.tooling import (
+from knowledge_mcp.sources.chats.models import ChatGetResponse
+from knowledge_mcp.sources.chats.tools import render_get as render_chat
+from knowledge_mcp.sources.models import OrderBy, SourceName
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.tooling import (
     AnchorLoc,
     AnchorQuery,
     GetRetrieval,
@@ -24,6 +20,9 @@ from sources.tooling import (
     render_search,
     tool_result,
 )
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult
+from pydantic import Field
 
 from .host import AggregatorHost
 from .merge import SeenMode

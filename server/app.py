@@ -7,19 +7,18 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from knowledge_mcp.aggregator import deep_research
+from knowledge_mcp.aggregator import tools as aggregator_tools
+from knowledge_mcp.sources.db import Database
+from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.registry import SOURCES, registrars
+from knowledge_mcp.sources.retrieval import Defaults
 from loguru import logger
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-
-from aggregator import deep_research
-from aggregator import tools as aggregator_tools
-from sources.db import Database
-from sources.errors import KnowledgeError
-from sources.registry import SOURCES, registrars
-from sources.retrieval import Defaults
 
 from .auth import ApiKeyHeader, JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings

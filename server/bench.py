@@ -24,15 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from knowledge_mcp.sources.base import SearchRequest
+from knowledge_mcp.sources.db import Database, database_path, open_database
+from knowledge_mcp.sources.models import Retrieval
+from knowledge_mcp.sources.query import parse_query
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.retrieval import Defaults
 from loguru import logger
 from mcp import Client, StdioServerParameters
-
-from sources.base import SearchRequest
-from sources.db import Database, database_path, open_database
-from sources.models import Retrieval
-from sources.query import parse_query
-from sources.registry import SOURCES
-from sources.retrieval import Defaults
 
 from . import bench_http, bench_import
 from .app import build_server
@@ -148,7 +147,7 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
         if found:
             server_ms.append(float(found.group(1)))
 
-    sink = logger.add(take, level="INFO", filter="server.logs")
+    sink = logger.add(take, level="INFO", filter="knowledge_mcp.server.logs")
     try:
         async with Client(mcp) as client:
             # As a server that has run a while: the first call opens every database and starts
@@ -190,7 +189,7 @@ def e2e_queries(corpus: Corpus) -> list[str]:
 async def bench_stdio(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "server", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
+        args=["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
         env=bench_http.server_env(),
     )
     latencies: list[float] = []

@@ -121,7 +121,16 @@ async def served(data_dir: Path, *, auth: bool, transport: str = "http") -> Asyn
     env = server_env()
     if secret is not None:
         env["KNOWLEDGE_MCP_JWT_SECRET"] = secret
-    command = [sys.executable, "-m", "server", "serve", "--transport", transport, "--data-dir", str(data_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "knowledge_mcp",
+        "serve",
+        "--transport",
+        transport,
+        "--data-dir",
+        str(data_dir),
+    ]
     command += ["--host", "127.0.0.1", "--port", str(port), *([] if auth else ["--no-auth"])]
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)

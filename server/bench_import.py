@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sources import chunking, importing
-from sources.db import database_path, open_database
-from sources.importing import Importer
-from sources.registry import SOURCES
+from knowledge_mcp.sources import chunking, importing
+from knowledge_mcp.sources.db import database_path, open_database
+from knowledge_mcp.sources.importing import Importer
+from knowledge_mcp.sources.registry import SOURCES
 
 from . import bench_corpus
 from .bench_corpus import BenchItem, Corpus, CorpusStream

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
-from sources.errors import KnowledgeError
-from sources.registry import SOURCE_NAMES, SOURCES
+from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
 
 from .config import load_settings
 from .logs import configure_logging

@@ -7,14 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from knowledge_mcp.sources.base import SearchRequest
+from knowledge_mcp.sources.db import database_path, open_database
+from knowledge_mcp.sources.importing import Importer, ImportSummary, iter_files
+from knowledge_mcp.sources.registry import get_source
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
-
-from sources.base import SearchRequest
-from sources.db import database_path, open_database
-from sources.importing import Importer, ImportSummary, iter_files
-from sources.registry import get_source
 
 from .config import Settings
 

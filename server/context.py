@@ -14,10 +14,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from knowledge_mcp.sources.db import Database, Migration, open_database, user_dir
+from knowledge_mcp.sources.registry import SOURCES
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-
-from sources.db import Database, Migration, open_database, user_dir
-from sources.registry import SOURCES
 
 _current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
     "current_request", default=None

@@ -12,12 +12,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from knowledge_mcp.sources.registry import SOURCES
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 from rich.console import Console
 from rich.panel import Panel
-
-from sources.registry import SOURCES
 
 from .commands import run_import
 from .config import Settings
@@ -55,7 +54,7 @@ async def run_demo(keep: bool = False) -> int:
         console.rule("[bold]2. the real server over stdio, driven by the MCP client")
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "server", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
+            args=["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
         )
         async with Client(params) as client:
             tools = (await client.list_tools()).tools

@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
-from sources import dates
-from sources.base import SearchRequest
-from sources.db import database_path, open_database
-from sources.errors import KnowledgeError
-from sources.importing import Importer, ParsedItem, item_id_for
-from sources.notes import source as notes
-from sources.query import parse_query
-from sources.retrieval import Defaults
-from sources.scoring import INTERCEPT, SLOPE
+from knowledge_mcp.sources import dates
+from knowledge_mcp.sources.base import SearchRequest
+from knowledge_mcp.sources.db import database_path, open_database
+from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.importing import Importer, ParsedItem, item_id_for
+from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.query import parse_query
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.scoring import INTERCEPT, SLOPE
 
 K_NDCG = 10
 K_RECALL = 100

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cachetools import LRUCache
-
-from sources.db import Database, Migration, user_dir
+from knowledge_mcp.sources.db import Database, Migration, user_dir
 
 from .context import DatabasePool
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import uvicorn
+from knowledge_mcp.sources.errors import KnowledgeError
 from loguru import logger
-
-from sources.errors import KnowledgeError
 
 from .app import build_server, http_app
 from .auth import JwtVerifier

@@ -19,9 +19,9 @@ def _load() -> dict[str, Any]:
     modules = {}
     for name in SOURCE_NAMES:
         try:
-            modules[name] = importlib.import_module(f"sources.{name}")
+            modules[name] = importlib.import_module(f"knowledge_mcp.sources.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"sources.{name}":
+            if exc.name != f"knowledge_mcp.sources.{name}":
                 raise
     return modules
 

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.sources.db import database_path, open_database
+from knowledge_mcp.sources.importing import Importer, ImportSummary
+from knowledge_mcp.sources.registry import get_source
 from mcp import Client
-
-from server.app import build_server
-from server.config import Settings
-from sources.db import database_path, open_database
-from sources.importing import Importer, ImportSummary
-from sources.registry import get_source
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -68,3 +68,12 @@ async def error(client: Any, tool: str, **args: Any) -> str:
     result = await client.call_tool(tool, args)
     assert result.is_error
     return str(result.content[0].text)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _only_the_installed_namespace() -> Iterator[None]:
+    """The code is imported as `knowledge_mcp.*` only: a test that reached a bare `server` or
+    `sources` (importable from the repository root) would patch a second copy of a module."""
+    yield
+    bare = sorted(m for m in ("server", "sources", "aggregator") if m in sys.modules)
+    assert not bare, f"imported outside the knowledge_mcp namespace: {bare}"

@@ -14,12 +14,12 @@ from typing import Any
 
 import anyio
 import pytest
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.sources.db import database_path
+from knowledge_mcp.sources.registry import SOURCES
 from mcp import Client
 
-from server.app import build_server
-from server.config import Settings
-from sources.db import database_path
-from sources.registry import SOURCES
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from knowledge_mcp.sources.db import database_path
+from knowledge_mcp.sources.registry import get_source
 
-from sources.db import database_path
-from sources.registry import get_source
 from tests.conftest import FIXTURES, ROOT, import_into
 
 pytestmark = pytest.mark.slow
@@ -102,7 +102,7 @@ def import_command(data_dir: Path, source: str, *paths: Path, extra: tuple[str, 
     return [
         sys.executable,
         "-m",
-        "server",
+        "knowledge_mcp",
         "import",
         source,
         *map(str, paths),

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.config import Settings
 from mcp import Client
-
-from server.app import build_server
-from server.config import Settings
 
 pytestmark = pytest.mark.anyio
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import anyio
 import pytest
+from knowledge_mcp.sources.base import ChunkedSource
+from knowledge_mcp.sources.db import database_path
+from knowledge_mcp.sources.registry import SOURCES
 from mcp import Client
 
-from sources.base import ChunkedSource
-from sources.db import database_path
-from sources.registry import SOURCES
 from tests.aggregator.conftest import structured
 from tests.conftest import FIXTURES, import_into
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aggregator.merge import MAX_SEEN_EXTRA, Candidates, cut_page, fetch_size
-from sources.models import ResultItem
+from knowledge_mcp.aggregator.merge import MAX_SEEN_EXTRA, Candidates, cut_page, fetch_size
+from knowledge_mcp.sources.models import ResultItem
 
 
 def hit(n: int) -> ResultItem:

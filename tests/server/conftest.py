@@ -20,7 +20,7 @@ def cli_imported_notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [
             sys.executable,
             "-m",
-            "server",
+            "knowledge_mcp",
             "import",
             "notes",
             str(FIXTURES / "notes"),

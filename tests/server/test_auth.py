@@ -33,7 +33,7 @@ NOTES = {"alice": "Alice keeps zanzibarite crystals", "bob": "Bob bakes quokkabe
 
 
 def cli(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "server", *args, "--data-dir", str(data_dir)]
+    command = [sys.executable, "-m", "knowledge_mcp", *args, "--data-dir", str(data_dir)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr
     return done
@@ -190,7 +190,7 @@ def test_token_command_mints_a_token_the_server_accepts(server: dict[str, Any]) 
 
 def test_token_command_without_a_secret_says_so(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "KNOWLEDGE_MCP_JWT_SECRET"}
-    command = [sys.executable, "-m", "server", "token", "--user", "bob", "--data-dir", str(tmp_path)]
+    command = [sys.executable, "-m", "knowledge_mcp", "token", "--user", "bob", "--data-dir", str(tmp_path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
     assert done.returncode == 1 and "jwt_secret" in done.stderr and "Traceback" not in done.stderr
 

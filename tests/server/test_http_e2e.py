@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
+from knowledge_mcp.server.bench_http import stop_process
 from mcp import Client
 
-from server.bench_http import stop_process
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -32,7 +32,7 @@ def serve_command(data_dir: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "server",
+        "knowledge_mcp",
         "serve",
         "--transport",
         "http",

@@ -36,8 +36,8 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from knowledge_mcp.server.keys import KeyStore
 
-from server.keys import KeyStore
 from tests.conftest import ROOT, import_into
 from tests.server.isolation_world import MARKERS, SOURCES, write_user_files
 from tests.server.test_auth import hs256_signed_with, start, stop
@@ -385,7 +385,7 @@ def test_a_jwt_naming_a_crafted_user_id_is_401(world: World, sub: str) -> None:
 # The CLI's own entry point, once per crafted id, in ONE interpreter (a process each is slow).
 KEYS_CREATE_EACH = """
 import contextlib, io, json, sys
-from server.cli import main
+from knowledge_mcp.server.cli import main
 out = []
 for user in json.loads(sys.argv[2]):
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -404,7 +404,7 @@ def test_keys_create_refuses_every_crafted_user_id(tmp_path: Path) -> None:
         assert code == 1, (user, out, err)
         assert out == "" and "user" in err and "Traceback" not in err, (user, err)
     listing = subprocess.run(
-        [sys.executable, "-m", "server", "keys", "list", "--data-dir", str(tmp_path)],
+        [sys.executable, "-m", "knowledge_mcp", "keys", "list", "--data-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,

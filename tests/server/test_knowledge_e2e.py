@@ -40,7 +40,7 @@ def stdio(data_dir: Path, **env: str) -> Client:
     base = {k: v for k, v in os.environ.items() if not k.startswith("KNOWLEDGE_MCP_")}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "server", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
+        args=["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
         env={**base, "KNOWLEDGE_MCP_DEEP_RESEARCH_ALIASES": "always", **env},
         cwd=str(ROOT),
     )

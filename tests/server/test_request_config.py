@@ -7,11 +7,10 @@ import json
 from typing import Any
 
 import pytest
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.server.request_config import BOUNDS, CONFIG_KEYS, RequestConfig, parse
+from knowledge_mcp.server.request_defaults import wire_with_warnings, with_warnings
 from mcp_types import CallToolResult, TextContent
-
-from server.config import Settings
-from server.request_config import BOUNDS, CONFIG_KEYS, RequestConfig, parse
-from server.request_defaults import wire_with_warnings, with_warnings
 
 
 def b64(value: Any, *, urlsafe: bool = False, strip: bool = False) -> str:

@@ -18,14 +18,14 @@ import httpx2
 import jwt
 import pytest
 import uvicorn
+from knowledge_mcp.server.app import build_server, http_app
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.server.keys import KeyStore
 from loguru import logger
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import Implementation
 
-from server.app import build_server, http_app
-from server.config import Settings
-from server.keys import KeyStore
 from tests.conftest import FIXTURES, import_into
 from tests.server.test_http_e2e import free_port
 

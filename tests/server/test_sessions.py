@@ -13,13 +13,18 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from knowledge_mcp.server.app import ServerHost, build_server
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.server.context import DatabasePool
+from knowledge_mcp.server.session_transport import (
+    PROCESS_SESSION_ID,
+    SESSION_ENV,
+    EndSessionOnDelete,
+    transport_session_id,
+)
+from knowledge_mcp.server.sessions import SEEN_LIMIT, SessionStore
 from mcp import Client
 
-from server.app import ServerHost, build_server
-from server.config import Settings
-from server.context import DatabasePool
-from server.session_transport import PROCESS_SESSION_ID, SESSION_ENV, EndSessionOnDelete, transport_session_id
-from server.sessions import SEEN_LIMIT, SessionStore
 from tests.conftest import FIXTURES, ROOT, import_into
 from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
@@ -125,7 +130,7 @@ async def test_an_invalid_session_id_is_a_tool_error_naming_session_id(make_serv
 async def test_without_any_session_the_tools_ask_for_a_session_id(
     make_server: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("server.app.transport_session_id", lambda request, process_id: None)
+    monkeypatch.setattr("knowledge_mcp.server.app.transport_session_id", lambda request, process_id: None)
     client, _ = make_server()
     async with client:
         for tool, args in [("session_info", {}), ("session_cite", {"uris": ["notes://a"]})]:

@@ -31,7 +31,7 @@ EXPECTED_TOOLS = {
 
 
 def serve_args(data_dir: Path) -> list[str]:
-    return ["-m", "server", "serve", "--transport", "stdio", "--data-dir", str(data_dir)]
+    return ["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)]
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from knowledge_mcp.server import bench_http
 
-from server import bench_http
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

@@ -6,8 +6,7 @@ import itertools
 import random
 
 import pytest
-
-from sources.chunking import Chunk, chunk_text
+from knowledge_mcp.sources.chunking import Chunk, chunk_text
 
 WORDS = [
     "alpha",

@@ -7,9 +7,15 @@ from pathlib import Path
 
 import aiosqlite
 import pytest
-
-from sources.db import Migration, database_path, migrate, open_database, user_dir, validate_user_id
-from sources.errors import InvalidArgumentError, SchemaVersionError
+from knowledge_mcp.sources.db import (
+    Migration,
+    database_path,
+    migrate,
+    open_database,
+    user_dir,
+    validate_user_id,
+)
+from knowledge_mcp.sources.errors import InvalidArgumentError, SchemaVersionError
 
 GOOD_IDS = ["alice", "a.b@c-d_e", "Bob42", "x", "a" * 64, "user@example.com", "...", "_", "-"]
 BAD_IDS = [

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from knowledge_mcp.sources.db import database_path, open_database
+from knowledge_mcp.sources.media import source
 
-from sources.db import database_path, open_database
-from sources.media import source
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

@@ -9,18 +9,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from knowledge_mcp.server.context import DatabasePool
+from knowledge_mcp.sources import memory_index, search_sql
+from knowledge_mcp.sources.base import SearchRequest
+from knowledge_mcp.sources.db import Database, database_path, open_database
+from knowledge_mcp.sources.importing import Importer, ParsedItem
+from knowledge_mcp.sources.models import SearchResponse
+from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.notes.source import NotesOptions
+from knowledge_mcp.sources.query import parse_query
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.stemming import stems
 
-from server.context import DatabasePool
-from sources import memory_index, search_sql
-from sources.base import SearchRequest
-from sources.db import Database, database_path, open_database
-from sources.importing import Importer, ParsedItem
-from sources.models import SearchResponse
-from sources.notes import source as notes
-from sources.notes.source import NotesOptions
-from sources.query import parse_query
-from sources.retrieval import Defaults
-from sources.stemming import stems
 from tests.conftest import FIXTURES, import_into
 
 QUERIES = [
@@ -131,8 +131,8 @@ async def test_item_filters_still_apply_and_a_short_page_is_refilled(
     assert await notes.memory_indexes(notes_db).ready() is not None
     # Candidates for one result only: the folder filter leaves the page short, so every
     # match is ranked again.
-    monkeypatch.setattr("sources.base.CANDIDATE_CAP", 1)
-    monkeypatch.setattr("sources.base.PER_RESULT", 0)
+    monkeypatch.setattr("knowledge_mcp.sources.base.CANDIDATE_CAP", 1)
+    monkeypatch.setattr("knowledge_mcp.sources.base.PER_RESULT", 0)
     got = await notes.search(notes_db, request, Defaults())
     assert shape(got) == shape(expected)
     assert all("cooking" in r.tags for r in got.results)

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from knowledge_mcp.sources.db import database_path, open_database
+from knowledge_mcp.sources.prompts import source
+from knowledge_mcp.sources.prompts.parsing import PromptFileError
 
-from sources.db import database_path, open_database
-from sources.prompts import source
-from sources.prompts.parsing import PromptFileError
 from tests.conftest import FIXTURES, import_into
 
 PROMPTS = FIXTURES / "prompts"

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from sources.models import Retrieval
-from sources.retrieval import (
+from knowledge_mcp.sources.models import Retrieval
+from knowledge_mcp.sources.retrieval import (
     Budget,
     Defaults,
     Span,

@@ -6,14 +6,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-
-from sources import memory_index, search_plan
-from sources.base import SearchRequest
-from sources.db import Database, database_path, open_database
-from sources.notes import source as notes
-from sources.query import Term, parse_query
-from sources.retrieval import Defaults
-from sources.search_plan import (
+from knowledge_mcp.sources import memory_index, search_plan
+from knowledge_mcp.sources.base import SearchRequest
+from knowledge_mcp.sources.db import Database, database_path, open_database
+from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.query import Term, parse_query
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search_plan import (
     CANDIDATE_CAP,
     EXACT_CAP,
     FLAT_PER_RESULT,
@@ -23,6 +22,7 @@ from sources.search_plan import (
     idf,
     plan_search,
 )
+
 from tests.conftest import FIXTURES, import_into
 
 

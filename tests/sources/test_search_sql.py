@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from sources.db import open_database
-from sources.registry import get_source
-from sources.search_sql import ITEM_COLUMNS, SearchSpec, build_search_sql, column_match
+from knowledge_mcp.sources.db import open_database
+from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.search_sql import ITEM_COLUMNS, SearchSpec, build_search_sql, column_match
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,7 @@ import random
 import re
 
 import pytest
-
-from sources.snippets import (
+from knowledge_mcp.sources.snippets import (
     ELLIPSIS,
     MARK_CLOSE,
     MARK_OPEN,

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from sources.query import parse_query
-from sources.stemming import QueryMatcher
+from knowledge_mcp.sources.query import parse_query
+from knowledge_mcp.sources.stemming import QueryMatcher
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from sources.db import open_database
-from sources.importing import Importer, ParsedItem
-from sources.notes import source as notes
-from sources.term_stats import PROBE, TermStats
+from knowledge_mcp.sources.db import open_database
+from knowledge_mcp.sources.importing import Importer, ParsedItem
+from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.term_stats import PROBE, TermStats
 
 pytestmark = pytest.mark.anyio
 

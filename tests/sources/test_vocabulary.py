@@ -8,16 +8,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from knowledge_mcp.sources import memory_index, vocabulary
+from knowledge_mcp.sources.base import SearchRequest
+from knowledge_mcp.sources.db import Database, database_path, open_database
+from knowledge_mcp.sources.importing import Importer, ParsedItem
+from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.query import words_of
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.stemming import stems
+from knowledge_mcp.sources.vocabulary import Vocabulary
 
-from sources import memory_index, vocabulary
-from sources.base import SearchRequest
-from sources.db import Database, database_path, open_database
-from sources.importing import Importer, ParsedItem
-from sources.notes import source as notes
-from sources.query import words_of
-from sources.retrieval import Defaults
-from sources.stemming import stems
-from sources.vocabulary import Vocabulary
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio
@@ -99,7 +99,7 @@ async def test_prefix_searches_of_a_large_source_answer_as_fts5_alone_would(
     requests = [SearchRequest(q, limit=5) for q in ("bre*", "ab*", "sourdough bre*", "po*", '"rest api" de*')]
     # Tiny caps: every prefix is a sampled or candidate term, where the expansion stands in.
     for name, value in (("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("PER_RESULT", 0), ("REFILL_CAP", 0)):
-        monkeypatch.setattr(f"sources.search_plan.{name}", value)
+        monkeypatch.setattr(f"knowledge_mcp.sources.search_plan.{name}", value)
     for request in requests:
         with_terms = await notes.search(notes_db, request, Defaults())
         with monkeypatch.context() as m:
@@ -136,7 +136,7 @@ async def test_a_search_rerun_without_a_stale_vocabulary_warns_once(
     await indexes.ready()
     caps = (("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("PER_RESULT", 0), ("SAMPLE_CAP", 2), ("REFILL_CAP", 0))
     for name, value in caps:
-        monkeypatch.setattr(f"sources.search_plan.{name}", value)
+        monkeypatch.setattr(f"knowledge_mcp.sources.search_plan.{name}", value)
     monkeypatch.setattr(indexes, "still", lambda _: False)  # a commit came in during the search
     found = await notes.search(notes_db, SearchRequest("th*", limit=5), Defaults())
     sampled = [w for w in found.warnings if "most recently indexed" in w]

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from server.bench_corpus import generate
-from sources import importing
-from sources.db import Database, open_database
-from sources.importing import Importer, ParsedItem
-from sources.registry import SOURCES
+from knowledge_mcp.server.bench_corpus import generate
+from knowledge_mcp.sources import importing
+from knowledge_mcp.sources.db import Database, open_database
+from knowledge_mcp.sources.importing import Importer, ParsedItem
+from knowledge_mcp.sources.registry import SOURCES
 
 ITEM_COLUMNS = (
     "id, item_id, origin, source_path, title, content, content_hash, created_at, last_modified, "

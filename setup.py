@@ -1,0 +1,20 @@
+"""Install the repository's top-level folders under one namespace, `knowledge_mcp`.
+
+DESIGN §1 keeps `server/`, `sources/` and `aggregator/` at the top of the repository; they are
+installed as `knowledge_mcp.server`, `knowledge_mcp.sources` and `knowledge_mcp.aggregator`, so
+nothing named `server` or `sources` lands in site-packages. Every subpackage is found here, so a
+new one needs no entry anywhere. All other metadata is in pyproject.toml.
+"""
+
+from setuptools import find_packages, setup
+
+FOLDERS = ("server", "sources", "aggregator")
+
+packages = ["knowledge_mcp"]
+package_dir = {"knowledge_mcp": "knowledge_mcp"}
+for folder in FOLDERS:
+    package_dir[f"knowledge_mcp.{folder}"] = folder
+    packages.append(f"knowledge_mcp.{folder}")
+    packages += [f"knowledge_mcp.{folder}.{sub}" for sub in find_packages(where=folder)]
+
+setup(packages=packages, package_dir=package_dir)
