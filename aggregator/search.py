@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
-from knowledge_mcp.sources.base import ChunkedSource, SearchOptions, SearchRequest
 from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.tooling import databases_of
 from loguru import logger
 from mcp.server.mcpserver import Context

@@ -8,8 +8,8 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from .base import ChunkedSource
 from .errors import InvalidArgumentError
+from .source import ChunkedSource
 from .tooling import ToolHost
 
 SOURCE_NAMES: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from .models import Retrieval, RetrievalMode
-from .snippets import clamp, clamp_snippet_length
+from .text.snippets import clamp, clamp_snippet_length
 
 
 @dataclass(frozen=True)

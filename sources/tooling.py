@@ -15,10 +15,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from .db import Database
 from .errors import KnowledgeError
 from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse, dump
 from .retrieval import Defaults
+from .storage.db import Database
 
 P = ParamSpec("P")
 

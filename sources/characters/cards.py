@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import dates
-from ..fields import Section, assemble, text_of
-from ..importing import ParsedItem
+from ..storage.items import ParsedItem
+from ..text import dates
+from ..text.fields import Section, assemble, text_of
 from .png import SIGNATURE, text_chunks
 
 CARD_KEYWORDS = ("ccv3", "chara")

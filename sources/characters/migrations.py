@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..db import Migration
-from ..schema import chunked_tables_v1, page_index_v2
+from ..storage.db import Migration
+from ..storage.schema import chunked_tables_v1, page_index_v2
 
 MIGRATIONS = (
     Migration(

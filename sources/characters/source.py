@@ -8,10 +8,10 @@ from typing import Any
 
 import aiosqlite
 
-from ..base import ChunkedSource
-from ..fields import field_anchor, field_loc
-from ..importing import ParsedItem
 from ..models import Loc
+from ..source import ChunkedSource
+from ..storage.items import ParsedItem
+from ..text.fields import field_anchor, field_loc
 from .cards import parse_card_file
 from .migrations import MIGRATIONS
 from .models import CharacterResult

@@ -8,8 +8,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..base import SearchRequest
 from ..models import GetResponse, Loc, SearchResponse
+from ..search.request import SearchRequest
 from ..tooling import (
     AnchorQuery,
     GetRetrieval,

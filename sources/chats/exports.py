@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import dates
+from ..text import dates
 from .parsing import Conversation, Message, normalize_role, text_of
 
 CHATGPT_TEXT_TYPES = frozenset({"text", "multimodal_text"})

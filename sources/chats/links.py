@@ -11,9 +11,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from ..base import Databases
-from ..db import Database
 from ..errors import KnowledgeError
+from ..source import Databases
+from ..storage.db import Database
 
 CARD_BY_NAME_SQL = (
     "SELECT item_id, title FROM characters_items WHERE lower(title) = lower(?) ORDER BY id LIMIT 1"

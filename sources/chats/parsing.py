@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import dates
-from ..importing import ChunkSpan, ParsedItem
+from ..storage.items import ChunkSpan, ParsedItem
+from ..text import dates
 
 ROLE_ALIASES = {
     "user": "user",

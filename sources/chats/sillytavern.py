@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import dates
+from ..text import dates
 from .parsing import Conversation, Message
 
 SEND_DATE_FORMATS = (

@@ -15,16 +15,16 @@ from typing import Any, Literal
 import aiosqlite
 from pydantic import Field
 
-from ..base import ChunkedSource, Databases, SearchOptions, SearchScope
-from ..db import Database
 from ..errors import InvalidArgumentError, NotFoundError
-from ..importing import ParsedItem
 from ..models import Loc, Retrieval
-from ..query import parse_query
 from ..retrieval import Budget, Defaults, resolve_budget
-from ..search_sql import Filter, FtsColumn
-from ..snippets import make_snippet
-from ..stemming import QueryMatcher
+from ..search.query import parse_query
+from ..search.request import Filter, FtsColumn
+from ..search.stemming import QueryMatcher
+from ..source import ChunkedSource, Databases, SearchOptions, SearchScope
+from ..storage.db import Database
+from ..storage.items import ParsedItem
+from ..text.snippets import make_snippet
 from .exports import chatgpt_conversation, claude_conversation
 from .links import open_links
 from .migrations import MIGRATIONS

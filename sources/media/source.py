@@ -11,13 +11,13 @@ from typing import Any
 import aiosqlite
 from pydantic import Field
 
-from ..base import ChunkedSource, SearchOptions
-from ..db import Database
 from ..errors import InvalidArgumentError
-from ..importing import ParsedItem
 from ..models import GetResponse, Loc, Retrieval
 from ..retrieval import Defaults
-from ..search_sql import Filter
+from ..search.request import Filter
+from ..source import ChunkedSource, SearchOptions
+from ..storage.db import Database
+from ..storage.items import ParsedItem
 from . import transcripts
 from .documents import parse_html_file, parse_markdown, parse_pdf, parse_txt
 from .emails import parse_eml, parse_mbox

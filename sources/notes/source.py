@@ -10,12 +10,12 @@ from typing import Any
 import aiosqlite
 from pydantic import Field
 
-from .. import dates
-from ..base import ChunkedSource, SearchOptions
-from ..frontmatter import split_front_matter, string_list
-from ..importing import ParsedItem
 from ..models import NoteResult
-from ..search_sql import Filter
+from ..search.request import Filter
+from ..source import ChunkedSource, SearchOptions
+from ..storage.items import ParsedItem
+from ..text import dates
+from ..text.frontmatter import split_front_matter, string_list
 from .migrations import MIGRATIONS
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)

@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from .. import dates
-from ..fields import Section, assemble, text_of
-from ..frontmatter import split_front_matter
-from ..importing import ParsedItem
+from ..storage.items import ParsedItem
+from ..text import dates
+from ..text.fields import Section, assemble, text_of
+from ..text.frontmatter import split_front_matter
 
 FIELDS = ("name", "author", "details", "system_prompt", "user_prompt", "keywords")
 HEADINGS = {

@@ -10,14 +10,14 @@ from typing import Any
 import aiosqlite
 from pydantic import Field
 
-from ..base import ChunkedSource, Databases, SearchOptions, SearchScope
-from ..db import Database
 from ..errors import InvalidArgumentError, NotFoundError
-from ..fields import field_anchor, field_loc
-from ..importing import ParsedItem
 from ..models import GetResponse, Loc, Retrieval
 from ..retrieval import Defaults
-from ..search_sql import Filter
+from ..search.request import Filter
+from ..source import ChunkedSource, Databases, SearchOptions, SearchScope
+from ..storage.db import Database
+from ..storage.items import ParsedItem
+from ..text.fields import field_anchor, field_loc
 from .migrations import MIGRATIONS
 from .models import PromptField, PromptResult
 from .parsing import FIELDS, FORMATS, parse_prompt_file

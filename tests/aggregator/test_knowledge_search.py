@@ -9,9 +9,9 @@ from typing import Any
 
 import anyio
 import pytest
-from knowledge_mcp.sources.base import ChunkedSource
-from knowledge_mcp.sources.db import database_path
 from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.source import ChunkedSource
+from knowledge_mcp.sources.storage.db import database_path
 from mcp import Client
 
 from tests.aggregator.conftest import structured

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import aiosqlite
 import pytest
-from knowledge_mcp.sources.db import (
+from knowledge_mcp.sources.errors import InvalidArgumentError, SchemaVersionError
+from knowledge_mcp.sources.storage.db import (
     Migration,
     database_path,
     migrate,
@@ -15,7 +16,6 @@ from knowledge_mcp.sources.db import (
     user_dir,
     validate_user_id,
 )
-from knowledge_mcp.sources.errors import InvalidArgumentError, SchemaVersionError
 
 GOOD_IDS = ["alice", "a.b@c-d_e", "Bob42", "x", "a" * 64, "user@example.com", "...", "_", "-"]
 BAD_IDS = [

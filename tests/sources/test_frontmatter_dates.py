@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
-from knowledge_mcp.sources.dates import iso, parse_date
-from knowledge_mcp.sources.frontmatter import split_front_matter, string_list
+from knowledge_mcp.sources.text.dates import iso, parse_date
+from knowledge_mcp.sources.text.frontmatter import split_front_matter, string_list
 
 # (file text, front matter mapping, body)
 FRONT_MATTER_CASES = [

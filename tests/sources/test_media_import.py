@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from knowledge_mcp.sources.db import database_path, open_database
 from knowledge_mcp.sources.media import source
+from knowledge_mcp.sources.storage.db import database_path, open_database
 
 from tests.conftest import FIXTURES, import_into
 

@@ -10,16 +10,19 @@ from pathlib import Path
 
 import pytest
 from knowledge_mcp.server.context import DatabasePool
-from knowledge_mcp.sources import memory_index, search_sql
-from knowledge_mcp.sources.base import SearchRequest
-from knowledge_mcp.sources.db import Database, database_path, open_database
-from knowledge_mcp.sources.importing import Importer, ParsedItem
 from knowledge_mcp.sources.models import SearchResponse
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.notes.source import NotesOptions
-from knowledge_mcp.sources.query import parse_query
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.stemming import stems
+from knowledge_mcp.sources.search.lexical import memory_index
+from knowledge_mcp.sources.search.lexical import sql as search_sql
+from knowledge_mcp.sources.search.lexical.memory import MemoryRetriever
+from knowledge_mcp.sources.search.query import parse_query
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.search.stemming import stems
+from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.importing import Importer
+from knowledge_mcp.sources.storage.items import ParsedItem
 
 from tests.conftest import FIXTURES, import_into
 
@@ -50,7 +53,7 @@ async def notes_db(tmp_path: Path) -> AsyncIterator[Database]:
 async def fts_only(db: Database, request: SearchRequest, monkeypatch: pytest.MonkeyPatch) -> SearchResponse:
     """The answer FTS5 gives, with the copy switched off for this one search."""
     with monkeypatch.context() as m:
-        m.setattr(notes, "_search_in_memory", _no_copy)
+        m.setattr(MemoryRetriever, "retrieve", _no_copy)
         return await notes.search(db, request, Defaults())
 
 
@@ -92,14 +95,14 @@ async def test_a_search_answers_the_same_with_the_copy_as_with_fts5(
     expected = await fts_only(notes_db, request, monkeypatch)
     assert await notes.memory_indexes(notes_db).ready() is not None
     used: list[bool] = []
-    original = notes._search_in_memory
+    original = MemoryRetriever.retrieve
 
     async def spy(*args: object) -> object:
         found = await original(*args)  # type: ignore[arg-type]
         used.append(found is not None)
         return found
 
-    monkeypatch.setattr(notes, "_search_in_memory", spy)
+    monkeypatch.setattr(MemoryRetriever, "retrieve", spy)
     got = await notes.search(notes_db, request, Defaults())
     assert used == [True]
     assert shape(got, snippets=False) == shape(expected, snippets=False)
@@ -131,8 +134,8 @@ async def test_item_filters_still_apply_and_a_short_page_is_refilled(
     assert await notes.memory_indexes(notes_db).ready() is not None
     # Candidates for one result only: the folder filter leaves the page short, so every
     # match is ranked again.
-    monkeypatch.setattr("knowledge_mcp.sources.base.CANDIDATE_CAP", 1)
-    monkeypatch.setattr("knowledge_mcp.sources.base.PER_RESULT", 0)
+    monkeypatch.setattr("knowledge_mcp.sources.search.lexical.memory.CANDIDATE_CAP", 1)
+    monkeypatch.setattr("knowledge_mcp.sources.search.lexical.memory.PER_RESULT", 0)
     got = await notes.search(notes_db, request, Defaults())
     assert shape(got) == shape(expected)
     assert all("cooking" in r.tags for r in got.results)

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from knowledge_mcp.sources.db import database_path, open_database
 from knowledge_mcp.sources.prompts import source
 from knowledge_mcp.sources.prompts.parsing import PromptFileError
+from knowledge_mcp.sources.storage.db import database_path, open_database
 
 from tests.conftest import FIXTURES, import_into
 

@@ -6,13 +6,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from knowledge_mcp.sources import memory_index, search_plan
-from knowledge_mcp.sources.base import SearchRequest
-from knowledge_mcp.sources.db import Database, database_path, open_database
 from knowledge_mcp.sources.notes import source as notes
-from knowledge_mcp.sources.query import Term, parse_query
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search_plan import (
+from knowledge_mcp.sources.search.lexical import memory_index
+from knowledge_mcp.sources.search.lexical import plan as search_plan
+from knowledge_mcp.sources.search.lexical.fts import term_stats
+from knowledge_mcp.sources.search.lexical.plan import (
     CANDIDATE_CAP,
     EXACT_CAP,
     FLAT_PER_RESULT,
@@ -22,6 +21,9 @@ from knowledge_mcp.sources.search_plan import (
     idf,
     plan_search,
 )
+from knowledge_mcp.sources.search.query import Term, parse_query
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 
 from tests.conftest import FIXTURES, import_into
 
@@ -132,7 +134,7 @@ async def test_pruned_search_scores_its_candidates_exactly_as_the_full_search(
 ) -> None:
     query = "sourdough bread recipe"
     exact = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
-    stats = await notes.term_stats(notes_db).lookup(notes_db, [t.fts() for t in parse_query(query).terms])
+    stats = await term_stats(notes_db, notes).lookup(notes_db, [t.fts() for t in parse_query(query).terms])
     rarest = min(stats.df.values())
     monkeypatch.setattr(search_plan, "PER_RESULT", 0)
     monkeypatch.setattr(search_plan, "EXACT_CAP", 0)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from knowledge_mcp.sources.query import parse_query
-from knowledge_mcp.sources.stemming import QueryMatcher
+from knowledge_mcp.sources.search.query import parse_query
+from knowledge_mcp.sources.search.stemming import QueryMatcher
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from knowledge_mcp.sources.db import open_database
-from knowledge_mcp.sources.importing import Importer, ParsedItem
 from knowledge_mcp.sources.notes import source as notes
-from knowledge_mcp.sources.term_stats import PROBE, TermStats
+from knowledge_mcp.sources.search.lexical.term_stats import PROBE, TermStats
+from knowledge_mcp.sources.storage.db import open_database
+from knowledge_mcp.sources.storage.importing import Importer
+from knowledge_mcp.sources.storage.items import ParsedItem
 
 pytestmark = pytest.mark.anyio
 

@@ -8,15 +8,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from knowledge_mcp.sources import memory_index, vocabulary
-from knowledge_mcp.sources.base import SearchRequest
-from knowledge_mcp.sources.db import Database, database_path, open_database
-from knowledge_mcp.sources.importing import Importer, ParsedItem
 from knowledge_mcp.sources.notes import source as notes
-from knowledge_mcp.sources.query import words_of
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.stemming import stems
-from knowledge_mcp.sources.vocabulary import Vocabulary
+from knowledge_mcp.sources.search.lexical import memory_index, vocabulary
+from knowledge_mcp.sources.search.lexical.vocabulary import Vocabulary
+from knowledge_mcp.sources.search.query import words_of
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.search.stemming import stems
+from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.importing import Importer
+from knowledge_mcp.sources.storage.items import ParsedItem
 
 from tests.conftest import FIXTURES, import_into
 
@@ -99,7 +100,7 @@ async def test_prefix_searches_of_a_large_source_answer_as_fts5_alone_would(
     requests = [SearchRequest(q, limit=5) for q in ("bre*", "ab*", "sourdough bre*", "po*", '"rest api" de*')]
     # Tiny caps: every prefix is a sampled or candidate term, where the expansion stands in.
     for name, value in (("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("PER_RESULT", 0), ("REFILL_CAP", 0)):
-        monkeypatch.setattr(f"knowledge_mcp.sources.search_plan.{name}", value)
+        monkeypatch.setattr(f"knowledge_mcp.sources.search.lexical.plan.{name}", value)
     for request in requests:
         with_terms = await notes.search(notes_db, request, Defaults())
         with monkeypatch.context() as m:
@@ -136,7 +137,7 @@ async def test_a_search_rerun_without_a_stale_vocabulary_warns_once(
     await indexes.ready()
     caps = (("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("PER_RESULT", 0), ("SAMPLE_CAP", 2), ("REFILL_CAP", 0))
     for name, value in caps:
-        monkeypatch.setattr(f"knowledge_mcp.sources.search_plan.{name}", value)
+        monkeypatch.setattr(f"knowledge_mcp.sources.search.lexical.plan.{name}", value)
     monkeypatch.setattr(indexes, "still", lambda _: False)  # a commit came in during the search
     found = await notes.search(notes_db, SearchRequest("th*", limit=5), Defaults())
     sampled = [w for w in found.warnings if "most recently indexed" in w]

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from knowledge_mcp.server.bench_corpus import generate
-from knowledge_mcp.sources import importing
-from knowledge_mcp.sources.db import Database, open_database
-from knowledge_mcp.sources.importing import Importer, ParsedItem
 from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.storage import importing
+from knowledge_mcp.sources.storage.db import Database, open_database
+from knowledge_mcp.sources.storage.importing import Importer
+from knowledge_mcp.sources.storage.items import ParsedItem
 
 ITEM_COLUMNS = (
     "id, item_id, origin, source_path, title, content, content_hash, created_at, last_modified, "

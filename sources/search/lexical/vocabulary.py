@@ -19,7 +19,7 @@ import bisect
 import sqlite3
 from dataclasses import dataclass
 
-from .stemming import stems
+from ..stemming import stems
 
 MAX_TERMS = 2_000_000
 """A larger vocabulary is not kept (~60 bytes a term); prefixes then stay FTS5's."""

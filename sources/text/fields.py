@@ -15,10 +15,10 @@ from typing import Any
 
 import aiosqlite
 
-from .chunking import chunk_text
-from .errors import InvalidArgumentError
-from .importing import ChunkSpan
-from .models import Loc
+from ..errors import InvalidArgumentError
+from ..models import Loc
+from ..storage.chunking import chunk_text
+from ..storage.items import ChunkSpan
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The import runner shared by every source (DESIGN §3).
 
-A source parses one file into `ParsedItem`s; this module does the rest: walking folders,
+A source parses one file into `ParsedItem`s (`items`); this module does the rest: walking folders,
 skipping unchanged files by hash, writing each item in its own transaction, recording the
 file only after all its items are in (so a crash mid-file is completed by a re-run), pruning
 items whose file is gone, and the summary.
@@ -15,56 +15,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as default
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiosqlite
 
-from . import dates
+from ..errors import ImportFileError
+from ..text import dates
 from .chunking import chunk_text
 from .db import Database
-from .errors import ImportFileError
-
-if TYPE_CHECKING:
-    from .base import ChunkedSource
-
-
-@dataclass
-class ChunkSpan:
-    """An explicit chunk (a chat message, a prompt field) as a span of the item's content."""
-
-    start: int
-    end: int
-    field: str | None = None
-    meta: dict[str, Any] = default(default_factory=dict)
-
-
-@dataclass
-class ParsedItem:
-    key: str
-    title: str
-    content: str
-    created_at: str
-    last_modified: str
-    tags: list[str] = default(default_factory=list)
-    meta: dict[str, Any] = default(default_factory=dict)
-    chunks: list[ChunkSpan] | None = None
-
-    def content_hash(self) -> str:
-        payload = json.dumps(
-            [
-                self.title,
-                self.content,
-                self.created_at,
-                self.last_modified,
-                self.tags,
-                self.meta,
-                [(c.start, c.end, c.field, c.meta) for c in self.chunks or []],
-            ],
-            sort_keys=True,
-            ensure_ascii=False,
-            default=str,
-        )
-        return hashlib.sha256(payload.encode()).hexdigest()
+from .items import ChunkSpan, ItemParser, ParsedItem
 
 
 @dataclass
@@ -153,7 +112,7 @@ COUNT_CHUNKS_SQL = "SELECT COUNT(*) FROM {p}_chunks"
 
 
 class Importer:
-    def __init__(self, source: ChunkedSource[Any], db: Database) -> None:
+    def __init__(self, source: ItemParser, db: Database) -> None:
         self.source = source
         self.db = db
         self.p = source.name

@@ -14,8 +14,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..storage.schema import TOKENIZER
 from .query import ParsedQuery
-from .schema import TOKENIZER
 
 _WORD = re.compile(r"[^\W_]+")
 CACHE_SIZE = 200_000

@@ -18,7 +18,7 @@ from typing import Any
 
 import aiosqlite
 
-from .errors import InvalidArgumentError, SchemaVersionError
+from ..errors import InvalidArgumentError, SchemaVersionError
 
 USER_ID_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 MMAP_SIZE = 1 << 40

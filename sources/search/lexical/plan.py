@@ -31,7 +31,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .query import Term
+from ..query import Term
 
 EXACT_CAP = 500
 """Score every matching row when the terms' row counts add up to at most this."""

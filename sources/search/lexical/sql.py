@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
-from .models import OrderBy
+from ...models import OrderBy
+from ..request import FTS_COLUMNS, Filter, FtsColumn
 
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -21,18 +22,6 @@ _RESULT_ITEM_COLUMNS = (
 ITEM_COLUMNS = ", ".join(f"i.{c}" for c in _RESULT_ITEM_COLUMNS.split())
 """The item columns a result reads: all but `content` (a whole document, for a result that
 shows a snippet of one chunk)."""
-
-FtsColumn = Literal["title", "body"]
-FTS_COLUMNS: tuple[FtsColumn, ...] = get_args(FtsColumn)
-
-
-@dataclass(frozen=True)
-class Filter:
-    """A WHERE clause on the item (`i.`) or chunk (`c.`) columns, with its bound values."""
-
-    sql: str
-    params: tuple[Any, ...] = ()
-    on_chunk: bool = False
 
 
 @dataclass(frozen=True)

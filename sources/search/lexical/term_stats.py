@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from cachetools import LRUCache
 
-from .db import Database
-from .search_sql import ident
+from ...storage.db import Database
+from .sql import ident
 
 CACHE_TERMS = 20_000
 PROBE = 1_000

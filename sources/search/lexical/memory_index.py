@@ -29,8 +29,8 @@ import numpy as np
 import numpy.typing as npt
 from loguru import logger
 
-from .db import MMAP_SIZE, Database
-from .search_sql import ident
+from ...storage.db import MMAP_SIZE, Database
+from .sql import ident
 from .vocabulary import Vocabulary, read_vocabulary
 
 MAX_CHUNKS = 20_000

@@ -1,0 +1,1 @@
+"""The shared search pipeline: parse → expand → retrieve → fuse → rerank → diversify → describe → page."""

@@ -1,0 +1,146 @@
+"""Retrieve from FTS5 under a per-query plan (`plan.py`): any source, any option.
+
+The plan says which terms find candidates and which only score them, when a very common term
+is sampled newest first instead of ranked, and when the candidates ran out and every match
+must be scored. Prefixes of a large source become the OR of their index terms when the
+source's vocabulary (`vocabulary.py`) is current.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ...storage.db import Database
+from ..query import ParsedQuery, Term
+from ..request import NOTHING, Found, SearchContext, SearchedSource
+from .memory import memory_indexes, ranked_page
+from .plan import SearchPlan, estimate_keys, estimated_df, plan_search
+from .sql import SearchSpec, build_sample_sql, build_search_sql
+from .term_stats import TermStats
+from .vocabulary import Vocabulary
+
+
+def term_stats(db: Database, source: SearchedSource) -> TermStats:
+    """The source's cached term statistics for `db`."""
+    stats = db.caches.get("term_stats")
+    if stats is None:
+        stats = db.caches["term_stats"] = TermStats(source.name)
+    return stats  # type: ignore[no-any-return]
+
+
+class FtsRetriever:
+    """The page from FTS5 under a `plan_search` plan; always answers."""
+
+    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found:
+        indexes = memory_indexes(ctx.db, ctx.source)
+        vocabulary = indexes.terms() if any(t.prefix for t in query.terms) else None
+        noted: list[str] = []
+        found = await _planned(ctx, query, noted, vocabulary)
+        if vocabulary is not None and not indexes.still(vocabulary):
+            # A commit since the vocabulary was read may have added a term a prefix matches.
+            noted = []
+            found = await _planned(ctx, query, noted, None)
+        ctx.warnings += noted
+        return found
+
+
+async def _planned(
+    ctx: SearchContext, query: ParsedQuery, warnings: list[str], vocabulary: Vocabulary | None
+) -> Found:
+    db, request = ctx.db, ctx.request
+    same_rows = _expansions(query.terms, vocabulary) if vocabulary is not None else {}
+    keys = [k for t in query.terms for k in estimate_keys(t)]
+    stats = await term_stats(db, ctx.source).lookup(db, keys, same_rows)
+    plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, ctx.depth, same_rows)
+    if plan is None:
+        return NOTHING
+    if ctx.order_by != "relevance" and not plan.exact:
+        # Newest first over every match: candidates picked by relevance would skew it.
+        plan = SearchPlan(plan.refill or plan.match, estimated_rows=plan.estimated_rows)
+    spec = SearchSpec(
+        table=ctx.source.name,
+        match=plan.match,
+        limit=request.limit,
+        offset=request.offset,
+        order_by=ctx.order_by,
+        weights=ctx.source.weights,
+        filters=tuple(request.filters),
+        columns=request.columns,
+        candidates=plan.candidates,
+        cap=plan.cap,
+        flat_score=plan.flat_score,
+    )
+    read = plan.cap
+    if plan.flat_score is not None and plan.sample_items is not None:
+        rows, read, complete = await _newest_items(ctx, spec, plan.flat_score, plan.sample_items)
+        if complete:
+            # The sample holds every matching row: it is the whole answer, newest first.
+            # Scoring it by bm25 would read every row again (FTS5 counts a term's rows for
+            # its idf by reading them): a sparse phrase of common words paid twice.
+            return Found(rows, int(rows[0]["total"]) if rows else 0)
+    else:
+        rows = await db.fetchall(*build_search_sql(spec))
+    if len(rows) <= request.limit and plan.refill is not None:
+        # The candidates ran out before the page filled: score every match instead.
+        plan = SearchPlan(plan.refill, estimated_rows=plan.estimated_rows)
+        spec = replace(spec, match=plan.match, candidates=None, cap=None, flat_score=None)
+        rows = await db.fetchall(*build_search_sql(spec))
+    if plan.cap is not None:
+        how = "newest first" if plan.flat_score is not None else "ranked"
+        warnings.append(
+            f"the rarest query word matches about {plan.estimated_rows} chunks: searched the "
+            f"{read} most recently indexed ({how}); add a rarer word to search them all"
+        )
+    total = int(rows[0]["total"]) if rows else 0
+    if not plan.exact:
+        total = max(total, min(plan.estimated_rows, stats.items))
+    return Found(rows, total)
+
+
+async def _newest_items(
+    ctx: SearchContext, spec: SearchSpec, score: float, want: int
+) -> tuple[list[Any], int, bool]:
+    """An unranked sample's page: the newest matching chunks (at most `spec.cap`), read until
+    they name `want` items, each item with its newest chunk and all `score`. Also how many rows
+    were read, and whether they are every match.
+
+    FTS5 hands rows back as they are read, so a phrase of common words found in most of its
+    rows stops after a few dozen, not after `spec.cap` (a chat's many messages, a document's
+    many chunks would otherwise fill the cap with a handful of items). Rows are read in growing
+    batches, each after the last rowid seen; the first is usually enough."""
+    cap = spec.cap
+    assert cap is not None  # an unranked plan is a sample: always capped
+    found: dict[int, list[Any]] = {}
+    read, before, complete = 0, None, False
+    batch = want  # at least a row per item
+    while len(found) < want and read < cap:
+        asked = min(batch, cap - read)
+        rows = await ctx.db.fetchall(*build_sample_sql(spec, asked, before))
+        read += len(rows)
+        for chunk_rowid, item_rowid in rows:
+            entry = found.get(item_rowid)
+            if entry is not None:
+                entry[3] += 1
+            elif len(found) < want:
+                found[item_rowid] = [item_rowid, chunk_rowid, score, 1]
+        if len(rows) < asked:
+            complete = True
+            break
+        before = rows[-1][0]
+        batch *= 4
+    indexes = memory_indexes(ctx.db, ctx.source)
+    page = await ranked_page(indexes, spec, [tuple(v) for v in found.values()])
+    return page, read, complete
+
+
+def _expansions(terms: tuple[Term, ...], vocabulary: Vocabulary) -> dict[str, str]:
+    """The prefixes among `terms` (by `Term.fts()`) that `vocabulary` can match as an OR of
+    their index terms."""
+    expanded: dict[str, str] = {}
+    for term in terms:
+        if term.prefix and len(term.words) == 1:
+            expansion = vocabulary.expansion(term.words[0])
+            if expansion is not None:
+                expanded[term.fts()] = expansion
+    return expanded

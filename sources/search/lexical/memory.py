@@ -1,0 +1,121 @@
+"""Retrieve from a small source's exact in-memory copy of its FTS5 index (`memory_index`).
+
+The copy ranks a query of plain words itself; phrases and prefixes are scored by FTS5 one by
+one (their exact share of the OR query's bm25) and added in. It answers only what it ranks
+exactly as FTS5 would: relevance order, every column, no chunk filters, a current copy.
+Otherwise it returns None and `fts.FtsRetriever` answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...storage.db import Database
+from ..query import ParsedQuery, Term, parse_query
+from ..request import NOTHING, Found, SearchContext, SearchedSource
+from ..stemming import stems
+from .memory_index import Hits, MemoryIndexes, QueryTerm, Ranked
+from .plan import CANDIDATE_CAP, PER_RESULT
+from .sql import RankedRow, SearchSpec, build_ranked_sql, build_term_scores_sql
+
+SYNC_PAGE_ITEMS = 100
+"""A ranked page of at most this many candidate items is read on the event loop's thread."""
+
+
+def memory_indexes(db: Database, source: SearchedSource) -> MemoryIndexes:
+    """The source's in-memory copy of `db`'s index (see `memory_index`), made on first use."""
+    indexes = db.caches.get("memory_index")
+    if indexes is None:
+        indexes = db.caches["memory_index"] = MemoryIndexes(db, source.name, source.weights)
+    return indexes  # type: ignore[no-any-return]
+
+
+class MemoryRetriever:
+    """The page from the source's current memory copy, exact; None when FTS5 must answer."""
+
+    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
+        request = ctx.request
+        if (
+            ctx.order_by != "relevance"
+            or request.columns is not None
+            or any(f.on_chunk for f in request.filters)
+        ):
+            return None
+        indexes = memory_indexes(ctx.db, ctx.source)
+        index = indexes.current()
+        if index is None:
+            return None
+        want = max(CANDIDATE_CAP, PER_RESULT * ctx.depth) if request.filters else ctx.depth + 1
+        terms = await query_terms(ctx.db, ctx.source, query)
+        ranked = index.rank(terms, want)
+        if ranked.total == 0:
+            return NOTHING if indexes.still(index) else None
+        filters = tuple(request.filters)
+        spec = SearchSpec(
+            ctx.source.name, match="", limit=request.limit, offset=request.offset, filters=filters
+        )
+        rows = await ranked_page(indexes, spec, ranked.rows())
+        everything = len(ranked.item_rowids) == ranked.total
+        if len(rows) <= request.limit and not everything:
+            # The item filters left the page short: rank every match.
+            ranked = index.rank(terms, ranked.total)
+            rows = await ranked_page(indexes, spec, ranked.rows())
+        if not indexes.still(index):
+            return None  # the database changed under the copy (a new one is being made)
+        # With item filters, the total is of the items passed to SQL (all of them, or the best).
+        total = int(rows[0]["total"]) if request.filters and rows else ranked.total
+        texts = query.term_texts
+        matched = ranked.terms_in([r["chunk_rowid"] for r in rows])
+        return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]])
+
+
+async def rank_in_memory(db: Database, source: SearchedSource, query: str, want: int = 10) -> Ranked | None:
+    """Only the ranking step of a search from the memory copy (no page read, no snippets): the
+    best `want` items' rowids and bm25, or None without a current copy. For `eval`, to compare
+    with an in-memory BM25 library."""
+    index = memory_indexes(db, source).current()
+    parsed = parse_query(query)
+    if index is None or parsed.is_empty:
+        return None
+    return index.rank(await query_terms(db, source, parsed), want)
+
+
+async def query_terms(db: Database, source: SearchedSource, query: ParsedQuery) -> list[QueryTerm]:
+    """The query's terms as the memory copy ranks them: a word as its index term, a phrase or
+    prefix as its rows scored by FTS5 (`_scored_alone`)."""
+    words = stems(t.words[0] for t in query.terms)
+    alone = [t for t in query.terms if not _plain(t)]
+    hits = iter(await _scored_alone(db, source, alone) if alone else [])
+    return [words[n] if _plain(t) else next(hits) for n, t in enumerate(query.terms)]
+
+
+async def ranked_page(indexes: MemoryIndexes, spec: SearchSpec, ranked: list[RankedRow]) -> list[Any]:
+    """The page of items ranked here: a small one read on the loop's thread (`read_here`)."""
+    sql, params = build_ranked_sql(spec, ranked)
+    if len(ranked) <= SYNC_PAGE_ITEMS and indexes.can_read_here():
+        return indexes.read_here(sql, params)
+    return await indexes.db.fetchall(sql, params)
+
+
+async def _scored_alone(db: Database, source: SearchedSource, terms: list[Term]) -> list[Hits]:
+    """Phrases and prefixes need word positions the memory copy lacks: FTS5 scores each alone
+    (its exact share of the OR query's bm25), all in one statement."""
+    sql, params = build_term_scores_sql(source.name, source.weights, [t.fts() for t in terms])
+    if any(t.prefix for t in terms):
+        rows = await db.fetchall(sql, params)
+    else:  # a phrase reads at most its words' rows (of a small source): here, not a thread
+        rows = memory_indexes(db, source).read_here(sql, params)
+    by_term: list[list[Any]] = [[] for _ in terms]
+    for n, rowid, bm25 in rows:
+        by_term[n].append((rowid, bm25))
+    return [
+        (np.array([r for r, _ in mine], dtype=np.int64), np.array([b for _, b in mine], dtype=np.float64))
+        for mine in by_term
+    ]
+
+
+def _plain(term: Term) -> bool:
+    """A single word (not a phrase or prefix): the memory copy scores it by itself."""
+    return len(term.words) == 1 and not term.prefix

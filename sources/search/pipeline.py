@@ -1,0 +1,80 @@
+"""The search pipeline every source runs (`stages.py` says what each stage receives and returns).
+
+`SearchPipeline.run` validates the paging, clamps the snippet length, parses the query, then
+passes it through the stages in order. A source keeps the default pipeline unless it has a
+reason not to; a new stage is a new object in one of these lists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from ..errors import InvalidArgumentError
+from ..models import OrderBy, SearchResponse
+from ..retrieval import Defaults
+from ..storage.db import Database
+from ..text.snippets import clamp_snippet_length
+from . import results
+from .lexical.retriever import LexicalRetriever
+from .query import parse_query
+from .request import Found, SearchContext, SearchedSource, SearchRequest
+from .stages import (
+    AllItems,
+    Diversifier,
+    Expander,
+    FirstList,
+    Fuser,
+    Reranker,
+    Retriever,
+    SameOrder,
+    SameQuery,
+)
+
+MAX_OFFSET = 10_000
+
+
+@dataclass(frozen=True)
+class SearchPipeline:
+    """The stages in order; each list runs its stages one after another."""
+
+    expanders: tuple[Expander, ...] = field(default_factory=lambda: (SameQuery(),))
+    retrievers: tuple[Retriever, ...] = field(default_factory=lambda: (LexicalRetriever(),))
+    fuser: Fuser = field(default_factory=FirstList)
+    rerankers: tuple[Reranker, ...] = field(default_factory=lambda: (SameOrder(),))
+    diversifier: Diversifier = field(default_factory=AllItems)
+
+    async def run(
+        self,
+        source: SearchedSource,
+        db: Database,
+        request: SearchRequest,
+        defaults: Defaults,
+        model: type[Any],
+    ) -> SearchResponse[Any]:
+        """`request` over `source`'s database `db`, answered as `model` (its SearchResponse)."""
+        if request.offset > MAX_OFFSET:
+            raise InvalidArgumentError("offset", f"must be 0..{MAX_OFFSET}")
+        warnings: list[str] = []
+        snippet_length = clamp_snippet_length(request.snippet_length, defaults.snippet_length, warnings)
+        query = parse_query(request.query)
+        if query.is_empty:
+            warnings.append("query has no searchable words; use letters or digits")
+            return results.empty(model, warnings)
+        order_by = cast(OrderBy, request.order_by or defaults.order_by)  # settings validate the default
+        ctx = SearchContext(source, db, request, order_by, snippet_length, warnings)
+        for expander in self.expanders:
+            query = await expander.expand(ctx, query)
+        lists: list[Found] = []
+        for retriever in self.retrievers:
+            found = await retriever.retrieve(ctx, query)
+            if found is not None:
+                lists.append(found)
+        fused = self.fuser.fuse(ctx, lists)
+        for reranker in self.rerankers:
+            fused = await reranker.rerank(ctx, query, fused)
+        fused = self.diversifier.diversify(ctx, fused)
+        return results.page(ctx, results.describe(ctx, query, fused), fused, model)
+
+
+DEFAULT_PIPELINE = SearchPipeline()

@@ -1,0 +1,91 @@
+"""What flows through the search pipeline: the request, the context every stage reads, and
+`Found`, the retrieved rows that pass from stage to stage.
+
+A source builds a `SearchRequest` (its filters and FTS columns from its own options); the
+pipeline (`pipeline.py`) turns it into a `SearchResponse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, get_args
+
+import aiosqlite
+
+from ..models import OrderBy
+from ..storage.db import Database
+
+FtsColumn = Literal["title", "body"]
+FTS_COLUMNS: tuple[FtsColumn, ...] = get_args(FtsColumn)
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A WHERE clause on the item (`i.`) or chunk (`c.`) columns, with its bound values."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+    on_chunk: bool = False
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    limit: int = 10
+    offset: int = 0
+    snippet_length: int | None = None
+    order_by: OrderBy | None = None
+    filters: list[Filter] = field(default_factory=list)
+    columns: tuple[FtsColumn, ...] | None = None
+    """Match only in these FTS columns (`("body",)`: not in titles); None matches in all."""
+    details: bool = True
+    """False: leave each result's snippet and matched terms to `ResultItem.fill_details`, for
+    callers (knowledge_search) that keep only some of the results."""
+
+
+class SearchedSource(Protocol):
+    """What the pipeline needs of a source: its name and bm25 column weights (the tables and
+    the ranking), and how to turn an item row and its hit chunk into the source's result."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def weights(self) -> tuple[float, float]: ...
+
+    def result(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, **hit: Any) -> Any: ...
+
+
+@dataclass
+class SearchContext:
+    """One search as every stage sees it. Stages add to `warnings`; nothing else changes."""
+
+    source: SearchedSource
+    db: Database
+    request: SearchRequest
+    order_by: OrderBy
+    snippet_length: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def depth(self) -> int:
+        """How many ranked items the page reaches (`offset + limit`)."""
+        return self.request.offset + self.request.limit
+
+
+@dataclass(frozen=True)
+class Found:
+    """Retrieved page rows, best first: one item each (its columns, its best chunk's columns,
+    bm25 `b`, matching chunks `n`, and the estimated `total`), one row more than the page when
+    there are more; the page's offset is already applied."""
+
+    rows: list[aiosqlite.Row]
+    total: int | None
+    """The estimated number of matching items; None: no query term matches anything."""
+    terms_of: Callable[[int], list[str]] | None = None
+    """The query terms a hit chunk (by rowid) matches, when the ranking knows them."""
+
+
+NOTHING = Found([], None)
+"""No query term matches anything."""

@@ -1,0 +1,91 @@
+"""The stages of the search pipeline, one small interface each, and the no-op stages.
+
+    parse → expand → retrieve → fuse → rerank → diversify → describe → page
+
+| stage     | receives                                | returns                                    |
+|-----------|-----------------------------------------|--------------------------------------------|
+| parse     | the user's text                         | `ParsedQuery` (`query.parse_query`)        |
+| expand    | the parsed query                        | a `ParsedQuery` (more terms, or the same)  |
+| retrieve  | the query                               | `Found`: ranked page rows, or None (pass)  |
+| fuse      | one `Found` per retriever               | one `Found`                                |
+| rerank    | the query and the fused `Found`         | a `Found` in a better order                |
+| diversify | the reranked `Found`                    | a `Found` without crowding                 |
+| describe  | the query and the page's rows           | results (`results.describe`)               |
+| page      | the results and the `Found`             | `SearchResponse` (`results.page`)          |
+
+Every stage reads the `SearchContext` (source, database, request, order, snippet length) and
+may add a line to its `warnings`. A new capability is a new stage object in the pipeline's
+list (`pipeline.SearchPipeline`), not an edit of the others. Today only parse, the lexical
+retriever (`lexical.LexicalRetriever`), describe and page do anything; expand, fuse, rerank
+and diversify are the identities below, so their places exist.
+
+Retrieved rows are the page's window (`offset` applied, one row more than `limit` when there
+are more), so a stage that reorders sees the page only; one that needs a deeper pool asks the
+retriever for it through the context's request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from .query import ParsedQuery
+from .request import NOTHING, Found, SearchContext
+
+
+class Expander(Protocol):
+    """Add terms to a query (synonyms, a glossary's expansions), or leave it as it is."""
+
+    async def expand(self, ctx: SearchContext, query: ParsedQuery) -> ParsedQuery: ...
+
+
+class Retriever(Protocol):
+    """Find the page's rows for the query; None when this retriever cannot answer it."""
+
+    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None: ...
+
+
+class Fuser(Protocol):
+    """Merge the lists of several retrievers (lexical, dense…) into one ranking."""
+
+    def fuse(self, ctx: SearchContext, found: Sequence[Found]) -> Found: ...
+
+
+class Reranker(Protocol):
+    """Reorder the retrieved rows by a finer relevance judgement."""
+
+    async def rerank(self, ctx: SearchContext, query: ParsedQuery, found: Found) -> Found: ...
+
+
+class Diversifier(Protocol):
+    """Keep one item, thread or conversation from crowding the page."""
+
+    def diversify(self, ctx: SearchContext, found: Found) -> Found: ...
+
+
+class SameQuery:
+    """expand: the query as parsed."""
+
+    async def expand(self, ctx: SearchContext, query: ParsedQuery) -> ParsedQuery:
+        return query
+
+
+class FirstList:
+    """fuse: with one retriever there is nothing to merge: its list (or no match at all)."""
+
+    def fuse(self, ctx: SearchContext, found: Sequence[Found]) -> Found:
+        return found[0] if found else NOTHING
+
+
+class SameOrder:
+    """rerank: the retrieved order."""
+
+    async def rerank(self, ctx: SearchContext, query: ParsedQuery, found: Found) -> Found:
+        return found
+
+
+class AllItems:
+    """diversify: every retrieved item."""
+
+    def diversify(self, ctx: SearchContext, found: Found) -> Found:
+        return found

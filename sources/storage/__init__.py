@@ -1,0 +1,1 @@
+"""Storage: per-user SQLite databases, the shared table layout, chunking and the import runner."""

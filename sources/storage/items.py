@@ -1,0 +1,65 @@
+"""What a source's parser hands the import runner: items, each with its text and chunks.
+
+A source reads one file into `ParsedItem`s; the runner (`importing`) stores them. The runner
+knows a source only as an `ItemParser`, so it never imports the source classes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from dataclasses import field as default
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class ItemParser(Protocol):
+    """What the import runner needs of a source: its name, the file types it reads, its parser."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def extensions(self) -> frozenset[str]: ...
+
+    def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]: ...
+
+
+@dataclass
+class ChunkSpan:
+    """An explicit chunk (a chat message, a prompt field) as a span of the item's content."""
+
+    start: int
+    end: int
+    field: str | None = None
+    meta: dict[str, Any] = default(default_factory=dict)
+
+
+@dataclass
+class ParsedItem:
+    key: str
+    title: str
+    content: str
+    created_at: str
+    last_modified: str
+    tags: list[str] = default(default_factory=list)
+    meta: dict[str, Any] = default(default_factory=dict)
+    chunks: list[ChunkSpan] | None = None
+
+    def content_hash(self) -> str:
+        payload = json.dumps(
+            [
+                self.title,
+                self.content,
+                self.created_at,
+                self.last_modified,
+                self.tags,
+                self.meta,
+                [(c.start, c.end, c.field, c.meta) for c in self.chunks or []],
+            ],
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()

@@ -1,0 +1,1 @@
+"""Text helpers every source uses: dates, front matter, named fields and snippets. Pure: no I/O."""
