@@ -12,7 +12,7 @@ read-only connection in a worker thread, in one read transaction; it belongs to 
 version (`PRAGMA data_version`) seen before and after the build and is never used once the
 database has changed: searches use FTS5 until a rebuild is done. A phrase or prefix needs word
 positions the copy lacks: FTS5 scores it alone and the copy adds that in (`Hits`). Column
-filters, chunk filters and newest-first order leave the search to FTS5 (`ChunkedSource`).
+filters, chunk filters and newest-first order leave the search to FTS5 (`fts.py`).
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class MemoryIndex:
         """Items matching an OR of `terms`, best first. The arrays hold at least the best `want`
         items and every item scoring as well as the last of them (SQL breaks such ties), or all.
 
-        As `search_plan`, a term in more than half the rows is left out unless nothing else
+        As `plan.py`, a term in more than half the rows is left out unless nothing else
         matches (its idf is clamped to ~0: it changes no score, it only adds matches). Only the
         best chunks are sorted: every chunk scoring at least some cut-off is taken, so each item
         among them comes with its best chunk and ranks above every item left out.

@@ -35,7 +35,7 @@ class SearchSpec:
     filters: tuple[Filter, ...] = field(default_factory=tuple)
     columns: tuple[FtsColumn, ...] | None = None
     candidates: str | None = None
-    """Score only rows matching this expression too (see `search_plan`); None: every match."""
+    """Score only rows matching this expression too (see `plan.py`); None: every match."""
     cap: int | None = None
     """Only the most recently indexed `cap` candidates (or matches, without `candidates`)."""
     flat_score: float | None = None
@@ -90,7 +90,7 @@ def build_search_sql(spec: SearchSpec) -> tuple[str, list[Any]]:
 def build_sample_sql(spec: SearchSpec, limit: int, before: int | None = None) -> tuple[str, list[Any]]:
     """The newest `limit` chunks matching `spec.match` (chunk filters applied; older than rowid
     `before` when given), each with its item, newest first: an unranked sample read in batches
-    until it has the items it wants (`search_plan`)."""
+    until it has the items it wants (`plan.py`)."""
     p = ident(spec.table)
     where = [f"{p}_chunks_fts MATCH ?"]
     params: list[Any] = [column_match(spec.match, spec.columns)]
