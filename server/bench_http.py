@@ -39,7 +39,7 @@ from pydantic import SecretStr
 from .auth import mint_token
 from .config import Settings
 from .evaluation import percentile
-from .ws_client import websocket_client
+from .transports.ws_client import websocket_client
 
 START_TIMEOUT_S = 60.0
 CALL_TIMEOUT_S = 120.0

@@ -18,9 +18,10 @@ import httpx2
 import jwt
 import pytest
 import uvicorn
-from knowledge_mcp.server.app import build_server, http_app
+from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.keys import KeyStore
+from knowledge_mcp.server.transports.http import http_app
 from loguru import logger
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
