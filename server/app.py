@@ -19,10 +19,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from .auth import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
+from .auth.limits import RateLimiter, rate_limit
+from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
-from .limits import RateLimiter, rate_limit
 from .logs import log_requests
 from .request_defaults import apply_request_config, request_config
 from .session_tools import register as register_session_tools
@@ -147,7 +147,7 @@ class ServerHost:
 def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCPServer, ServerHost]:
     """The MCP server with every source's tools, and the host that owns its databases.
 
-    With `authenticate`, HTTP requests need a JWT or API key (`server/auth.py`) and each is
+    With `authenticate`, HTTP requests need a JWT or API key (`server/auth/tokens.py`) and each is
     served as the user it names.
     """
     host = ServerHost(settings)

@@ -36,7 +36,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
-from .auth import mint_token
+from .auth.tokens import mint_token
 from .config import Settings
 from .evaluation import percentile
 from .transports.ws_client import websocket_client

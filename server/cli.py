@@ -172,13 +172,13 @@ def dispatch(args: argparse.Namespace) -> int:
         print_summary(summary, args.json)
         return summary.exit_code
     if args.command == "keys":
-        from .keys import run_keys
+        from .auth.keys import run_keys
 
         return anyio.run(
             run_keys, settings.data_dir, args.keys_command, args.user, getattr(args, "prefix", None)
         )
     if args.command == "token":
-        from .auth import mint_token
+        from .auth.tokens import mint_token
 
         print(mint_token(settings, settings.user, args.ttl))
         return 0

@@ -8,7 +8,7 @@ from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 
 from ..app import ServerHost
-from ..auth import ApiKeyHeader, authenticated_user
+from ..auth.tokens import ApiKeyHeader, authenticated_user
 from ..config import Settings
 from ..session_transport import EndSessionOnDelete
 from .http_security import transport_security

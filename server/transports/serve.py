@@ -9,9 +9,9 @@ from knowledge_mcp.sources.errors import KnowledgeError
 from loguru import logger
 
 from ..app import build_server
-from ..auth import JwtVerifier
+from ..auth.keys import has_active_keys
+from ..auth.tokens import JwtVerifier
 from ..config import Settings
-from ..keys import has_active_keys
 from .http import http_app
 from .http_security import is_loopback
 from .websocket import ws_app

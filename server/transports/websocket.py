@@ -53,8 +53,8 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..app import healthz
-from ..auth import API_KEY_HEADER, KnowledgeTokenVerifier
-from ..keys import looks_like_key
+from ..auth.keys import looks_like_key
+from ..auth.tokens import API_KEY_HEADER, KnowledgeTokenVerifier
 from ..request_config import EMPTY, RequestConfig, parse
 
 SUBPROTOCOL = "mcp"

@@ -36,7 +36,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from knowledge_mcp.server.keys import KeyStore
+from knowledge_mcp.server.auth.keys import KeyStore
 
 from tests.conftest import ROOT, import_into
 from tests.server.isolation_world import MARKERS, SOURCES, write_user_files

@@ -19,8 +19,8 @@ import jwt
 import pytest
 import uvicorn
 from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.auth.keys import KeyStore
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.server.keys import KeyStore
 from knowledge_mcp.server.transports.http import http_app
 from loguru import logger
 from mcp import Client

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from knowledge_mcp.server.auth import mint_token
+from knowledge_mcp.server.auth.tokens import mint_token
 from knowledge_mcp.server.config import Settings
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
