@@ -25,8 +25,9 @@ from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
 from .logs import log_requests
 from .request_defaults import apply_request_config, request_config
-from .session_tools import register as register_session_tools
-from .session_transport import (
+from .sessions.store import SessionStore, StoredSession
+from .sessions.tools import register as register_session_tools
+from .sessions.transport import (
     client_name,
     preload_session,
     process_session_id,
@@ -35,7 +36,6 @@ from .session_transport import (
     use_session,
     validate_session_id,
 )
-from .sessions import SessionStore, StoredSession
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \

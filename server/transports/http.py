@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from ..app import ServerHost
 from ..auth.tokens import ApiKeyHeader, authenticated_user
 from ..config import Settings
-from ..session_transport import EndSessionOnDelete
+from ..sessions.transport import EndSessionOnDelete
 from .http_security import transport_security
 
 
