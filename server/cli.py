@@ -107,7 +107,7 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def bench_options(args: argparse.Namespace) -> Any:
-    from .bench import BenchOptions
+    from knowledge_mcp.bench.run import BenchOptions
 
     if args.size < 50:
         raise KnowledgeError("--size: must be at least 50")
@@ -148,12 +148,12 @@ def dispatch(args: argparse.Namespace) -> int:
         configure_logging("WARNING")
         return anyio.run(run_demo, args.keep)
     if args.command == "eval":
-        from .evaluation import run_eval_command
+        from knowledge_mcp.bench.evaluation import run_eval_command
 
         configure_logging("WARNING")
         return run_eval_command(args.beir, args.split, args.json, args.limit_queries)
     if args.command == "bench":
-        from .bench import run_bench_command
+        from knowledge_mcp.bench.run import run_bench_command
 
         configure_logging("WARNING")
         return run_bench_command(bench_options(args), args.json)
