@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import Implementation
 
 from tests.conftest import FIXTURES, import_into
-from tests.server.test_http_e2e import free_port
+from tests.server.transports.test_http_e2e import free_port
 
 pytestmark = pytest.mark.anyio
 

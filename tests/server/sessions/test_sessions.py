@@ -26,7 +26,7 @@ from knowledge_mcp.server.sessions.transport import (
 from mcp import Client
 
 from tests.conftest import FIXTURES, ROOT, import_into
-from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
+from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
 
