@@ -2,7 +2,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-PACKAGES := server sources aggregator
+PACKAGES := server sources aggregator bench
 
 .PHONY: install demo test conformance lint typecheck eval bench clean
 

@@ -1,14 +1,15 @@
 """Install the repository's top-level folders under one namespace, `knowledge_mcp`.
 
-DESIGN §1 keeps `server/`, `sources/` and `aggregator/` at the top of the repository; they are
-installed as `knowledge_mcp.server`, `knowledge_mcp.sources` and `knowledge_mcp.aggregator`, so
-nothing named `server` or `sources` lands in site-packages. Every subpackage is found here, so a
+DESIGN §1 keeps `server/`, `sources/` and `aggregator/` at the top of the repository, and the
+benchmark beside them in `bench/`; they are installed as `knowledge_mcp.server`,
+`knowledge_mcp.sources`, `knowledge_mcp.aggregator` and `knowledge_mcp.bench`, so nothing named
+`server` or `sources` lands in site-packages. Every subpackage is found here, so a
 new one needs no entry anywhere. All other metadata is in pyproject.toml.
 """
 
 from setuptools import find_packages, setup
 
-FOLDERS = ("server", "sources", "aggregator")
+FOLDERS = ("server", "sources", "aggregator", "bench")
 
 packages = ["knowledge_mcp"]
 package_dir = {"knowledge_mcp": "knowledge_mcp"}

@@ -1,4 +1,4 @@
-"""The composition root: `build_server(settings)` wires sources, context and transports."""
+"""The composition root: `build_server(settings)` wires sources, context, auth, sessions and limits."""
 
 from __future__ import annotations
 
@@ -16,20 +16,18 @@ from knowledge_mcp.sources.retrieval import Defaults
 from loguru import logger
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from .auth import ApiKeyHeader, JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
+from .auth.limits import RateLimiter, rate_limit
+from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
-from .http_security import transport_security
-from .limits import RateLimiter, rate_limit
 from .logs import log_requests
 from .request_defaults import apply_request_config, request_config
-from .session_tools import register as register_session_tools
-from .session_transport import (
-    EndSessionOnDelete,
+from .sessions.store import SessionStore, StoredSession
+from .sessions.tools import register as register_session_tools
+from .sessions.transport import (
     client_name,
     preload_session,
     process_session_id,
@@ -38,7 +36,6 @@ from .session_transport import (
     use_session,
     validate_session_id,
 )
-from .sessions import SessionStore, StoredSession
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
@@ -150,7 +147,7 @@ class ServerHost:
 def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCPServer, ServerHost]:
     """The MCP server with every source's tools, and the host that owns its databases.
 
-    With `authenticate`, HTTP requests need a JWT or API key (`server/auth.py`) and each is
+    With `authenticate`, HTTP requests need a JWT or API key (`server/auth/tokens.py`) and each is
     served as the user it names.
     """
     host = ServerHost(settings)
@@ -196,26 +193,6 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok", "sources": list(SOURCES)})
 
 
-def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
-    """Streamable HTTP at /mcp, plus /healthz; with `host`, DELETE ends a session's state too."""
-    app = mcp.streamable_http_app(
-        streamable_http_path="/mcp",
-        host=settings.host,
-        transport_security=transport_security(settings.host, settings.public_url),
-    )
-    if host is not None and host.authenticated:
-        app.add_middleware(ApiKeyHeader)
-
-    def user_of(scope: Any) -> str:
-        user = authenticated_user(scope) if host is not None and host.authenticated else None
-        return user or settings.user
-
-    if host is not None:
-        # Runs after the response, when the auth middleware has put the principal in the scope.
-        app.add_middleware(EndSessionOnDelete, store=host.sessions, user_of=user_of)
-    return app
-
-
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -225,4 +202,4 @@ def _version() -> str:
         return "0.0.0"
 
 
-__all__: list[Any] = ["ServerHost", "build_server", "http_app"]
+__all__: list[Any] = ["ServerHost", "build_server"]

@@ -75,5 +75,5 @@ def _only_the_installed_namespace() -> Iterator[None]:
     """The code is imported as `knowledge_mcp.*` only: a test that reached a bare `server` or
     `sources` (importable from the repository root) would patch a second copy of a module."""
     yield
-    bare = sorted(m for m in ("server", "sources", "aggregator") if m in sys.modules)
+    bare = sorted(m for m in ("server", "sources", "aggregator", "bench") if m in sys.modules)
     assert not bare, f"imported outside the knowledge_mcp namespace: {bare}"

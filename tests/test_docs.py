@@ -7,7 +7,7 @@ import tomllib
 from typing import Any
 
 import pytest
-from knowledge_mcp.server.cli import build_parser
+from knowledge_mcp.server.cli.dispatch import build_parser
 from knowledge_mcp.server.config import Settings
 
 from tests.conftest import ROOT

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("server", "sources", "aggregator")
+PACKAGES = ("server", "sources", "aggregator", "bench")
 MAX_MODULE_LINES = 400
 MAX_ROOT_MODULES = 10
 

@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import call
-from tests.server.test_http_e2e import http_server  # noqa: F401  (the module-scoped server fixture)
+from tests.server.transports.test_http_e2e import http_server  # noqa: F401  (the module-scoped server fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

@@ -10,7 +10,7 @@ alice (by JWT and by API key) calls EVERY tool the server lists with bob's ids, 
 ids and marker words, with a `config` query parameter naming bob, and with bob's
 `Mcp-Session-Id`; nothing of bob's may come back and nothing of bob's may change. Forged,
 expired and malformed credentials and crafted user ids are 401 with a `WWW-Authenticate`
-challenge. (test_auth.py covers the single-algorithm servers: alg none, expired, wrong secret,
+challenge. (auth/test_auth.py covers the single-algorithm servers: alg none, expired, wrong secret,
 unknown and revoked keys, HS256 on an RS256-only server.)
 
 Requests are raw JSON-RPC over httpx: an attacker does not use a well-behaved client.
@@ -36,11 +36,11 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from knowledge_mcp.server.keys import KeyStore
+from knowledge_mcp.server.auth.keys import KeyStore
 
 from tests.conftest import ROOT, import_into
+from tests.server.auth.test_auth import hs256_signed_with, start, stop
 from tests.server.isolation_world import MARKERS, SOURCES, write_user_files
-from tests.server.test_auth import hs256_signed_with, start, stop
 
 pytestmark = pytest.mark.slow
 

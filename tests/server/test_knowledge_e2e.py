@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
 from tests.conftest import FIXTURES, ROOT, import_into
-from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
+from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from knowledge_mcp.server.bench_corpus import generate
+from knowledge_mcp.bench.corpus import generate
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage import importing
 from knowledge_mcp.sources.storage.db import Database, open_database

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from .config import Settings
+from ..config import Settings
 
 stderr = Console(stderr=True)
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT
-from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
+from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 

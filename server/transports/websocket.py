@@ -52,10 +52,10 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .app import healthz
-from .auth import API_KEY_HEADER, KnowledgeTokenVerifier
-from .keys import looks_like_key
-from .request_config import EMPTY, RequestConfig, parse
+from ..app import healthz
+from ..auth.keys import looks_like_key
+from ..auth.tokens import API_KEY_HEADER, KnowledgeTokenVerifier
+from ..request_config import EMPTY, RequestConfig, parse
 
 SUBPROTOCOL = "mcp"
 CLOSE_NORMAL, CLOSE_GOING_AWAY, CLOSE_UNSUPPORTED_DATA, CLOSE_POLICY = 1000, 1001, 1003, 1008

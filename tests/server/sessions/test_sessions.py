@@ -16,17 +16,17 @@ import pytest
 from knowledge_mcp.server.app import ServerHost, build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.context import DatabasePool
-from knowledge_mcp.server.session_transport import (
+from knowledge_mcp.server.sessions.store import SEEN_LIMIT, SessionStore
+from knowledge_mcp.server.sessions.transport import (
     PROCESS_SESSION_ID,
     SESSION_ENV,
     EndSessionOnDelete,
     transport_session_id,
 )
-from knowledge_mcp.server.sessions import SEEN_LIMIT, SessionStore
 from mcp import Client
 
 from tests.conftest import FIXTURES, ROOT, import_into
-from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
+from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""The `knowledge-mcp` command line."""
+"""The `knowledge-mcp` command line: its argument parser, and `main`, which runs the verb named."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import anyio
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
 
-from .config import load_settings
-from .logs import configure_logging
+from ..config import load_settings
+from ..logs import configure_logging
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,7 +107,7 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def bench_options(args: argparse.Namespace) -> Any:
-    from .bench import BenchOptions
+    from knowledge_mcp.bench.run import BenchOptions
 
     if args.size < 50:
         raise KnowledgeError("--size: must be at least 50")
@@ -148,19 +148,19 @@ def dispatch(args: argparse.Namespace) -> int:
         configure_logging("WARNING")
         return anyio.run(run_demo, args.keep)
     if args.command == "eval":
-        from .evaluation import run_eval_command
+        from knowledge_mcp.bench.evaluation import run_eval_command
 
         configure_logging("WARNING")
         return run_eval_command(args.beir, args.split, args.json, args.limit_queries)
     if args.command == "bench":
-        from .bench import run_bench_command
+        from knowledge_mcp.bench.run import run_bench_command
 
         configure_logging("WARNING")
         return run_bench_command(bench_options(args), args.json)
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
     if args.command == "serve":
-        from .transports import run_http, run_stdio, run_ws
+        from ..transports.serve import run_http, run_stdio, run_ws
 
         runners = {"stdio": run_stdio, "http": run_http, "ws": run_ws}
         anyio.run(runners[settings.transport], settings)
@@ -172,13 +172,13 @@ def dispatch(args: argparse.Namespace) -> int:
         print_summary(summary, args.json)
         return summary.exit_code
     if args.command == "keys":
-        from .keys import run_keys
+        from ..auth.keys import run_keys
 
         return anyio.run(
             run_keys, settings.data_dir, args.keys_command, args.user, getattr(args, "prefix", None)
         )
     if args.command == "token":
-        from .auth import mint_token
+        from ..auth.tokens import mint_token
 
         print(mint_token(settings, settings.user, args.ttl))
         return 0
@@ -191,7 +191,3 @@ def dispatch(args: argparse.Namespace) -> int:
         print_results(rows, args.json)
         return 0
     raise AssertionError(args.command)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -24,8 +24,8 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .config import Settings
-from .context import DatabasePool
+from ..config import Settings
+from ..context import DatabasePool
 from .keys import MIGRATIONS, KeyStore, keys_path, looks_like_key
 
 API_KEY_HEADER = b"x-api-key"

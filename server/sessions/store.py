@@ -23,7 +23,7 @@ from typing import Any
 from cachetools import LRUCache
 from knowledge_mcp.sources.db import Database, Migration, user_dir
 
-from .context import DatabasePool
+from ..context import DatabasePool
 
 SEEN_LIMIT = 5000
 QUERY_LIMIT = 50

@@ -18,10 +18,10 @@ from mcp_types import CallToolResult, TextContent
 from rich.console import Console
 from rich.panel import Panel
 
+from ..config import Settings
 from .commands import run_import
-from .config import Settings
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"  # server/cli/demo.py -> the repository
 
 SEARCHES: dict[str, str] = {
     "notes": "sourdough levain",

@@ -8,11 +8,12 @@ import uvicorn
 from knowledge_mcp.sources.errors import KnowledgeError
 from loguru import logger
 
-from .app import build_server, http_app
-from .auth import JwtVerifier
-from .config import Settings
+from ..app import build_server
+from ..auth.keys import has_active_keys
+from ..auth.tokens import JwtVerifier
+from ..config import Settings
+from .http import http_app
 from .http_security import is_loopback
-from .keys import has_active_keys
 from .websocket import ws_app
 
 WS_MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the same cap the SDK puts on an HTTP request body

@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import ROOT
-from tests.server.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
+from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.slow
 

@@ -30,8 +30,8 @@ from knowledge_mcp.sources.db import database_path, open_database
 from knowledge_mcp.sources.importing import Importer
 from knowledge_mcp.sources.registry import SOURCES
 
-from . import bench_corpus
-from .bench_corpus import BenchItem, Corpus, CorpusStream
+from . import corpus as bench_corpus
+from .corpus import BenchItem, Corpus, CorpusStream
 
 USER = "local"
 BATCH_CHUNKS = 4000

@@ -21,7 +21,7 @@ from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .sessions import SessionStore, StoredSession
+from .store import SessionStore, StoredSession
 
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SESSION_HEADER = "mcp-session-id"

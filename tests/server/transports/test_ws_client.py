@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from knowledge_mcp.server import bench_http
+from knowledge_mcp.bench import http as bench_http
 
 from tests.conftest import FIXTURES, import_into
 

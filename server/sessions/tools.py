@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from .sessions import StoredSession
+from .store import StoredSession
 
 MAX_CITE = 100
 ORDER_BY = ("relevance", "recent")

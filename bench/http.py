@@ -32,14 +32,14 @@ from typing import Any
 
 import anyio
 import httpx2
+from knowledge_mcp.server.auth.tokens import mint_token
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.server.transports.ws_client import websocket_client
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
-from .auth import mint_token
-from .config import Settings
 from .evaluation import percentile
-from .ws_client import websocket_client
 
 START_TIMEOUT_S = 60.0
 CALL_TIMEOUT_S = 120.0

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from knowledge_mcp.server.auth.limits import RateLimiter
 from knowledge_mcp.server.config import ConfigError, load_settings
-from knowledge_mcp.server.limits import RateLimiter
 
 from tests.conftest import FIXTURES, call, error, import_into
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from knowledge_mcp.server.bench_http import stop_process
+from knowledge_mcp.bench.http import stop_process
 from mcp import Client
 
 from tests.conftest import ROOT

@@ -1,0 +1,34 @@
+"""Streamable HTTP as an ASGI app: the SDK's app at /mcp, the API-key header, DELETE ending a session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from starlette.applications import Starlette
+
+from ..app import ServerHost
+from ..auth.tokens import ApiKeyHeader, authenticated_user
+from ..config import Settings
+from ..sessions.transport import EndSessionOnDelete
+from .http_security import transport_security
+
+
+def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
+    """Streamable HTTP at /mcp, plus /healthz; with `host`, DELETE ends a session's state too."""
+    app = mcp.streamable_http_app(
+        streamable_http_path="/mcp",
+        host=settings.host,
+        transport_security=transport_security(settings.host, settings.public_url),
+    )
+    if host is not None and host.authenticated:
+        app.add_middleware(ApiKeyHeader)
+
+    def user_of(scope: Any) -> str:
+        user = authenticated_user(scope) if host is not None and host.authenticated else None
+        return user or settings.user
+
+    if host is not None:
+        # Runs after the response, when the auth middleware has put the principal in the scope.
+        app.add_middleware(EndSessionOnDelete, store=host.sessions, user_of=user_of)
+    return app
