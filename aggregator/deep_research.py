@@ -14,13 +14,14 @@ import json
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from knowledge_mcp.sources.chats.models import ChatGetResponse
-from knowledge_mcp.sources.models import GetResponse, Retrieval, dump
-from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ListToolsResult, TextContent
 from pydantic import Field
+
+from knowledge_mcp.sources.chats.models import ChatGetResponse
+from knowledge_mcp.sources.models import GetResponse, Retrieval, dump
+from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors
 
 from .host import AggregatorHost
 from .routing import routed_get

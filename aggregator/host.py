@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from knowledge_mcp.sources.tooling import ToolHost
 from mcp.server.mcpserver import Context
+
+from knowledge_mcp.sources.tooling import ToolHost
 
 
 class Session(Protocol):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from knowledge_mcp.sources.characters.models import CharacterResult
 from knowledge_mcp.sources.chats.models import ChatMode, ChatNextStep, ChatResult
 from knowledge_mcp.sources.media.models import MediaResult
 from knowledge_mcp.sources.models import GetResponse, NoteResult, SearchResponse
 from knowledge_mcp.sources.prompts.models import PromptResult
-from pydantic import Field
 
 AnyResult = NoteResult | MediaResult | ChatResult | CharacterResult | PromptResult
 """A hit of any source; it keeps its source's type-aware fields (`source` says which)."""

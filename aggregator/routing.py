@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp.server.mcpserver import Context
+
 from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.models import GetResponse, Loc, Retrieval
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.tooling import databases_of
-from mcp.server.mcpserver import Context
 
 from .host import AggregatorHost
 from .search import session_of

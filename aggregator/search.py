@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
+from loguru import logger
+from mcp.server.mcpserver import Context
+from pydantic import ValidationError
+
 from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
@@ -19,9 +23,6 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.tooling import databases_of
-from loguru import logger
-from mcp.server.mcpserver import Context
-from pydantic import ValidationError
 
 from .host import AggregatorHost, Session
 from .merge import Candidates, SeenMode, cut_page, fetch_size

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult
+from pydantic import Field
+
 from knowledge_mcp.sources.chats.models import ChatGetResponse
 from knowledge_mcp.sources.chats.tools import render_get as render_chat
 from knowledge_mcp.sources.models import OrderBy, SourceName
@@ -20,9 +24,6 @@ from knowledge_mcp.sources.tooling import (
     render_search,
     tool_result,
 )
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult
-from pydantic import Field
 
 from .host import AggregatorHost
 from .merge import SeenMode

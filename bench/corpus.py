@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from knowledge_mcp.sources import dates
 from knowledge_mcp.sources.characters.cards import PROMPT_FIELDS, TEXT_FIELDS
-from knowledge_mcp.sources.chunking import chunk_text
-from knowledge_mcp.sources.fields import Section, assemble
-from knowledge_mcp.sources.importing import ChunkSpan, ParsedItem
 from knowledge_mcp.sources.prompts.parsing import FIELDS as PROMPT_FILE_FIELDS
 from knowledge_mcp.sources.prompts.parsing import HEADINGS as PROMPT_HEADINGS
-from knowledge_mcp.sources.query import STOP_WORDS
+from knowledge_mcp.sources.search.query import STOP_WORDS
+from knowledge_mcp.sources.storage.chunking import chunk_text
+from knowledge_mcp.sources.storage.items import ChunkSpan, ParsedItem
+from knowledge_mcp.sources.text import dates
+from knowledge_mcp.sources.text.fields import Section, assemble
 
 VOCABULARY_SIZE = 4000
 ZIPF_S = 1.07

@@ -15,15 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from knowledge_mcp.sources import dates
-from knowledge_mcp.sources.base import SearchRequest
-from knowledge_mcp.sources.db import database_path, open_database
+
 from knowledge_mcp.sources.errors import KnowledgeError
-from knowledge_mcp.sources.importing import Importer, ParsedItem, item_id_for
 from knowledge_mcp.sources.notes import source as notes
-from knowledge_mcp.sources.query import parse_query
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.scoring import INTERCEPT, SLOPE
+from knowledge_mcp.sources.search.query import parse_query
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.search.scoring import INTERCEPT, SLOPE
+from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.storage.importing import Importer, item_id_for
+from knowledge_mcp.sources.storage.items import ParsedItem
+from knowledge_mcp.sources.text import dates
 
 K_NDCG = 10
 K_RECALL = 100

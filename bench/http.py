@@ -32,12 +32,13 @@ from typing import Any
 
 import anyio
 import httpx2
-from knowledge_mcp.server.auth.tokens import mint_token
-from knowledge_mcp.server.config import Settings
-from knowledge_mcp.server.transports.ws_client import websocket_client
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
+
+from knowledge_mcp.server.auth.tokens import mint_token
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.server.transports.ws_client import websocket_client
 
 from .evaluation import percentile
 

@@ -14,16 +14,17 @@ from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.base import SearchRequest
-from knowledge_mcp.sources.db import Database
-from knowledge_mcp.sources.models import Retrieval
-from knowledge_mcp.sources.query import parse_query
-from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.retrieval import Defaults
 from loguru import logger
 from mcp import Client, StdioServerParameters
+
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.sources.models import Retrieval
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.query import parse_query
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.storage.db import Database
 
 from . import http as bench_http
 from .corpus import Corpus

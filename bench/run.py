@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from knowledge_mcp.sources.db import database_path, open_database
+
 from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.storage.db import database_path, open_database
 
 from . import loading
 from .corpus import Corpus, CorpusStream, default_query_count

@@ -7,17 +7,18 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from knowledge_mcp.aggregator import deep_research
-from knowledge_mcp.aggregator import tools as aggregator_tools
-from knowledge_mcp.sources.db import Database
-from knowledge_mcp.sources.errors import KnowledgeError
-from knowledge_mcp.sources.registry import SOURCES, registrars
-from knowledge_mcp.sources.retrieval import Defaults
 from loguru import logger
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+
+from knowledge_mcp.aggregator import deep_research
+from knowledge_mcp.aggregator import tools as aggregator_tools
+from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.registry import SOURCES, registrars
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.storage.db import Database
 
 from .auth.limits import RateLimiter, rate_limit
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user

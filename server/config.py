@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.retrieval import Defaults
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 
 ENV_PREFIX = "KNOWLEDGE_MCP_"
 

@@ -14,9 +14,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from knowledge_mcp.sources.db import Database, Migration, open_database, user_dir
-from knowledge_mcp.sources.registry import SOURCES
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.storage.db import Database, Migration, open_database, user_dir
 
 _current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
     "current_request", default=None

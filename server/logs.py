@@ -14,10 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from knowledge_mcp.sources.errors import KnowledgeError
 from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+
+from knowledge_mcp.sources.errors import KnowledgeError
 
 
 class _InterceptHandler(logging.Handler):

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
+
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.db import database_path, open_database
-from knowledge_mcp.sources.importing import Importer, ImportSummary
 from knowledge_mcp.sources.registry import get_source
-from mcp import Client
+from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

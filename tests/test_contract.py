@@ -14,12 +14,12 @@ from typing import Any
 
 import anyio
 import pytest
-from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.db import database_path
-from knowledge_mcp.sources.registry import SOURCES
 from mcp import Client
 
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.storage.db import database_path
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

@@ -7,9 +7,9 @@ import tomllib
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.server.cli.dispatch import build_parser
 from knowledge_mcp.server.config import Settings
-
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.anyio

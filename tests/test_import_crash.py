@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from knowledge_mcp.sources.db import database_path
-from knowledge_mcp.sources.registry import get_source
 
+from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.storage.db import database_path
 from tests.conftest import FIXTURES, ROOT, import_into
 
 pytestmark = pytest.mark.slow

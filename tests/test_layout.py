@@ -3,6 +3,7 @@ small package roots, and nothing of the benchmark inside the server."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import zipfile
@@ -65,3 +66,56 @@ def test_the_console_script_starts_the_cli() -> None:
     script = Path(sys.executable).parent / "knowledge-mcp"
     usage = subprocess.run([str(script), "--help"], capture_output=True, text=True)
     assert usage.returncode == 0 and "{serve,import,search" in usage.stdout
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_module_is_over_the_size_limit(package: str) -> None:
+    sizes = {p: len(p.read_text(encoding="utf-8").splitlines()) for p in _python_files(ROOT / package)}
+    too_long = {str(p.relative_to(ROOT)): n for p, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert not too_long, f"split these by concept: {too_long}"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_package_root_holds_more_than_ten_modules(package: str) -> None:
+    folders = [ROOT / package, *(p.parent for p in (ROOT / package).rglob("__init__.py"))]
+    crowded = {
+        str(f.relative_to(ROOT)): n for f in folders if (n := len(list(f.glob("*.py")))) > MAX_ROOT_MODULES
+    }
+    assert not crowded, f"split these into subpackages: {crowded}"
+
+
+def test_no_benchmark_code_sits_in_the_server_package() -> None:
+    server = _python_files(ROOT / "server")
+    assert not [p for p in server if "bench" in p.name or p.name == "evaluation.py"]
+
+
+def _imports_of(path: Path, package: str) -> set[str]:
+    """The knowledge_mcp packages a module imports (absolute, or relative and resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    module = [package, *path.relative_to(ROOT / package).with_suffix("").parts]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = module[: len(module) - node.level]
+            found.add(".".join([*base, *(node.module or "").split(".")]).split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("knowledge_mcp."):
+            found.add((node.module or "").split(".")[1])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("knowledge_mcp.")}
+    return found - {package}
+
+
+@pytest.mark.parametrize(
+    ("package", "allowed"),
+    [("sources", set()), ("aggregator", {"sources"}), ("server", {"aggregator", "sources", "bench"})],
+)
+def test_imports_point_one_way(package: str, allowed: set[str]) -> None:
+    """server → aggregator → sources (the CLI alone reaches bench, for its bench and eval verbs)."""
+    wrong = {
+        str(path.relative_to(ROOT)): outside
+        for path in _python_files(ROOT / package)
+        if (outside := _imports_of(path, package) - allowed - {"__future__"})
+    }
+    assert not wrong, wrong
+    reaching_bench = [p for p in _python_files(ROOT / package) if "bench" in _imports_of(p, package)]
+    assert all(p.parent.name == "cli" for p in reaching_bench), reaching_bench

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
+
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

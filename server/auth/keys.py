@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from knowledge_mcp.sources.db import Database, Migration, open_database, validate_user_id
 from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.storage.db import Database, Migration, open_database, validate_user_id
 
 KEY_PREFIX = "km_"
 PREFIX_LENGTH = len(KEY_PREFIX) + 8

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from cachetools import TTLCache
-from knowledge_mcp.sources.errors import KnowledgeError
 from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp_types import CallToolResult, TextContent
+
+from knowledge_mcp.sources.errors import KnowledgeError
 
 WINDOW_S = 60.0
 UNKNOWN_TOOL = "(unknown tool)"

@@ -16,13 +16,14 @@ from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
-from knowledge_mcp.sources.db import Migration, validate_user_id
-from knowledge_mcp.sources.errors import KnowledgeError
 from loguru import logger
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.storage.db import Migration, validate_user_id
 
 from ..config import Settings
 from ..context import DatabasePool

@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from knowledge_mcp.sources.base import SearchRequest
-from knowledge_mcp.sources.db import database_path, open_database
-from knowledge_mcp.sources.importing import Importer, ImportSummary, iter_files
-from knowledge_mcp.sources.registry import get_source
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+
+from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.storage.importing import Importer, ImportSummary, iter_files
 
 from ..config import Settings
 

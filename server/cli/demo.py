@@ -12,11 +12,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from knowledge_mcp.sources.registry import SOURCES
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 from rich.console import Console
 from rich.panel import Panel
+
+from knowledge_mcp.sources.registry import SOURCES
 
 from ..config import Settings
 from .commands import run_import

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from cachetools import LRUCache
-from knowledge_mcp.sources.db import Database, Migration, user_dir
+
+from knowledge_mcp.sources.storage.db import Database, Migration, user_dir
 
 from ..context import DatabasePool
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated, Any, Protocol
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
-from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.snippets import clamp
-from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
+
+from knowledge_mcp.sources.errors import InvalidArgumentError
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.text.snippets import clamp
+from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
 
 from .store import StoredSession
 

@@ -16,10 +16,11 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
 from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from knowledge_mcp.sources.errors import InvalidArgumentError
 
 from .store import SessionStore, StoredSession
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import uvicorn
-from knowledge_mcp.sources.errors import KnowledgeError
 from loguru import logger
+
+from knowledge_mcp.sources.errors import KnowledgeError
 
 from ..app import build_server
 from ..auth.keys import has_active_keys

@@ -18,12 +18,12 @@ from ..search.request import Filter
 from ..source import ChunkedSource, SearchOptions
 from ..storage.db import Database
 from ..storage.items import ParsedItem
-from . import transcripts
-from .documents import parse_html_file, parse_markdown, parse_pdf, parse_txt
-from .emails import parse_eml, parse_mbox
+from .formats import transcripts
+from .formats.documents import parse_html_file, parse_markdown, parse_pdf, parse_txt
+from .formats.emails import parse_eml, parse_mbox
+from .formats.packages import parse_docx, parse_epub
 from .migrations import MIGRATIONS
 from .models import MediaResult, MediaType, TranscriptCue, TranscriptFormat, TranscriptResponse
-from .packages import parse_docx, parse_epub
 
 Parser = Callable[[Path, bytes], list[ParsedItem]]
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import anyio
 import pytest
-from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.registry import SOURCES
 from mcp import Client
 from mcp_types import CallToolResult, Implementation
 
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.sources.registry import SOURCES
 from tests.conftest import FIXTURES, import_into
 
 

@@ -6,11 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from mcp import Client
+
 from knowledge_mcp.aggregator.deep_research import is_deep_research_client
 from knowledge_mcp.server.config import load_settings
 from knowledge_mcp.sources.registry import SOURCES
-from mcp import Client
-
 from tests.aggregator.conftest import only_text_json, structured
 
 pytestmark = pytest.mark.anyio

@@ -9,11 +9,11 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
+
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.source import ChunkedSource
 from knowledge_mcp.sources.storage.db import database_path
-from mcp import Client
-
 from tests.aggregator.conftest import structured
 from tests.conftest import FIXTURES, import_into
 

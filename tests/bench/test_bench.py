@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from knowledge_mcp.bench.corpus import generate
 from knowledge_mcp.bench.run import BenchOptions, prepare
 from knowledge_mcp.sources.registry import SOURCES
-
 from tests.conftest import ROOT
 
 CLI = str(Path(sys.executable).with_name("knowledge-mcp"))

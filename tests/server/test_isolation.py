@@ -36,8 +36,8 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from knowledge_mcp.server.auth.keys import KeyStore
 
+from knowledge_mcp.server.auth.keys import KeyStore
 from tests.conftest import ROOT, import_into
 from tests.server.auth.test_auth import hs256_signed_with, start, stop
 from tests.server.isolation_world import MARKERS, SOURCES, write_user_files

@@ -6,6 +6,7 @@ The 401 challenge over a real server is in test_isolation.py (its server sets pu
 from __future__ import annotations
 
 import pytest
+
 from knowledge_mcp.server.auth.tokens import auth_settings
 from knowledge_mcp.server.config import ConfigError, Settings, load_settings
 from knowledge_mcp.server.transports.http_security import transport_security

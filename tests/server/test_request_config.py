@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 import pytest
+from mcp_types import CallToolResult, TextContent
+
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.request_config import BOUNDS, CONFIG_KEYS, RequestConfig, parse
 from knowledge_mcp.server.request_defaults import wire_with_warnings, with_warnings
-from mcp_types import CallToolResult, TextContent
 
 
 def b64(value: Any, *, urlsafe: bool = False, strip: bool = False) -> str:

@@ -18,15 +18,15 @@ import httpx2
 import jwt
 import pytest
 import uvicorn
-from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.auth.keys import KeyStore
-from knowledge_mcp.server.config import Settings
-from knowledge_mcp.server.transports.http import http_app
 from loguru import logger
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import Implementation
 
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.auth.keys import KeyStore
+from knowledge_mcp.server.config import Settings
+from knowledge_mcp.server.transports.http import http_app
 from tests.conftest import FIXTURES, import_into
 from tests.server.transports.test_http_e2e import free_port
 

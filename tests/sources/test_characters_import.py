@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.sources.characters import source
 from knowledge_mcp.sources.characters.cards import CardError
 from knowledge_mcp.sources.characters.png import PngError, text_chunks
 from knowledge_mcp.sources.storage.db import database_path, open_database
-
 from tests.conftest import FIXTURES, import_into
 
 CARDS = FIXTURES / "characters"

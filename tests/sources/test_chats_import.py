@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.sources.chats import source
 from knowledge_mcp.sources.chats.sillytavern import parse_send_date
 from knowledge_mcp.sources.storage.db import database_path, open_database
-
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.sources.chats.links import CharacterLinks
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage.db import Migration, open_database
 from knowledge_mcp.sources.storage.schema import chunked_tables_v1
-
 from tests.conftest import FIXTURES, call, error, import_into
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.sources.media import source
 from knowledge_mcp.sources.storage.db import database_path, open_database
-
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

@@ -6,14 +6,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.media import source
-from knowledge_mcp.sources.media.emails import NotAnEmailError, parse_eml, parse_mbox, strip_replies
-from knowledge_mcp.sources.media.htmltext import parse_html
+from knowledge_mcp.sources.media.formats.emails import NotAnEmailError, parse_eml, parse_mbox, strip_replies
+from knowledge_mcp.sources.media.formats.htmltext import parse_html
+from knowledge_mcp.sources.media.formats.summary import summarize
+from knowledge_mcp.sources.media.formats.transcripts import parse_cues, render_srt, render_text, render_vtt
 from knowledge_mcp.sources.media.source import date_filter
-from knowledge_mcp.sources.media.summary import summarize
-from knowledge_mcp.sources.media.transcripts import parse_cues, render_srt, render_text, render_vtt
-
 from tests.conftest import FIXTURES
 
 TRANSCRIPTS = FIXTURES / "media" / "transcripts"

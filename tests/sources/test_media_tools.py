@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from knowledge_mcp.sources.media.transcripts import parse_cues
 
+from knowledge_mcp.sources.media.formats.transcripts import parse_cues
 from tests.conftest import FIXTURES, call, error, import_into
 
 pytestmark = pytest.mark.anyio

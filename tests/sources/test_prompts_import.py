@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.sources.prompts import source
 from knowledge_mcp.sources.prompts.parsing import PromptFileError
 from knowledge_mcp.sources.storage.db import database_path, open_database
-
 from tests.conftest import FIXTURES, import_into
 
 PROMPTS = FIXTURES / "prompts"

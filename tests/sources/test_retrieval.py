@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from knowledge_mcp.sources.models import Retrieval
 from knowledge_mcp.sources.retrieval import (
     Budget,

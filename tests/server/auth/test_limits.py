@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.server.auth.limits import RateLimiter
 from knowledge_mcp.server.config import ConfigError, load_settings
-
 from tests.conftest import FIXTURES, call, error, import_into
 
 

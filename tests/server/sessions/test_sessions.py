@@ -13,6 +13,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp import Client
+
 from knowledge_mcp.server.app import ServerHost, build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.context import DatabasePool
@@ -23,8 +25,6 @@ from knowledge_mcp.server.sessions.transport import (
     EndSessionOnDelete,
     transport_session_id,
 )
-from mcp import Client
-
 from tests.conftest import FIXTURES, ROOT, import_into
 from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 

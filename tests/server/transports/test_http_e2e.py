@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-from knowledge_mcp.bench.http import stop_process
 from mcp import Client
 
+from knowledge_mcp.bench.http import stop_process
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

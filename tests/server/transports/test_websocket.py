@@ -18,11 +18,11 @@ from typing import Any
 
 import anyio
 import pytest
-from knowledge_mcp.server.auth.tokens import mint_token
-from knowledge_mcp.server.config import Settings
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from knowledge_mcp.server.auth.tokens import mint_token
+from knowledge_mcp.server.config import Settings
 from tests.conftest import FIXTURES, ROOT
 from tests.server.auth.test_auth import SECRET, alg_none_token, cli, import_user_notes, token
 from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy

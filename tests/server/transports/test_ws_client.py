@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from knowledge_mcp.bench import http as bench_http
 
+from knowledge_mcp.bench import http as bench_http
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

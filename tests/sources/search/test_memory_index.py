@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from knowledge_mcp.server.context import DatabasePool
 from knowledge_mcp.sources.models import SearchResponse
 from knowledge_mcp.sources.notes import source as notes
@@ -23,7 +24,6 @@ from knowledge_mcp.sources.search.stemming import stems
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.items import ParsedItem
-
 from tests.conftest import FIXTURES, import_into
 
 QUERIES = [

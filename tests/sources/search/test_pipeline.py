@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.notes.source import NotesSource
 from knowledge_mcp.sources.retrieval import Defaults
@@ -18,7 +19,6 @@ from knowledge_mcp.sources.search.query import ParsedQuery, Term
 from knowledge_mcp.sources.search.request import NOTHING, Found, SearchContext, SearchRequest
 from knowledge_mcp.sources.search.stages import AllItems, FirstList, SameOrder, SameQuery
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
-
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

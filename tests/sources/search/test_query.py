@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 
 import pytest
+
 from knowledge_mcp.sources.search.query import MAX_QUERY_CHARS, MAX_TERMS, parse_query
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from knowledge_mcp.sources.search.scoring import INTERCEPT, SLOPE, calibrated, min_max
 
 BM25_VALUES = [0.0, -1e-9, -0.001, -0.5, -1.0, -2.5, -6.0, -10.0, -25.0, -100.0, -1e4, -1e9]

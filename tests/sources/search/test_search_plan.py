@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.lexical import memory_index
@@ -24,7 +25,6 @@ from knowledge_mcp.sources.search.lexical.plan import (
 from knowledge_mcp.sources.search.query import Term, parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
-
 from tests.conftest import FIXTURES, import_into
 
 

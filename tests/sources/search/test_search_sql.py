@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.lexical.sql import ITEM_COLUMNS, SearchSpec, build_search_sql, column_match
 from knowledge_mcp.sources.storage.db import open_database

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.stemming import QueryMatcher
 

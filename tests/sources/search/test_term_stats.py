@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.search.lexical.term_stats import PROBE, TermStats
 from knowledge_mcp.sources.storage.db import open_database

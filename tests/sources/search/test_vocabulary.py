@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.lexical import memory_index, vocabulary
@@ -18,7 +19,6 @@ from knowledge_mcp.sources.search.stemming import stems
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.items import ParsedItem
-
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio

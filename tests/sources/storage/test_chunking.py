@@ -6,6 +6,7 @@ import itertools
 import random
 
 import pytest
+
 from knowledge_mcp.sources.storage.chunking import Chunk, chunk_text
 
 WORDS = [

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import aiosqlite
 import pytest
+
 from knowledge_mcp.sources.errors import InvalidArgumentError, SchemaVersionError
 from knowledge_mcp.sources.storage.db import (
     Migration,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from knowledge_mcp.bench.corpus import generate
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage import importing

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from knowledge_mcp.sources.text.dates import iso, parse_date
 from knowledge_mcp.sources.text.frontmatter import split_front_matter, string_list
 

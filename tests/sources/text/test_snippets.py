@@ -6,6 +6,7 @@ import random
 import re
 
 import pytest
+
 from knowledge_mcp.sources.text.snippets import (
     ELLIPSIS,
     MARK_CLOSE,

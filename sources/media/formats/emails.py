@@ -16,8 +16,8 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
-from ..storage.items import ParsedItem
-from ..text import dates
+from ...storage.items import ParsedItem
+from ...text import dates
 from .htmltext import html_to_text, normalize_text
 from .summary import lead_text, summarize
 

@@ -12,8 +12,8 @@ import zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from ..storage.items import ParsedItem
-from ..text import dates
+from ...storage.items import ParsedItem
+from ...text import dates
 from .documents import MAX_HEADINGS, document
 from .htmltext import normalize_text, parse_html
 from .summary import lead_text

@@ -15,10 +15,10 @@ from typing import Any
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
-from ..storage.chunking import chunk_text
-from ..storage.items import ChunkSpan, ParsedItem
-from ..text import dates
-from ..text.frontmatter import split_front_matter, string_list
+from ...storage.chunking import chunk_text
+from ...storage.items import ChunkSpan, ParsedItem
+from ...text import dates
+from ...text.frontmatter import split_front_matter, string_list
 from .htmltext import parse_html
 from .summary import lead_text, summarize
 

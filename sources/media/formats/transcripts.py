@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..storage.items import ChunkSpan, ParsedItem
-from ..text import dates
+from ...storage.items import ChunkSpan, ParsedItem
+from ...text import dates
 from .summary import summarize
 
 CHUNK_CHARS = 2000  # about 500 tokens
