@@ -23,7 +23,7 @@ from ..errors import ImportFileError
 from ..text import dates
 from .chunking import chunk_text
 from .db import Database
-from .items import ChunkSpan, ItemParser, ParsedItem
+from .items import ChunkSpan, ItemParser, ParsedFile, ParsedItem
 
 
 @dataclass
@@ -184,7 +184,8 @@ class Importer:
             summary.files_failed += 1
             summary.failures.append({"path": str(path), "reason": f"{type(exc).__name__}: {exc}"[:300]})
             return
-        if not items:
+        parts_failed = isinstance(items, ParsedFile) and _report_parts(path, items, summary)
+        if not items and not parts_failed:
             summary.skipped += 1
             summary.notices.append({"path": str(path), "reason": "no importable content"})
         for item in items:
@@ -336,3 +337,15 @@ class Importer:
                     cursor = await conn.execute(self.sql(DELETE_FILE_ITEMS_SQL), (str(path),))
                     summary.pruned += max(cursor.rowcount, 0)
                     await conn.execute(self.sql(DELETE_FILE_SQL), (str(path),))
+
+
+def _report_parts(path: Path, parsed: ParsedFile, summary: ImportSummary) -> bool:
+    """Report a file's failed parts (one line each; the file counts as failed once) and its
+    notices; whether any part failed."""
+    if parsed.failures:
+        summary.files_failed += 1
+    for problem in parsed.failures:
+        summary.failures.append({"path": f"{path} ({problem.part})", "reason": problem.reason[:300]})
+    for problem in parsed.notices:
+        summary.notices.append({"path": f"{path} ({problem.part})", "reason": problem.reason[:300]})
+    return bool(parsed.failures)

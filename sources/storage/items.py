@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as default
 from pathlib import Path
@@ -63,3 +64,28 @@ class ParsedItem:
             default=str,
         )
         return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class PartProblem:
+    """One part of a file (a message of an `.mbox`, a chapter of an e-book) and what went wrong."""
+
+    part: str
+    reason: str
+
+
+class ParsedFile(list[ParsedItem]):
+    """A file's items, and the parts of it that could not be read (`failures`: each one is
+    reported and makes the run's exit status 2, while the rest of the file imports) or were left
+    out on purpose (`notices`, e.g. an over-sized chapter). A parser that has neither returns a
+    plain list."""
+
+    def __init__(
+        self,
+        items: Iterable[ParsedItem] = (),
+        failures: Iterable[PartProblem] = (),
+        notices: Iterable[PartProblem] = (),
+    ) -> None:
+        super().__init__(items)
+        self.failures = list(failures)
+        self.notices = list(notices)

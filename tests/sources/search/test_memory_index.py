@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -40,14 +39,6 @@ QUERIES = [
 BM25_SQL = (
     "SELECT rowid, bm25(notes_chunks_fts, 3.0, 1.0) FROM notes_chunks_fts WHERE notes_chunks_fts MATCH ?"
 )
-
-
-@pytest.fixture
-async def notes_db(tmp_path: Path) -> AsyncIterator[Database]:
-    await import_into(tmp_path, "notes", FIXTURES / "notes")
-    db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
-    yield db
-    await db.close()
 
 
 async def fts_only(db: Database, request: SearchRequest, monkeypatch: pytest.MonkeyPatch) -> SearchResponse:

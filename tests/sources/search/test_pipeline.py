@@ -3,9 +3,8 @@ and in order, and the default no-op stages change nothing."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,18 +17,9 @@ from knowledge_mcp.sources.search.pipeline import DEFAULT_PIPELINE, SearchPipeli
 from knowledge_mcp.sources.search.query import ParsedQuery, Term
 from knowledge_mcp.sources.search.request import NOTHING, Found, SearchContext, SearchRequest
 from knowledge_mcp.sources.search.stages import AllItems, FirstList, SameOrder, SameQuery
-from knowledge_mcp.sources.storage.db import Database, database_path, open_database
-from tests.conftest import FIXTURES, import_into
+from knowledge_mcp.sources.storage.db import Database
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def notes_db(tmp_path: Path) -> AsyncIterator[Database]:
-    await import_into(tmp_path, "notes", FIXTURES / "notes")
-    db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
-    yield db
-    await db.close()
 
 
 def searching_with(pipeline: SearchPipeline) -> NotesSource:
