@@ -161,9 +161,9 @@ def dispatch(args: argparse.Namespace) -> int:
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
     if args.command == "serve":
-        from ..transports.serve import run_http, run_stdio, run_ws
+        from ..transports.serve import run_http, run_stdio
 
-        runners = {"stdio": run_stdio, "http": run_http, "ws": run_ws}
+        runners = {"stdio": run_stdio, "http": run_http, "ws": run_http}  # ws: an alias of http
         anyio.run(runners[settings.transport], settings)
         return 0
     if args.command == "import":

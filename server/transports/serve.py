@@ -1,4 +1,5 @@
-"""Running the server: stdio (single local user), streamable HTTP at /mcp, WebSocket at /ws."""
+"""Running the server: stdio (single local user), or HTTP: streamable HTTP at /mcp and WebSocket
+at /ws on one port."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 import uvicorn
 from loguru import logger
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from knowledge_mcp.sources.errors import KnowledgeError
 
@@ -71,25 +73,27 @@ async def _serve(app: Any, settings: Settings, url: str) -> None:
 
 
 async def run_http(settings: Settings) -> None:
-    """Serve streamable HTTP at /mcp (and GET /healthz)."""
+    """Serve streamable HTTP at /mcp and WebSocket at /ws on one port (and GET /healthz).
+
+    Both carriers share one server, one set of credentials and one session store: a WebSocket
+    handshake goes to the WebSocket endpoint, every other request to the streamable HTTP app."""
     _check_no_auth(settings)
     if not settings.no_auth:
         await _require_credentials(settings)
     mcp, host = build_server(settings, authenticate=not settings.no_auth)
+    http = http_app(mcp, settings, host)
+    ws = ws_app(mcp, host.verifier, settings.ws_idle_timeout_s, loopback=is_loopback(settings.host))
+    base = f"{settings.host}:{settings.port}"
     try:
-        await _serve(http_app(mcp, settings, host), settings, f"http://{settings.host}:{settings.port}/mcp")
+        await _serve(http_and_ws(http, ws), settings, f"http://{base}/mcp and ws://{base}/ws")
     finally:
         await host.pool.close()
 
 
-async def run_ws(settings: Settings) -> None:
-    """Serve MCP over WebSocket at /ws (and GET /healthz); same authentication rules as HTTP."""
-    _check_no_auth(settings)
-    if not settings.no_auth:
-        await _require_credentials(settings)
-    mcp, host = build_server(settings, authenticate=not settings.no_auth)
-    app = ws_app(mcp, host.verifier, settings.ws_idle_timeout_s, loopback=is_loopback(settings.host))
-    try:
-        await _serve(app, settings, f"ws://{settings.host}:{settings.port}/ws")
-    finally:
-        await host.pool.close()
+def http_and_ws(http: ASGIApp, ws: ASGIApp) -> ASGIApp:
+    """One ASGI app: WebSocket connections to `ws`, HTTP requests and the lifespan to `http`."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await (ws if scope["type"] == "websocket" else http)(scope, receive, send)
+
+    return app
