@@ -65,6 +65,7 @@ class Settings(BaseModel):
     jwt_algorithms: list[JwtAlgorithm] | None = None
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
+    max_token_lifetime_s: int = Field(default=86_400, ge=60, le=31_536_000)
 
     @field_validator("deep_research_clients", "jwt_algorithms", mode="before")
     @classmethod

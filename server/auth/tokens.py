@@ -2,13 +2,15 @@
 
 `Authorization: Bearer <JWT>` is checked with the algorithms pinned in settings (so `alg: none`
 and HS/RS confusion fail), `exp` required and enforced, `nbf`, `iss` and `aud` when present or
-configured; its `sub` is the user id. `Authorization: Bearer km_…` or `X-API-Key: km_…` is an
-API key looked up by hash. The user id becomes `AccessToken.subject`; `ServerHost.context`
-reads it from there and nowhere else.
+configured; `exp`, `nbf` and `iat` must be JSON numbers, and `exp` at most
+`max_token_lifetime_s` ahead; its `sub` is the user id. `Authorization: Bearer km_…` or
+`X-API-Key: km_…` is an API key looked up by hash. The user id becomes `AccessToken.subject`;
+`ServerHost.context` reads it from there and nowhere else.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,12 +48,14 @@ class JwtVerifier:
         public_key: Any | None,
         issuer: str | None = None,
         audience: str | None = None,
+        max_lifetime_s: int = 86_400,
     ) -> None:
         self.algorithms = tuple(algorithms)
         self.secret = secret
         self.public_key = public_key
         self.issuer = issuer
         self.audience = audience
+        self.max_lifetime_s = max_lifetime_s
 
     @classmethod
     def from_settings(cls, settings: Settings) -> JwtVerifier | None:
@@ -65,7 +69,14 @@ class JwtVerifier:
                 raise AuthConfigError(f"jwt_algorithms includes {alg} but no jwt_secret is set")
             if not alg.startswith("HS") and public_key is None:
                 raise AuthConfigError(f"jwt_algorithms includes {alg} but no jwt_public_key_file is set")
-        return cls(algorithms, secret, public_key, settings.jwt_issuer, settings.jwt_audience)
+        return cls(
+            algorithms,
+            secret,
+            public_key,
+            settings.jwt_issuer,
+            settings.jwt_audience,
+            settings.max_token_lifetime_s,
+        )
 
     def verify(self, token: str) -> dict[str, Any] | None:
         """The token's claims when it is valid for this server, else None."""
@@ -87,10 +98,32 @@ class JwtVerifier:
                 audience=self.audience,
                 options={"require": ["exp", "sub"]},
             )
-        except (jwt.PyJWTError, ValueError, TypeError) as exc:
+        except (jwt.PyJWTError, ValueError, TypeError, OverflowError) as exc:
             logger.debug("jwt rejected: {}", type(exc).__name__)
             return None
+        problem = _time_claims_problem(claims, self.max_lifetime_s)
+        if problem is not None:
+            logger.debug("jwt rejected: {}", problem)
+            return None
         return claims
+
+
+TIME_CLAIMS = ("exp", "nbf", "iat")
+
+
+def _time_claims_problem(claims: dict[str, Any], max_lifetime_s: int) -> str | None:
+    """Why the token's time claims are unacceptable, or None. PyJWT reads `"exp": "9999999999"`
+    as a number; RFC 7519 says NumericDate is a JSON number, and a token that lives for ever
+    (or for 1e30 seconds) is a leaked credential that never stops working."""
+    for name in TIME_CLAIMS:
+        value = claims.get(name)
+        if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return f"{name} is not a number"
+        if name in claims and not math.isfinite(value):
+            return f"{name} is not finite"
+    if claims["exp"] - time.time() > max_lifetime_s:
+        return "exp is further ahead than max_token_lifetime_s"
+    return None
 
 
 def _load_public_key(path: Path) -> Any:
@@ -183,8 +216,10 @@ def mint_token(settings: Settings, user: str, ttl_s: int) -> str:
         raise AuthConfigError(
             "token: no jwt_secret configured (set KNOWLEDGE_MCP_JWT_SECRET or [auth] jwt_secret)"
         )
-    if ttl_s <= 0:
-        raise AuthConfigError("token: --ttl must be a positive number of seconds")
+    if not 0 < ttl_s <= settings.max_token_lifetime_s:
+        raise AuthConfigError(
+            f"token: --ttl must be 1..{settings.max_token_lifetime_s} seconds (max_token_lifetime_s)"
+        )
     now = int(time.time())
     claims: dict[str, Any] = {"sub": validate_user_id(user), "iat": now, "exp": now + ttl_s}
     if settings.jwt_issuer:
