@@ -116,10 +116,12 @@ def _time_claims_problem(claims: dict[str, Any], max_lifetime_s: int) -> str | N
     as a number; RFC 7519 says NumericDate is a JSON number, and a token that lives for ever
     (or for 1e30 seconds) is a leaked credential that never stops working."""
     for name in TIME_CLAIMS:
-        value = claims.get(name)
-        if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
+        if name not in claims:
+            continue
+        value = claims[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):
             return f"{name} is not a number"
-        if name in claims and not math.isfinite(value):
+        if not math.isfinite(value):
             return f"{name} is not finite"
     if claims["exp"] - time.time() > max_lifetime_s:
         return "exp is further ahead than max_token_lifetime_s"
