@@ -73,6 +73,8 @@ async def run_search(settings: Settings, query: str, sources: list[str], limit: 
             await db.close()
         rows += [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in response.results]
     rows.sort(key=lambda r: -r["score"])
+    for rank, row in enumerate(rows[:limit], start=1):
+        row["rank"] = rank  # one list across sources: its own ranks, not each source's
     return rows[:limit]
 
 

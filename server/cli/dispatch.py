@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -16,39 +17,57 @@ from ..config import load_settings
 from ..logs import configure_logging
 
 
+def _version() -> str:
+    try:
+        return metadata.version("knowledge-mcp")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="knowledge-mcp", description="Search and read your own knowledge over MCP."
     )
+    parser.add_argument("--version", action="version", version=f"knowledge-mcp {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--data-dir", type=Path, help="data directory (default: per-user platform dir)")
-        p.add_argument("--config", type=Path, help="config.toml (default: $KNOWLEDGE_MCP_CONFIG)")
-        p.add_argument("--user", help="user id (default: local)")
+        p.add_argument("--config", type=Path, help="config.toml (default: $KNOWLEDGE_MCP_CONFIG, else none)")
+        p.add_argument("--user", help="user id whose data this is (default: local)")
 
     serve = sub.add_parser("serve", help="serve MCP over stdio, HTTP or WebSocket")
     common(serve)
-    serve.add_argument("--transport", choices=["stdio", "http", "ws"])
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
+    serve.add_argument(
+        "--transport",
+        choices=["stdio", "http", "ws"],
+        help="stdio for one local user (Claude Desktop); http serves /mcp and /ws on one port; "
+        "ws is an alias of http (default: stdio)",
+    )
+    serve.add_argument("--host", help="HTTP bind address (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP port (default: 8000)")
     serve.add_argument(
         "--no-auth", action="store_true", default=None, help="HTTP/WebSocket without auth (loopback only)"
     )
 
     imp = sub.add_parser("import", help="import files into a source")
     common(imp)
-    imp.add_argument("source", choices=SOURCE_NAMES)
-    imp.add_argument("paths", nargs="+", type=Path)
+    imp.add_argument("source", choices=SOURCE_NAMES, help="the source to import into")
+    imp.add_argument("paths", nargs="+", type=Path, help="files or folders (folders are walked)")
     imp.add_argument("--prune", action="store_true", help="remove items whose file is gone")
     imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
     search = sub.add_parser("search", help="search from the terminal")
     common(search)
-    search.add_argument("query")
-    search.add_argument("--source", action="append", choices=SOURCE_NAMES, help="repeatable; default all")
-    search.add_argument("--limit", type=int, default=10)
-    search.add_argument("--json", action="store_true")
+    search.add_argument("query", help='plain words; "a phrase"; a trailing * for a prefix')
+    search.add_argument(
+        "--source",
+        action="append",
+        choices=SOURCE_NAMES,
+        help="search only this source (repeatable; default all)",
+    )
+    search.add_argument("--limit", type=int, default=10, help="how many results in all (default 10)")
+    search.add_argument("--json", action="store_true", help="print the results as one JSON object")
 
     keys = sub.add_parser("keys", help="API keys for HTTP: create, list, revoke")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -60,11 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
         common(action)
     revoke = keys_sub.add_parser("revoke", help="revoke the key with this prefix")
     common(revoke)
-    revoke.add_argument("prefix")
+    revoke.add_argument("prefix", help="the key's prefix as `keys list` shows it (km_XXXXXXXX)")
 
     token = sub.add_parser("token", help="mint an HS256 JWT for --user with the configured jwt_secret")
     common(token)
-    token.add_argument("--ttl", type=int, default=3600, help="lifetime in seconds (default 3600)")
+    token.add_argument(
+        "--ttl",
+        type=int,
+        default=3600,
+        help="lifetime in seconds, at most max_token_lifetime_s (default 3600)",
+    )
 
     demo = sub.add_parser("demo", help="import the fixtures into a throw-away dir and query the real server")
     demo.add_argument("--keep", action="store_true", help="keep the throw-away data dir")
@@ -73,13 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--beir", type=Path, required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/"
     )
-    ev.add_argument("--split", default="test")
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--split", default="test", help="the qrels split to score (default test)")
+    ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ev.add_argument("--limit-queries", type=int, help="evaluate only the first N queries")
 
     bench = sub.add_parser("bench", help="speed and memory on a synthetic corpus")
     bench.add_argument("--size", type=int, default=10_000, help="about this many chunks (default 10000)")
-    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--json", action="store_true", help="print the report as one JSON object")
     bench.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
     bench.add_argument(
         "--cache-dir", type=Path, help="keep imported corpora here and reuse them (default: none)"
@@ -90,7 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--load-seconds", type=float, default=10.0, help="--load time per level (default 10)")
     bench.add_argument(
-        "--load-transport", choices=["http", "ws"], default="http", help="--load over HTTP or WebSocket"
+        "--load-transport",
+        choices=["http", "ws"],
+        default="http",
+        help="--load over HTTP or WebSocket (default http)",
     )
     return parser
 
