@@ -134,7 +134,7 @@ def claude_messages(m: dict[str, Any], where: str) -> list[Message]:
     role = normalize_role(m.get("sender"), where)
     stamp = dates.parse_date(m.get("created_at"))
     uuid = str(m["uuid"]) if m.get("uuid") else None
-    parts = m.get("content") if isinstance(m.get("content"), list) else []
+    parts = _list(m.get("content"))
     text = text_of(parts) or str(m.get("text") or "")
     out: list[Message] = []
     placed = False
@@ -166,7 +166,11 @@ def _thinking_text(part: dict[str, Any]) -> str:
     thought = part.get("thinking")
     if isinstance(thought, str) and thought.strip():
         return thought
-    summaries = part.get("summaries") if isinstance(part.get("summaries"), list) else []
+    summaries = _list(part.get("summaries"))
     return "\n".join(
         s["summary"] for s in summaries if isinstance(s, dict) and isinstance(s.get("summary"), str)
     )
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
