@@ -54,6 +54,12 @@ class ResultItem(BaseModel):
     loc: Loc | None = None
     _details: Callable[[], None] | None = PrivateAttr(default=None)
 
+    def lead(self, matched: bool) -> tuple[str, Loc] | None:
+        """The text a search snippet shows, and where it is, in place of the hit chunk's:
+        `matched` says whether the query matched that chunk's text (else only the item's title).
+        None (the default) keeps the hit chunk."""
+        return None
+
     def fill_details(self) -> None:
         """Compute the snippet and matched terms a search left for later (`details=False`)."""
         details, self._details = self._details, None

@@ -59,6 +59,14 @@ def estimate_tokens(text: str, chars_per_token: int) -> int:
     return math.ceil(len(text) / max(1, chars_per_token))
 
 
+def with_default_mode(retrieval: Retrieval | None, mode: RetrievalMode) -> Retrieval:
+    """`retrieval` with `mode` when it names none (a source's own default mode); the other
+    knobs, and a mode given explicitly, are kept."""
+    if retrieval is not None and "mode" in retrieval.model_fields_set:
+        return retrieval
+    return (retrieval or Retrieval()).model_copy(update={"mode": mode})
+
+
 def resolve_budget(retrieval: Retrieval | None, defaults: Defaults, warnings: list[str]) -> Budget:
     """Clamp the size knobs (reporting each clamp) and resolve `auto`."""
     r = retrieval or Retrieval()

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..storage.items import ParsedItem
 from ..text import dates
-from ..text.fields import Section, assemble, text_of
+from ..text.fields import Section, assemble, summary_meta, text_of
 from .png import SIGNATURE, text_chunks
 
 CARD_KEYWORDS = ("ccv3", "chara")
@@ -39,6 +39,10 @@ GREETING_FIELDS = (
     ("alternate_greetings", "Alternate greeting"),
     ("group_only_greetings", "Group-only greeting"),
 )
+# Where a card's summary comes from, first non-empty first: the text a person reads first.
+LEAD_FIELDS = ("description", "personality", "scenario", "first_mes")
+# Text that card editors put in an empty field: a template, not the card's content.
+PLACEHOLDERS = frozenset({"creator's notes go here.", "creator's notes go here"})
 
 
 class CardError(ValueError):
@@ -101,6 +105,7 @@ def card_item(path: Path, card: dict[str, Any]) -> ParsedItem:
     if not name:
         raise CardError("character card has no name")
     tags = [t for t in (text_of(t, "tags").strip() for t in _list(fields.get("tags"))) if t]
+    fields = {k: v for k, v in fields.items() if not is_placeholder(v)}
     content, spans = assemble(_sections(fields, tags))
     mtime = dates.file_mtime(path)
     meta = {
@@ -109,6 +114,7 @@ def card_item(path: Path, card: dict[str, Any]) -> ParsedItem:
         "character_version": text_of(fields.get("character_version"), "character_version").strip() or None,
         "nickname": text_of(fields.get("nickname"), "nickname").strip() or None,
         "file_name": path.name,
+        **summary_meta(content, spans, LEAD_FIELDS),
     }
     return ParsedItem(
         key="",
@@ -120,6 +126,11 @@ def card_item(path: Path, card: dict[str, Any]) -> ParsedItem:
         meta=meta,
         chunks=spans,
     )
+
+
+def is_placeholder(value: Any) -> bool:
+    """Whether a field holds only an editor's template text ("Creator's notes go here.")."""
+    return isinstance(value, str) and " ".join(value.split()).lower() in PLACEHOLDERS
 
 
 def _sections(fields: dict[str, Any], tags: list[str]) -> Iterator[Section]:

@@ -13,4 +13,7 @@ MIGRATIONS = (
         + "CREATE INDEX characters_items_title ON characters_items(lower(title));\n",
     ),
     Migration(2, "covering index for ranking pages", page_index_v2("characters")),
+    # Items now carry a summary: forget the files' hashes, so the next import re-reads every
+    # card (an unchanged file would be skipped) and updates the items that changed.
+    Migration(3, "re-read every file on the next import (summaries)", "DELETE FROM characters_files;\n"),
 )

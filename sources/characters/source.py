@@ -8,15 +8,17 @@ from typing import Any
 
 import aiosqlite
 
-from ..models import Loc
+from ..models import GetResponse, Loc, Retrieval
+from ..retrieval import Defaults, with_default_mode
 from ..source import ChunkedSource
+from ..storage.db import Database
 from ..storage.items import ParsedItem
-from ..text.fields import field_anchor, field_loc
+from ..text.fields import field_anchor, field_loc, summary_loc
 from .cards import parse_card_file
 from .migrations import MIGRATIONS
 from .models import CharacterResult
 
-_META_FIELDS = ("creator", "character_version", "nickname", "spec")
+_META_FIELDS = ("creator", "character_version", "nickname", "spec", "summary")
 
 
 class CharactersSource(ChunkedSource[CharacterResult]):
@@ -33,12 +35,31 @@ class CharactersSource(ChunkedSource[CharacterResult]):
         meta = json.loads(item["meta"])
         return {k: meta.get(k) for k in _META_FIELDS}
 
+    def result(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, **hit: Any) -> CharacterResult:
+        result = super().result(item, chunk, **hit)
+        result._summary_loc = summary_loc(json.loads(item["meta"]))
+        return result
+
     def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc:
         return field_loc(chunk)
 
     def anchor_from_loc(self, loc: Loc, chunks: list[aiosqlite.Row]) -> int | None:
         anchor = field_anchor(loc, chunks)
         return anchor if anchor is not None else super().anchor_from_loc(loc, chunks)
+
+    async def get(
+        self,
+        db: Database,
+        item_id: str,
+        *,
+        loc: Loc | None = None,
+        query: str | None = None,
+        retrieval: Retrieval | None = None,
+        defaults: Defaults,
+    ) -> GetResponse[CharacterResult]:
+        """The card itself by default (mode `full` within max_tokens), not a snippet of it."""
+        retrieval = with_default_mode(retrieval, "full")
+        return await super().get(db, item_id, loc=loc, query=query, retrieval=retrieval, defaults=defaults)
 
 
 source = CharactersSource()

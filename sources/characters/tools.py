@@ -42,11 +42,12 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         post-history instructions, creator notes, lorebook entries, nickname, creator and tags.
         Query syntax: plain words match with stemming and are ranked by relevance; "quoted
         words" must appear as a phrase; a trailing * matches a prefix. One result per card:
-        `title` is the character's name, plus creator, tags, character_version, nickname, a
-        0..1 score, matched terms, a snippet from the best-matching field and `loc = {field,
-        approx_offset}` naming that field. Next: characters_get with the result's `id` as
-        character_id and its `loc` to read that field (retrieval.mode = chunk), or mode = full
-        for the whole card. Page with offset = next_offset while has_more is true.
+        `title` is the character's name, plus creator, tags, character_version, nickname,
+        `summary` (the start of its description), a 0..1 score, matched terms, a snippet from
+        the best-matching field (from the description when only the name matched) and `loc =
+        {field, approx_offset}` naming that field. Next: characters_get with the result's `id`
+        as character_id to read the card, or with its `loc` and retrieval.mode = chunk for that
+        field alone. Page with offset = next_offset while has_more is true.
         """
         request = SearchRequest(query, limit, offset, snippet_length)
         db = await host.database(ctx, source.name)
@@ -70,9 +71,10 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         Lorebook entries…). loc.field picks a field (description, personality, scenario,
         first_mes, mes_example, alternate_greetings, group_only_greetings, system_prompt,
         post_history_instructions, creator_notes, character_book, nickname, creator, tags).
-        retrieval.mode: snippet (default), chunk (that field), chunk_with_siblings (the field
-        and its neighbours within max_tokens), full (the whole card, paged: follow `next`),
-        auto. Without loc, the anchor is the best match of `query`, else the start.
+        retrieval.mode: full (the default: the card from the start, or from loc, within
+        max_tokens, default 4000; when `truncated`, follow `next`), snippet, chunk (that field),
+        chunk_with_siblings (the field and its neighbours within max_tokens), auto. In modes
+        other than full, without loc the anchor is the best match of `query`, else the start.
         """
         db = await host.database(ctx, source.name)
         response = await source.get(

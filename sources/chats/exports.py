@@ -7,7 +7,10 @@ and reversed; abandoned regenerations are not indexed. Nodes without a message, 
 nodes, empty system messages, tool traffic and non-text content are skipped.
 
 Claude exports are flat: `chat_messages` in order, `sender` human or assistant, the text in
-`content` parts of type text (or in `text`).
+`content` parts of type text (or in `text`). A part of type thinking (the reasoning of extended
+thinking, which claude.ai shows folded above the answer) becomes a message of its own, in its
+place, with role assistant and sender `assistant (thinking)`, so a search finds it and says what
+it is; tool use and tool results are left out.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ..text import dates
 from .parsing import Conversation, Message, normalize_role, text_of
 
 CHATGPT_TEXT_TYPES = frozenset({"text", "multimodal_text"})
+THINKING_SENDER = "assistant (thinking)"
 
 
 def chatgpt_conversation(obj: dict[str, Any], key: str, where: str) -> Conversation:
@@ -110,15 +114,7 @@ def claude_conversation(obj: dict[str, Any], key: str, where: str) -> Conversati
     for i, m in enumerate(raw_messages):
         if not isinstance(m, dict):
             raise ValueError(f"{where}: message {i} must be an object")
-        text = text_of(m.get("content")) or str(m.get("text") or "")
-        messages.append(
-            Message(
-                role=normalize_role(m.get("sender"), f"{where}: message {i}"),
-                text=text,
-                timestamp=dates.parse_date(m.get("created_at")),
-                message_id=str(m["uuid"]) if m.get("uuid") else None,
-            )
-        )
+        messages.extend(claude_messages(m, f"{where}: message {i}"))
     meta: dict[str, Any] = {"format": "claude"}
     if obj.get("uuid"):
         meta["source_id"] = str(obj["uuid"])
@@ -130,3 +126,51 @@ def claude_conversation(obj: dict[str, Any], key: str, where: str) -> Conversati
         updated_at=dates.parse_date(obj.get("updated_at")),
         meta=meta,
     )
+
+
+def claude_messages(m: dict[str, Any], where: str) -> list[Message]:
+    """One Claude message as it reads: its text parts as one message (at the first text part)
+    and each thinking part as a message of its own, in the order of its parts."""
+    role = normalize_role(m.get("sender"), where)
+    stamp = dates.parse_date(m.get("created_at"))
+    uuid = str(m["uuid"]) if m.get("uuid") else None
+    parts = _list(m.get("content"))
+    text = text_of(parts) or str(m.get("text") or "")
+    out: list[Message] = []
+    placed = False
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else "text"
+        if kind == "thinking":
+            thought = _thinking_text(part)
+            if thought:
+                n = sum(1 for x in out if x.sender == THINKING_SENDER) + 1
+                out.append(
+                    Message(
+                        role="assistant",
+                        text=thought,
+                        sender=THINKING_SENDER,
+                        timestamp=dates.parse_date(part.get("start_timestamp")) or stamp,
+                        message_id=f"{uuid}#thinking-{n}" if uuid else None,
+                    )
+                )
+        elif kind == "text" and not placed:
+            out.append(Message(role=role, text=text, timestamp=stamp, message_id=uuid))
+            placed = True
+    if not placed:
+        out.append(Message(role=role, text=text, timestamp=stamp, message_id=uuid))
+    return out
+
+
+def _thinking_text(part: dict[str, Any]) -> str:
+    """A thinking part's text, else its summaries (an export may keep only those)."""
+    thought = part.get("thinking")
+    if isinstance(thought, str) and thought.strip():
+        return thought
+    summaries = _list(part.get("summaries"))
+    return "\n".join(
+        s["summary"] for s in summaries if isinstance(s, dict) and isinstance(s.get("summary"), str)
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -12,4 +12,7 @@ MIGRATIONS = (
         chunked_tables_v1("prompts") + "CREATE INDEX prompts_items_title ON prompts_items(lower(title));\n",
     ),
     Migration(2, "covering index for ranking pages", page_index_v2("prompts")),
+    # Items now carry a summary: forget the files' hashes, so the next import re-reads every
+    # prompt (an unchanged file would be skipped) and updates the items that changed.
+    Migration(3, "re-read every file on the next import (summaries)", "DELETE FROM prompts_files;\n"),
 )

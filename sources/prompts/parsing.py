@@ -21,10 +21,12 @@ import yaml
 
 from ..storage.items import ParsedItem
 from ..text import dates
-from ..text.fields import Section, assemble, text_of
+from ..text.fields import Section, assemble, summary_meta, text_of
 from ..text.frontmatter import split_front_matter
 
 FIELDS = ("name", "author", "details", "system_prompt", "user_prompt", "keywords")
+# Where a prompt's summary comes from, first non-empty first: what it is for, else the prompt.
+LEAD_FIELDS = ("details", "system_prompt", "user_prompt")
 HEADINGS = {
     "name": "Name",
     "author": "Author",
@@ -41,6 +43,8 @@ ALIASES = {
     "system": "system_prompt",
     "userprompt": "user_prompt",
     "user": "user_prompt",
+    "content": "system_prompt",  # SillyTavern's system prompt presets: {name, content}
+    "prompt": "user_prompt",  # awesome-chatgpt-prompts style: {act, prompt}
 }
 FORMATS = {
     ".json": "json",
@@ -147,7 +151,12 @@ def prompt_item(path: Path, obj: dict[str, Any], index: int | None, key: str, fm
         created_at=created,
         last_modified=modified,
         tags=keywords,
-        meta={"author": values["author"] or None, "format": fmt, "file_name": path.name},
+        meta={
+            "author": values["author"] or None,
+            "format": fmt,
+            "file_name": path.name,
+            **summary_meta(content, spans, LEAD_FIELDS),
+        },
         chunks=spans,
     )
 

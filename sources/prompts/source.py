@@ -12,12 +12,12 @@ from pydantic import Field
 
 from ..errors import InvalidArgumentError, NotFoundError
 from ..models import GetResponse, Loc, Retrieval
-from ..retrieval import Defaults
+from ..retrieval import Defaults, with_default_mode
 from ..search.request import Filter
 from ..source import ChunkedSource, Databases, SearchOptions, SearchScope
 from ..storage.db import Database
 from ..storage.items import ParsedItem
-from ..text.fields import field_anchor, field_loc
+from ..text.fields import field_anchor, field_loc, summary_loc
 from .migrations import MIGRATIONS
 from .models import PromptField, PromptResult
 from .parsing import FIELDS, FORMATS, parse_prompt_file
@@ -67,7 +67,17 @@ class PromptsSource(ChunkedSource[PromptResult]):
         return parse_prompt_file(path, raw)
 
     def fields(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None) -> dict[str, Any]:
-        return {"author": json.loads(item["meta"]).get("author"), "keywords": json.loads(item["tags"])}
+        meta = json.loads(item["meta"])
+        return {
+            "author": meta.get("author"),
+            "keywords": json.loads(item["tags"]),
+            "summary": meta.get("summary"),
+        }
+
+    def result(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, **hit: Any) -> PromptResult:
+        result = super().result(item, chunk, **hit)
+        result._summary_loc = summary_loc(json.loads(item["meta"]))
+        return result
 
     def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc:
         return field_loc(chunk)
@@ -102,7 +112,9 @@ class PromptsSource(ChunkedSource[PromptResult]):
         retrieval: Retrieval | None = None,
         defaults: Defaults,
     ) -> GetResponse[PromptResult]:
+        """The prompt itself by default (mode `full` within max_tokens), not a snippet of it."""
         resolved = await self.resolve(db, item_id)
+        retrieval = with_default_mode(retrieval, "full")
         return await super().get(db, resolved, loc=loc, query=query, retrieval=retrieval, defaults=defaults)
 
 

@@ -54,11 +54,12 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         (e.g. ["system_prompt"] finds prompts whose instructions say something, ignoring their
         names). Query syntax: plain words match with stemming and are ranked by relevance;
         "quoted words" must appear as a phrase; a trailing * matches a prefix. One result per
-        prompt: `title` is its name, plus author, keywords, a 0..1 score, matched terms, a
-        snippet from the best-matching field and `loc = {field, approx_offset}` naming it.
-        Next: prompts_get with the result's `id` (or the prompt's name) and retrieval.mode =
-        full to read the whole prompt, or loc + mode = chunk for that one field. Page with
-        offset = next_offset while has_more is true.
+        prompt: `title` is its name, plus author, keywords, `summary` (the start of its
+        details, else its prompt), a 0..1 score, matched terms, a snippet from the
+        best-matching field (from the details when only the name matched) and `loc = {field,
+        approx_offset}` naming it. Next: prompts_get with the result's `id` (or the prompt's
+        name) to read the whole prompt, or loc + retrieval.mode = chunk for that one field.
+        Page with offset = next_offset while has_more is true.
         """
         request = await source.search_request(
             query, PromptsOptions(fields=fields), limit=limit, offset=offset, snippet_length=snippet_length
@@ -79,10 +80,11 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         The prompt reads as its fields under headings (## Name, ## Author, ## Details,
         ## System prompt, ## User prompt, ## Keywords); template placeholders such as
         {{topic}} are kept as written. loc.field picks a field (name, author, details,
-        system_prompt, user_prompt, keywords). retrieval.mode: snippet (default), chunk (that
-        field), chunk_with_siblings (the field and its neighbours within max_tokens), full
-        (the whole prompt, paged: follow `next`), auto. Without loc, the anchor is the best
-        match of `query`, else the start.
+        system_prompt, user_prompt, keywords). retrieval.mode: full (the default: the prompt
+        from the start, or from loc, within max_tokens, default 4000; when `truncated`, follow
+        `next`), snippet, chunk (that field), chunk_with_siblings (the field and its
+        neighbours within max_tokens), auto. In modes other than full, without loc the anchor
+        is the best match of `query`, else the start.
         """
         db = await host.database(ctx, source.name)
         response = await source.get(

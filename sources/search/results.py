@@ -83,7 +83,11 @@ def empty(model: type[Any], warnings: list[str]) -> SearchResponse[Any]:
 
 
 def _describe(result: ResultItem, chunk: aiosqlite.Row, found: Matches, snippet_length: int) -> None:
-    result.snippet = make_snippet(chunk["body"], snippet_length, found.first)
+    lead = result.lead(found.first is not None)
+    if lead is None:
+        result.snippet = make_snippet(chunk["body"], snippet_length, found.first)
+    else:  # the source shows its lead text (a card's description) for a hit on the name alone
+        result.snippet, result.loc = make_snippet(lead[0], snippet_length), lead[1]
     result.matched_terms = found.terms
 
 

@@ -19,6 +19,9 @@ from ..errors import InvalidArgumentError
 from ..models import Loc
 from ..storage.chunking import chunk_text
 from ..storage.items import ChunkSpan
+from .snippets import make_snippet
+
+SUMMARY_LENGTH = 200
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,25 @@ def assemble(sections: Iterable[Section]) -> tuple[str, list[ChunkSpan]]:
         for piece in chunk_text(text):
             spans.append(ChunkSpan(start + piece.start, start + piece.end, section.field, dict(section.meta)))
     return content, spans
+
+
+def summary_meta(content: str, spans: Sequence[ChunkSpan], order: Sequence[str]) -> dict[str, Any]:
+    """An item's summary: the start of the first of the fields `order` names that it has (cut
+    at a sentence or word), with that field and its offset (`summary_loc`); {} when none."""
+    for name in order:
+        pieces = [s for s in spans if s.field == name]
+        if pieces:
+            text = content[pieces[0].start : pieces[-1].end]
+            summary = make_snippet(text, SUMMARY_LENGTH)
+            return {"summary": summary, "summary_field": name, "summary_at": pieces[0].start}
+    return {}
+
+
+def summary_loc(meta: dict[str, Any]) -> Loc | None:
+    """The loc of the field an item's summary comes from (see `summary_meta`)."""
+    if not meta.get("summary_field"):
+        return None
+    return Loc(field=meta["summary_field"], approx_offset=meta.get("summary_at"))
 
 
 def field_loc(chunk: aiosqlite.Row) -> Loc:

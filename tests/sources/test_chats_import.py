@@ -12,7 +12,7 @@ import pytest
 from knowledge_mcp.sources.chats import source
 from knowledge_mcp.sources.chats.sillytavern import parse_send_date
 from knowledge_mcp.sources.storage.db import database_path, open_database
-from tests.conftest import FIXTURES, import_into
+from tests.conftest import FIXTURES, call, import_into
 
 pytestmark = pytest.mark.anyio
 
@@ -21,6 +21,9 @@ CHATGPT = CHATS / "chatgpt" / "conversations.json"
 CLAUDE = CHATS / "claude" / "conversations.json"
 TAVERN = CHATS / "sillytavern" / "Captain Mirelle - 2025-06-01@14h22m10s.jsonl"
 PLAIN = CHATS / "plain" / "research-chat.json"
+
+
+_TEXT = {"type": "text", "text": "Take the ferry.", "citations": []}
 
 
 def parse(path: Path) -> list[Any]:
@@ -75,11 +78,61 @@ def test_claude_export_maps_human_to_user_and_keeps_the_regex_code_block() -> No
     }
     regex = items["UK postcode validation regex"]
     assert regex.key == "366c5acd-aeaf-4905-9c8a-c0bb635b4c41"
-    assert [m["role"] for m, _ in messages(regex)] == ["user", "assistant", "user", "assistant"]
+    assert [m["role"] for m, _ in messages(regex)] == ["user", "assistant", "user", "assistant", "assistant"]
     assert "const UK_POSTCODE = /^(GIR 0AA|" in messages(regex)[1][1]
     assert messages(regex)[0][0]["message_id"] == "162a01de-c287-43f8-a21c-4e003f9931ee"
     assert regex.created_at == "2025-04-22T15:04:34+00:00"
     assert regex.last_modified == "2025-04-22T15:07:34+00:00"
+
+
+def test_claude_thinking_is_its_own_marked_message_before_the_answer_it_led_to() -> None:
+    regex = next(i for i in parse(CLAUDE) if i.title == "UK postcode validation regex")
+    (thought_meta, thought), (answer_meta, answer) = messages(regex)[3:]
+    assert thought.startswith("The user asks whether the regex handles BFPO addresses.")
+    assert "BF1 postcode district" in thought and "BF1 postcode district" not in answer
+    assert (thought_meta["role"], thought_meta["sender"]) == ("assistant", "assistant (thinking)")
+    assert (answer_meta["role"], answer_meta["sender"]) == ("assistant", "assistant")
+    assert answer.startswith("No. British Forces Post Office addresses")
+    assert answer_meta["message_id"] == "d283eb3a-5fbd-438e-89cf-158de6e96d45"
+    assert thought_meta["message_id"] == answer_meta["message_id"] + "#thinking-1"
+    assert thought_meta["timestamp"] == "2025-04-22T15:07:31+00:00"
+    assert regex.content.count("assistant (thinking): ") == 1
+
+
+@pytest.mark.parametrize(
+    "parts, expected",
+    [
+        (
+            [{"type": "thinking", "thinking": "", "summaries": [{"summary": "Weighed two routes."}]}, _TEXT],
+            [("assistant (thinking)", "Weighed two routes."), ("assistant", "Take the ferry.")],
+        ),
+        (
+            [{"type": "thinking", "thinking": "  ", "summaries": []}, _TEXT],
+            [("assistant", "Take the ferry.")],
+        ),
+        (
+            [_TEXT, {"type": "tool_use", "name": "web_search", "input": {"q": "ferry"}}],
+            [("assistant", "Take the ferry.")],
+        ),
+        (
+            [{"type": "thinking", "thinking": "First."}, _TEXT, {"type": "thinking", "thinking": "Then."}],
+            [
+                ("assistant (thinking)", "First."),
+                ("assistant", "Take the ferry."),
+                ("assistant (thinking)", "Then."),
+            ],
+        ),
+    ],
+)
+def test_claude_thinking_parts_keep_their_place_and_empty_ones_are_dropped(
+    tmp_path: Path, parts: list[Any], expected: list[tuple[str, str]]
+) -> None:
+    message = {"uuid": "m1", "sender": "assistant", "text": "Take the ferry.", "content": parts}
+    question = {"uuid": "m0", "sender": "human", "text": "", "content": [{"type": "text", "text": "How?"}]}
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([{"uuid": "c", "name": "Islay", "chat_messages": [question, message]}]))
+    (chat,) = parse(path)
+    assert [(m["sender"], text) for m, text in messages(chat)][1:] == expected
 
 
 def test_sillytavern_indexes_the_chosen_swipe_with_display_names_and_character() -> None:
@@ -213,7 +266,7 @@ async def test_prune_removes_the_conversations_of_a_deleted_file(data_dir: Path,
     finally:
         await db.close()
     assert sorted(r["f"] for r in rows) == ["claude"] * 3 + ["plain", "sillytavern"]
-    assert chunks is not None and chunks[0] == 4 * 3 + 7 + 11
+    assert chunks is not None and chunks[0] == 4 * 3 + 1 + 7 + 11  # + one Claude thinking block
 
 
 def test_chatgpt_multimodal_parts_keep_text_and_voice_transcripts_and_skip_tool_calls(tmp_path: Path) -> None:
@@ -232,3 +285,17 @@ def test_chatgpt_multimodal_parts_keep_text_and_voice_transcripts_and_skip_tool_
     path.write_text(json.dumps([{"id": "x", "title": "Photo", "mapping": mapping, "current_node": "d"}]))
     (chat,) = parse(path)
     assert [text for _, text in messages(chat)] == ["What is in this photo?", "A heron."]
+
+
+async def test_a_search_finds_claude_thinking_and_names_it_as_thinking(
+    data_dir: Path, client_factory: Any
+) -> None:
+    await import_into(data_dir, "chats", CHATS / "claude")
+    async with client_factory() as client:
+        found = await call(client, "chats_search", query='"BF1 postcode district"')
+        only_thinking = await call(client, "chats_search", query="BFPO", sender="assistant (thinking)")
+    (hit,) = found["results"]
+    assert hit["title"] == "UK postcode validation regex"
+    assert (hit["sender"], hit["role"]) == ("assistant (thinking)", "assistant")
+    assert hit["message_id"].endswith("#thinking-1")
+    assert [r["sender"] for r in only_thinking["results"]] == ["assistant (thinking)"]

@@ -61,7 +61,7 @@ async def test_a_hit_carries_author_keywords_and_field_loc(prompts_client: Any) 
         ("Slack", "Meeting Summarizer", "details"),
         ("Oyelaran", "SQL Explainer", "author"),
         ("homework", "Socratic Tutor", "keywords"),
-        ("Polisher", "Email Polisher", "name"),
+        ("Polisher", "Email Polisher", "details"),  # a name hit points at what the prompt is for
     ],
 )
 async def test_every_format_and_field_is_searchable(

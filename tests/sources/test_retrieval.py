@@ -13,6 +13,7 @@ from knowledge_mcp.sources.retrieval import (
     estimate_tokens,
     full_window,
     resolve_budget,
+    with_default_mode,
 )
 
 DEFAULTS = Defaults()
@@ -241,3 +242,21 @@ def test_full_window_clamps_the_offset(offset: int, start: int) -> None:
     assert (window.start, window.end) == (start, 11)
     assert window.truncated is False
     assert (window.first_chunk, window.last_chunk) == (-1, -1)
+
+
+@pytest.mark.parametrize(
+    "retrieval, expected_mode, expected_max_tokens",
+    [
+        (None, "full", None),
+        (Retrieval(), "full", None),
+        (Retrieval(max_tokens=500), "full", 500),
+        (Retrieval(mode="snippet"), "snippet", None),
+        (Retrieval(mode="chunk", max_tokens=80), "chunk", 80),
+        (Retrieval.model_validate({"mode": "auto"}), "auto", None),
+    ],
+)
+def test_a_source_default_mode_applies_only_when_no_mode_is_given(
+    retrieval: Retrieval | None, expected_mode: str, expected_max_tokens: int | None
+) -> None:
+    got = with_default_mode(retrieval, "full")
+    assert (got.mode, got.max_tokens) == (expected_mode, expected_max_tokens)
