@@ -25,6 +25,7 @@ from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, aut
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
 from .logs import log_requests
+from .protocol_errors import unknown_names
 from .request_defaults import apply_request_config, request_config
 from .sessions.store import SessionStore, StoredSession
 from .sessions.tools import register as register_session_tools
@@ -171,6 +172,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     mcp.middleware.append(remember_request)
     mcp.middleware.append(preload_session(host._open_session))
     mcp.middleware.append(apply_request_config)
+    mcp.middleware.append(unknown_names(mcp))
     for register in registrars():
         register(mcp, host)
     register_session_tools(mcp, host)
