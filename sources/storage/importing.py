@@ -195,7 +195,7 @@ class Importer:
 
     async def write_item(self, path: Path, item: ParsedItem) -> str:
         """Insert or update one item and its chunks in one transaction: added/updated/unchanged."""
-        origin = f"{path}#{item.key}" if item.key else str(path)
+        origin = item.origin_in(path)
         content_hash = item.content_hash()
         existing = await self.db.fetchone(self.sql(SELECT_ITEM_SQL), (origin,))
         if existing and existing["content_hash"] == content_hash:
@@ -214,7 +214,7 @@ class Importer:
         item. All or nothing: an error rolls the whole batch back. A batch naming one origin
         twice is written item by item instead.
         """
-        prepared = [(path, item, f"{path}#{item.key}" if item.key else str(path)) for path, item in items]
+        prepared = [(path, item, item.origin_in(path)) for path, item in items]
         if len({origin for _, _, origin in prepared}) < len(prepared):
             return [await self.write_item(path, item) for path, item in items]
         hashes = [item.content_hash() for _, item, _ in prepared]
@@ -317,7 +317,7 @@ class Importer:
 
     async def replace_file_items(self, path: Path, items: list[ParsedItem], file_hash: str) -> None:
         """Drop items the file no longer contains, then record the file as imported."""
-        keep = {f"{path}#{i.key}" if i.key else str(path) for i in items}
+        keep = {i.origin_in(path) for i in items}
         stale = [
             r["id"]
             for r in await self.db.fetchall(self.sql(STALE_ITEMS_SQL), (str(path),))

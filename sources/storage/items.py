@@ -47,6 +47,13 @@ class ParsedItem:
     tags: list[str] = default(default_factory=list)
     meta: dict[str, Any] = default(default_factory=dict)
     chunks: list[ChunkSpan] | None = None
+    origin: str | None = None
+    """The item's identity when it is not its file's (an email's `message-id:<id>`, whichever
+    archive holds it); None: the file and `key` are its identity."""
+
+    def origin_in(self, path: Path) -> str:
+        """The identity the store keys this item by, when read from `path`."""
+        return self.origin or (f"{path}#{self.key}" if self.key else str(path))
 
     def content_hash(self) -> str:
         payload = json.dumps(
@@ -63,7 +70,8 @@ class ParsedItem:
             ensure_ascii=False,
             default=str,
         )
-        return hashlib.sha256(payload.encode()).hexdigest()
+        # surrogatepass: a parser's stray surrogate must not stop the import of its file
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass

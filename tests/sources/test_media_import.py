@@ -99,7 +99,7 @@ async def test_emails_carry_headers_thread_and_attachments(data_dir: Path) -> No
     assert meta["message_id"] == "<CAF7x9mQ2r1@mail.gmail.com>"
     assert meta["date"] == marcus["created_at"] == "2025-06-03T10:47:30+01:00"
     assert {found[k]["meta"]["thread_id"] for k in ("Marcus", "Priya", "Priya2", "Tom")} == {THREAD_ROOT}
-    assert found["Invoice"]["meta"]["thread_id"] == "Invoice #4471 from Northwind Hosting"
+    assert found["Invoice"]["meta"]["thread_id"] == "<inv-4471.1748746807@northwind-hosting.example>"
     assert found["Invoice"]["meta"]["to"] == ["dana@example.org"]
     assert found["Your"]["meta"]["attachments"] == [
         {"filename": "expenses-june.csv", "content_type": "text/csv", "size_bytes": 440}

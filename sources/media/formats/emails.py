@@ -16,18 +16,16 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
-from ...storage.items import ParsedItem
+from ...storage.items import ParsedFile, ParsedItem, PartProblem
 from ...text import dates
+from .headers import addresses, header, message_id, scrub, thread_id
 from .htmltext import html_to_text, normalize_text
 from .summary import lead_text, summarize
 
 _PARSER = BytesParser(policy=policy.default)
-_MSG_ID = re.compile(r"<[^<>\s]+>")
-_REPLY_PREFIX = re.compile(r"^\s*((re|fwd?|aw|wg|sv|vs|tr)(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _WROTE = re.compile(r"\bwrote:\s*$", re.IGNORECASE)
 _ON = re.compile(r"^\s*On\s", re.IGNORECASE)
 _FORWARD_MARKERS = ("-----original message-----", "________________________________")
-_HEADER_ERRORS = (ValueError, LookupError, TypeError, AttributeError)
 
 
 class NotAnEmailError(ValueError):
@@ -41,25 +39,41 @@ def parse_eml(path: Path, raw: bytes) -> list[ParsedItem]:
     return [message_item(msg, path, key="")]
 
 
-def parse_mbox(path: Path, raw: bytes) -> list[ParsedItem]:
+def parse_mbox(path: Path, raw: bytes) -> ParsedFile:
+    """Every message of the archive, each read on its own: a message that cannot be read is a
+    failed part, the rest import; a second copy of a Message-ID is left out with a notice."""
+    parsed = ParsedFile()
+    seen: set[str] = set()
+    found = 0
+    for index, data in enumerate(_mbox_messages(path)):
+        part = f"message {index + 1}"
+        try:
+            msg = _PARSER.parsebytes(data)
+            if not is_email(msg):  # e.g. a body line "From …" an unescaped archive split off
+                parsed.notices.append(PartProblem(part, "no email headers: left out"))
+                continue
+            found += 1
+            item = message_item(msg, path, key=f"#{index}")
+        except Exception as exc:  # one bad message is reported; the rest of the archive goes on
+            found += 1
+            parsed.failures.append(PartProblem(part, f"{type(exc).__name__}: {scrub(str(exc))}"))
+            continue
+        if item.origin and item.origin in seen:
+            parsed.notices.append(PartProblem(part, f"a second copy of {item.meta['message_id']} left out"))
+            continue
+        seen.add(item.origin or "")
+        parsed.append(item)
+    if not found:
+        raise NotAnEmailError("not an mbox file: no messages with email headers found")
+    return parsed
+
+
+def _mbox_messages(path: Path) -> list[bytes]:
     box = mailbox.mbox(path, create=False)
     try:
-        messages = [_PARSER.parsebytes(box.get_bytes(key)) for key in box.iterkeys()]
+        return [box.get_bytes(key) for key in box.iterkeys()]
     finally:
         box.close()
-    items: list[ParsedItem] = []
-    keys: set[str] = set()
-    for index, msg in enumerate(messages):
-        if not is_email(msg):
-            continue
-        key = header(msg, "Message-ID") or f"#{index}"
-        if key in keys:
-            key = f"{key}#{index}"
-        keys.add(key)
-        items.append(message_item(msg, path, key=key))
-    if not items:
-        raise NotAnEmailError("not an mbox file: no messages with email headers found")
-    return items
 
 
 def is_email(msg: Message) -> bool:
@@ -69,38 +83,6 @@ def is_email(msg: Message) -> bool:
     if any(isinstance(d, MissingHeaderBodySeparatorDefect) for d in msg.defects):
         return False
     return bool(msg.keys())
-
-
-def header(msg: Message, name: str) -> str:
-    try:
-        value = msg.get(name)
-        return str(value).strip() if value is not None else ""
-    except _HEADER_ERRORS:
-        return ""
-
-
-def addresses(msg: Message, name: str) -> list[str]:
-    """Display forms (`Dana Whitfield <dana@example.org>`) of an address header."""
-    try:
-        value = msg.get(name)
-        found = getattr(value, "addresses", None)
-        if found:
-            return [str(a) for a in found]
-    except _HEADER_ERRORS:
-        pass
-    raw = header(msg, name)
-    return [part.strip() for part in raw.split(",") if part.strip()]
-
-
-def thread_id(msg: Message, subject: str) -> str:
-    """First id of References, else In-Reply-To, else the subject without Re:/Fwd:."""
-    for name in ("References", "In-Reply-To"):
-        ids = _MSG_ID.findall(header(msg, name))
-        if ids:
-            return str(ids[0])
-    own = _MSG_ID.findall(header(msg, "Message-ID"))
-    normalized = " ".join(_REPLY_PREFIX.sub("", subject).split())
-    return normalized or (own[0] if own else "")
 
 
 def strip_replies(text: str) -> str:
@@ -137,7 +119,15 @@ def body_text(msg: EmailMessage) -> tuple[str, Message | None]:
     text = _content(part)
     if part.get_content_type() == "text/html":
         text = html_to_text(text)
-    return strip_replies(text), part
+    return strip_replies(scrub(text)), part
+
+
+def _message_size(msg: Message) -> int:
+    """Bytes of an attached message; a damaged one (bytes its charset cannot hold) measured as text."""
+    try:
+        return len(msg.as_bytes())
+    except (UnicodeError, LookupError, ValueError):
+        return len(msg.as_string().encode("utf-8", "replace"))
 
 
 def attachments(part: Message, body: Message | None) -> list[dict[str, Any]]:
@@ -147,11 +137,12 @@ def attachments(part: Message, body: Message | None) -> list[dict[str, Any]]:
         part.get_content_disposition() == "attachment" or part.get_filename() or ctype == "message/rfc822"
     ):
         if ctype == "message/rfc822" and part.is_multipart():
-            size = sum(len(m.as_bytes()) for m in part.get_payload() if isinstance(m, Message))
+            size = sum(_message_size(m) for m in part.get_payload() if isinstance(m, Message))
         else:
             payload = part.get_payload(decode=True)
             size = len(payload) if isinstance(payload, bytes) else 0
-        return [{"filename": part.get_filename() or "attachment", "content_type": ctype, "size_bytes": size}]
+        name = scrub(part.get_filename() or "attachment")
+        return [{"filename": name, "content_type": ctype, "size_bytes": size}]
     found: list[dict[str, Any]] = []
     if part.is_multipart():
         for sub in part.get_payload():  # type: ignore[union-attr]
@@ -161,12 +152,13 @@ def attachments(part: Message, body: Message | None) -> list[dict[str, Any]]:
 
 
 def message_item(msg: EmailMessage, path: Path, key: str) -> ParsedItem:
+    """One message as an item. One with a Message-ID is the same item whichever file holds it
+    (its `origin` is `message-id:<id>`); one without is its file's (and place in it)."""
     subject = header(msg, "Subject")
     body, part = body_text(msg)
-    files = attachments(msg, part)
     date = dates.parse_date(header(msg, "Date"))
     stamp = date or dates.file_mtime(path)
-    message_ids = _MSG_ID.findall(header(msg, "Message-ID"))
+    own_id = message_id(msg)
     meta: dict[str, Any] = {
         "media_type": "email",
         "from": next(iter(addresses(msg, "From")), None),
@@ -174,17 +166,19 @@ def message_item(msg: EmailMessage, path: Path, key: str) -> ParsedItem:
         "cc": addresses(msg, "Cc"),
         "date": date,
         "subject": subject,
-        "message_id": message_ids[0] if message_ids else (header(msg, "Message-ID") or None),
+        "message_id": own_id,
         "thread_id": thread_id(msg, subject),
-        "attachments": files,
+        "attachments": attachments(msg, part),
         "summary": summarize(lead_text(body, {subject})),
-        "file_name": path.name,
     }
+    if own_id is None:
+        meta["file_name"] = path.name
     return ParsedItem(
-        key=key,
+        key=key if own_id is None else own_id,
         title=subject or "(no subject)",
         content=body or subject,
         created_at=stamp,
         last_modified=stamp,
         meta=meta,
+        origin=f"message-id:{own_id}" if own_id else None,
     )
