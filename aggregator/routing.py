@@ -6,7 +6,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
+from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.models import GetResponse, Loc, Retrieval
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.tooling import databases_of
@@ -55,5 +55,8 @@ async def routed_get(
     )
     await src.complete([response.meta], databases_of(host, ctx))
     if session is not None:
-        await session.mark_viewed(response.meta.uri)
+        try:
+            await session.mark_viewed(response.meta.uri)
+        except SessionWriteError as exc:  # the item was read; only the session's note of it is lost
+            response.warnings.append(f"{exc}: this item is not marked viewed")
     return response

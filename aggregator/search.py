@@ -16,7 +16,7 @@ from loguru import logger
 from mcp.server.mcpserver import Context
 from pydantic import ValidationError
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
+from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
@@ -114,7 +114,10 @@ async def knowledge_search(
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     response.session_applied = session is not None
     if session is not None and response.results:
-        await session.record_results(q.query, [r.uri for r in response.results])
+        try:
+            await session.record_results(q.query, [r.uri for r in response.results])
+        except SessionWriteError as exc:  # the answer stands; only its memory is lost
+            response.warnings.append(f"{exc}: these results are not marked seen")
     return response
 
 

@@ -39,6 +39,19 @@ class SourceUnavailableError(KnowledgeError):
     """A source cannot answer right now (missing database, time limit, I/O error)."""
 
 
+class SessionWriteError(KnowledgeError):
+    """The session store could not save a change (a full disk, a read-only or broken sessions.db).
+
+    A search or get still answers, with this as a warning; a tool whose purpose is the change
+    (session_cite, session_set_defaults) answers it as its error."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(
+            f"the session could not be saved ({cause}); free disk space or check the data dir's "
+            "sessions.db, then retry"
+        )
+
+
 class SchemaVersionError(KnowledgeError):
     """The database was written by a newer knowledge-mcp than this one."""
 

@@ -14,14 +14,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from cachetools import LRUCache
+from loguru import logger
 
+from knowledge_mcp.sources.errors import SessionWriteError
 from knowledge_mcp.sources.storage.db import Database, Migration, user_dir
 
 from ..context import DatabasePool
@@ -240,10 +243,10 @@ class SessionStore:
             now = self.now()
             if state.expires_at <= now:
                 state = SessionState(expires_at=now + self.ttl)
-                await db.write(DELETE_SQL, (session_id,))
+                await _best_effort(db.write(DELETE_SQL, (session_id,)))
             elif state.expires_at < now + self.ttl - TOUCH_GRANULARITY:
                 state = dataclasses.replace(state, expires_at=now + self.ttl)
-                await db.write(TOUCH_SQL, (_iso(state.expires_at), session_id))
+                await _best_effort(db.write(TOUCH_SQL, (_iso(state.expires_at), session_id)))
             self._cache[key] = state
             return StoredSession(self, key, state)
 
@@ -261,7 +264,7 @@ class SessionStore:
             state = current.copy() if current.expires_at > now else SessionState(expires_at=now)
             change(state)
             state.expires_at = now + self.ttl
-            await db.write(UPSERT_SQL, state.row(key[1]))
+            await _saved(db.write(UPSERT_SQL, state.row(key[1])))
             self._cache[key] = state
             return state
 
@@ -269,7 +272,7 @@ class SessionStore:
         """Forget the session; what follows starts fresh."""
         async with self._lock(key):
             db = await self._database(key[0])
-            await db.write(DELETE_SQL, (key[1],))
+            await _saved(db.write(DELETE_SQL, (key[1],)))
             state = SessionState(expires_at=self.now() + self.ttl)
             self._cache[key] = state
             return state
@@ -279,8 +282,8 @@ class SessionStore:
         key = (user_id, session_id)
         async with self._lock(key):
             db = await self._database(user_id)
-            await db.write(DELETE_SQL, (session_id,))
             self._cache.pop(key, None)
+            await _best_effort(db.write(DELETE_SQL, (session_id,)))
 
     def _lock(self, key: Key) -> asyncio.Lock:
         return self._locks[hash(key) % LOCK_STRIPES]
@@ -296,5 +299,22 @@ class SessionStore:
         db = await self.pool.open(self.path(user_id), MIGRATIONS)
         if user_id not in self._purged:
             self._purged.add(user_id)
-            await db.write(PURGE_SQL, (_iso(self.now()),))
+            await _best_effort(db.write(PURGE_SQL, (_iso(self.now()),)))
         return db
+
+
+async def _saved(write: Awaitable[None]) -> None:
+    """A write the caller needs: a failure is a `SessionWriteError` saying why."""
+    try:
+        await write
+    except (sqlite3.Error, OSError) as exc:
+        raise SessionWriteError(str(exc)) from exc
+
+
+async def _best_effort(write: Awaitable[None]) -> None:
+    """A write nothing depends on now (pushing an expiry back, purging expired sessions): a
+    failure is logged and the session is served from what was read."""
+    try:
+        await write
+    except (sqlite3.Error, OSError) as exc:
+        logger.warning("session store: a housekeeping write failed ({})", exc)
