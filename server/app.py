@@ -38,6 +38,7 @@ from .sessions.transport import (
     use_session,
     validate_session_id,
 )
+from .tool_arguments import plain_argument_errors
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
@@ -173,6 +174,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     mcp.middleware.append(preload_session(host._open_session))
     mcp.middleware.append(apply_request_config)
     mcp.middleware.append(unknown_names(mcp))
+    mcp.middleware.append(plain_argument_errors(mcp))
     for register in registrars():
         register(mcp, host)
     register_session_tools(mcp, host)
