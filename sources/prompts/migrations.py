@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..storage.db import Migration
-from ..storage.schema import chunked_tables_v1, page_index_v2
+from ..storage.schema import chunked_tables_v1, file_stat_v3, page_index_v2
 
 MIGRATIONS = (
     Migration(
@@ -12,4 +12,5 @@ MIGRATIONS = (
         chunked_tables_v1("prompts") + "CREATE INDEX prompts_items_title ON prompts_items(lower(title));\n",
     ),
     Migration(2, "covering index for ranking pages", page_index_v2("prompts")),
+    Migration(3, "size and modification time of imported files", file_stat_v3("prompts")),
 )
