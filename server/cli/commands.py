@@ -14,7 +14,13 @@ from rich.table import Table
 from knowledge_mcp.sources.errors import SourceUnavailableError
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.request import SearchRequest
-from knowledge_mcp.sources.storage.db import Database, database_path, open_database, storage_failure
+from knowledge_mcp.sources.storage.db import (
+    Database,
+    database_path,
+    open_database,
+    probe_database,
+    storage_failure,
+)
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
 from knowledge_mcp.sources.storage.walking import iter_files
 
@@ -28,6 +34,7 @@ async def run_import(settings: Settings, source_name: str, paths: list[Path], pr
     is a one-line SourceUnavailableError with its remedy, and what was written stays."""
     path = database_path(settings.data_dir, settings.user, source_name)
     try:
+        probe_database(path)
         db = await open_database(path, get_source(source_name).migrations)
     except OSError as exc:
         raise SourceUnavailableError(

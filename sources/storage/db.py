@@ -125,7 +125,10 @@ class Database:
             try:
                 yield self.conn
             except BaseException:
-                await self.conn.execute("ROLLBACK")
+                # SQLite itself rolls back on some errors (SQLITE_FULL, a corrupt page); a second
+                # ROLLBACK would raise "no transaction is active" and hide the real error.
+                if self.conn.in_transaction:
+                    await self.conn.execute("ROLLBACK")
                 raise
             await self.conn.execute("COMMIT")
 
@@ -177,6 +180,18 @@ async def migrate(conn: aiosqlite.Connection, migrations: Sequence[Migration], p
                 await conn.execute("ROLLBACK")
             raise
     return max(current, latest)
+
+
+def probe_database(path: Path) -> None:
+    """Read an existing database's schema once, synchronously: a broken file (not SQLite,
+    truncated, a folder) raises its sqlite3 error here, before any connection thread exists."""
+    if not path.exists() and not path.is_symlink():
+        return
+    conn = sqlite3.connect(path, timeout=10)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    finally:
+        conn.close()
 
 
 async def open_database(path: Path, migrations: Sequence[Migration], *, readonly: bool = False) -> Database:

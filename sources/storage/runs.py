@@ -76,6 +76,12 @@ class ImportSummary:
         self.skipped += skipped
         self.notices.append({"path": shown(path), "reason": reason[:300]})
 
+    def add(self, other: ImportSummary) -> None:
+        """Count in another summary's files (a batch's)."""
+        for name, value in other.__dict__.items():
+            if name != "source":
+                setattr(self, name, getattr(self, name) + value)
+
 
 @dataclass
 class FileWork:
@@ -95,6 +101,8 @@ class ImportRun:
     def __init__(self, importer: Importer) -> None:
         self.importer = importer
         self.summary = ImportSummary(importer.p)
+        self.writing: asyncio.Task[None] | None = None
+        """The previous batch's write, running while the next batch is read and parsed."""
 
     async def run(
         self, paths: Sequence[Path], *, prune: bool, on_file: Callable[[Path], None] | None
@@ -103,9 +111,21 @@ class ImportRun:
         for root in roots:
             if not root.exists():
                 self.summary.fail(root, "no such file or folder")
+        try:
+            seen = await self.walk([r for r in roots if r.exists()], prune, on_file)
+            await self.settle()
+        finally:
+            if self.writing is not None and not self.writing.done():
+                self.writing.cancel()
+        if prune:
+            await self.prune(roots, seen)
+        return self.summary
+
+    async def walk(self, roots: list[Path], prune: bool, on_file: Callable[[Path], None] | None) -> set[str]:
+        """Import the files under `roots` batch by batch; the stored paths seen (for `prune`)."""
         seen: set[str] = set()
         pending: list[Path] = []
-        for entry in walk([r for r in roots if r.exists()], self.importer.source.extensions):
+        for entry in walk(roots, self.importer.source.extensions):
             if isinstance(entry, Skipped):
                 self.summary.notice(entry.path, entry.reason)
                 continue
@@ -117,18 +137,25 @@ class ImportRun:
                 await self.batch(pending, on_file)
                 pending = []
         await self.batch(pending, on_file)
-        if prune:
-            await self.prune(roots, seen)
-        return self.summary
+        return seen
 
     async def batch(self, paths: list[Path], on_file: Callable[[Path], None] | None) -> None:
         known = await self.known([str(stored_path(p)) for p in paths])
         rest = paths
         while rest:
-            works, rest = await asyncio.to_thread(self.prepare, rest, known)
-            await self.write(works)
+            found = ImportSummary(self.importer.p)  # the worker thread's own counts
+            works, rest = await asyncio.to_thread(self.prepare, rest, known, found)
+            await self.settle()
+            self.summary.add(found)
+            self.writing = asyncio.create_task(self.write(works))
         for path in paths if on_file else ():
             on_file(path)  # type: ignore[misc]
+
+    async def settle(self) -> None:
+        """Wait for the previous batch's write (a fatal database error surfaces here)."""
+        writing, self.writing = self.writing, None
+        if writing is not None:
+            await writing
 
     async def known(self, keys: list[str]) -> dict[str, aiosqlite.Row]:
         found: dict[str, aiosqlite.Row] = {}
@@ -139,7 +166,7 @@ class ImportRun:
         return found
 
     def prepare(
-        self, paths: list[Path], known: dict[str, aiosqlite.Row]
+        self, paths: list[Path], known: dict[str, aiosqlite.Row], found: ImportSummary
     ) -> tuple[list[FileWork], list[Path]]:
         """Read and parse files (in a worker thread) until the batch's byte budget is spent; the
         works and the files left for the next round."""
@@ -149,23 +176,25 @@ class ImportRun:
             if spent >= BATCH_BYTES:
                 return works, paths[at:]
             try:
-                work, size = self.prepare_file(path, known.get(str(stored_path(path))))
+                work, size = self.prepare_file(path, known.get(str(stored_path(path))), found)
             except FileTooLargeError as exc:
-                self.summary.notice(path, str(exc))
+                found.notice(path, str(exc))
                 continue
             except Exception as exc:  # one bad file is reported; the rest go on
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else None
-                self.summary.fail(path, reason or _reason(exc))
+                found.fail(path, reason or _reason(exc))
                 continue
             spent += size
             if work is not None:
                 works.append(work)
         return works, []
 
-    def prepare_file(self, path: Path, known: aiosqlite.Row | None) -> tuple[FileWork | None, int]:
+    def prepare_file(
+        self, path: Path, known: aiosqlite.Row | None, found: ImportSummary
+    ) -> tuple[FileWork | None, int]:
         info = os.stat(path)
         if known and known["size"] == info.st_size and known["mtime_ns"] == info.st_mtime_ns:
-            self.summary.unchanged += int(known["item_count"])
+            found.unchanged += int(known["item_count"])
             return None, 0
         raw = read_regular(path, self.importer.max_file_bytes)
         file_hash = hashlib.sha256(raw).hexdigest()
@@ -173,16 +202,16 @@ class ImportRun:
         work = FileWork(stored_path(path), file_hash, info.st_size, None if fresh else info.st_mtime_ns, None)
         if known and known["file_hash"] == file_hash:
             work.item_count = int(known["item_count"])
-            self.summary.unchanged += work.item_count
+            found.unchanged += work.item_count
             return work, len(raw)
         if not raw.strip():
-            self.summary.notice(path, "empty file skipped")
+            found.notice(path, "empty file skipped")
             work.items = []
             return work, len(raw)
         items = self.importer.source.parse_file(path, raw)
-        parts_failed = isinstance(items, ParsedFile) and _report_parts(path, items, self.summary)
+        parts_failed = isinstance(items, ParsedFile) and _report_parts(path, items, found)
         if not items and not parts_failed:
-            self.summary.notice(path, "no importable content")
+            found.notice(path, "no importable content")
         work.items = [scrub_item(item) if needs_scrub(item) else item for item in items]
         return work, len(raw)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ..errors import ImportFileError
 
-SYSTEM_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+SYSTEM_FOLDERS = frozenset({"proc", "sys", "dev"})
+"""Top-level folders of the system (/proc, /sys, /dev): never read, whatever the link."""
 
 
 @dataclass(frozen=True)
@@ -53,24 +54,34 @@ def iter_files(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Pa
 
 
 def _walk_folder(root: Path, extensions: frozenset[str]) -> Iterator[Path | Skipped]:
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        here = Path(folder)
-        links = [d for d in dirs if (here / d).is_symlink()]  # os.walk lists links to folders here
-        found += [here / name for name in (*files, *links) if not name.startswith(".")]
-    for path in sorted(found):
-        entry = _check(path, root, extensions)
-        if entry is not None:
-            yield entry
+    found: list[tuple[str, os.DirEntry[str]]] = []
+    folders = [str(root)]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                else:
+                    found.append((entry.path, entry))
+    found.sort(key=lambda pair: Path(pair[0]).parts)
+    for name, entry in found:
+        checked = _check(Path(name), entry, root, extensions)
+        if checked is not None:
+            yield checked
 
 
-def _check(path: Path, root: Path, extensions: frozenset[str]) -> Path | Skipped | None:
+def _check(
+    path: Path, entry: os.DirEntry[str], root: Path, extensions: frozenset[str]
+) -> Path | Skipped | None:
     """`path` if it may be imported, a `Skipped` if it is refused, None if it is silently left out."""
-    if path.is_symlink():
+    if entry.is_symlink():
         return _check_link(path, root, extensions)
     if path.suffix.lower() not in extensions:
         return None
+    if entry.is_file(follow_symlinks=False):
+        return path
     reason = _not_regular(path)
     return Skipped(path, reason) if reason else path
 
@@ -91,7 +102,7 @@ def _check_link(path: Path, root: Path, extensions: frozenset[str]) -> Path | Sk
 
 
 def _under_system_root(path: Path) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in SYSTEM_ROOTS)
+    return bool(path.parts[1:2]) and path.parts[1] in SYSTEM_FOLDERS and path.is_absolute()
 
 
 def _not_regular(path: Path) -> str | None:
