@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,3 +123,46 @@ def test_eval_on_a_tiny_beir_dataset_prints_plausible_json_metrics(tmp_path: Pat
     assert copy["used"] is True and copy["build_s"] >= 0
     assert 0 < copy["rank_latency_ms"]["p50"] <= copy["rank_latency_ms"]["p95"]
     assert isinstance(report["config"], dict) and report["config"]
+
+
+def _broken_by_junk(db: Path) -> None:
+    db.write_text("These are my notes, pasted over the database by mistake.\n" * 50, encoding="utf-8")
+
+
+def _broken_by_folder(db: Path) -> None:
+    db.unlink()
+    db.mkdir()
+    (db / "something.txt").write_text("a folder where the database was\n", encoding="utf-8")
+
+
+def _broken_by_truncation(db: Path) -> None:
+    with db.open("r+b") as f:
+        f.truncate(db.stat().st_size // 2)
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (_broken_by_junk, "not a knowledge-mcp database"),
+        (_broken_by_folder, "cannot be opened"),
+        (_broken_by_truncation, "damaged"),
+    ],
+)
+def test_an_import_into_a_broken_database_says_why_and_what_to_do_in_one_line_and_exits_1(
+    tmp_path: Path, damage: Any, says: str
+) -> None:
+    data_dir = tmp_path / "data"
+    notes = FIXTURES / "notes"
+    first = cli("import", "notes", str(notes), "--data-dir", str(data_dir))
+    assert first.returncode == 0, first.stderr
+    db = data_dir / "users" / "local" / "notes.db"
+    for sidecar in (db.with_name("notes.db-wal"), db.with_name("notes.db-shm")):
+        sidecar.unlink(missing_ok=True)
+    damage(db)
+    done = cli("import", "notes", str(notes), "--data-dir", str(data_dir))
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert says in lines[0] and str(db) in lines[0]
+    assert "import again" in lines[0]  # the remedy

@@ -1,4 +1,5 @@
-"""The real importer CLI: crash consistency (SIGKILL mid-run), idempotent re-runs, prune, exit codes."""
+"""The real importer CLI: crash consistency (SIGKILL mid-run, between and inside batches), idempotent
+re-runs, prune, exit codes."""
 
 from __future__ import annotations
 
@@ -187,6 +188,24 @@ def test_an_import_killed_mid_run_leaves_a_consistent_database_that_a_rerun_comp
         assert scalar(conn, "PRAGMA integrity_check") == "ok"
         conn.execute("INSERT INTO notes_chunks_fts(notes_chunks_fts) VALUES('integrity-check')")
         conn.commit()
+        # Files are written in batches, each file's record in the same transaction as its items:
+        # no item without its file's record, no record without all its items.
+        assert (
+            scalar(
+                conn,
+                "SELECT COUNT(*) FROM notes_items i WHERE NOT EXISTS "
+                "(SELECT 1 FROM notes_files f WHERE f.path = i.source_path)",
+            )
+            == 0
+        )
+        assert (
+            scalar(
+                conn,
+                "SELECT COUNT(*) FROM notes_files f WHERE f.item_count != "
+                "(SELECT COUNT(*) FROM notes_items i WHERE i.source_path = f.path)",
+            )
+            == 0
+        )
     finally:
         conn.close()
 

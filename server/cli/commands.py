@@ -11,10 +11,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from knowledge_mcp.sources.errors import SourceUnavailableError
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.request import SearchRequest
-from knowledge_mcp.sources.storage.db import database_path, open_database
-from knowledge_mcp.sources.storage.importing import Importer, ImportSummary, iter_files
+from knowledge_mcp.sources.storage.db import (
+    Database,
+    database_path,
+    open_database,
+    probe_database,
+    storage_failure,
+)
+from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
+from knowledge_mcp.sources.storage.walking import iter_files
 
 from ..config import Settings
 
@@ -22,26 +30,53 @@ stderr = Console(stderr=True)
 
 
 async def run_import(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:
-    source = get_source(source_name)
-    db = await open_database(database_path(settings.data_dir, settings.user, source_name), source.migrations)
+    """Import into the user's database; a database that cannot be used (broken, full, a folder)
+    is a one-line SourceUnavailableError with its remedy, and what was written stays."""
+    path = database_path(settings.data_dir, settings.user, source_name)
     try:
-        existing = [p for p in paths if p.exists()]
-        total = sum(1 for _ in iter_files(existing, source.extensions))
-        show = sys.stderr.isatty()
-        with Progress(
-            TextColumn("importing {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=stderr,
-            disable=not show,
-            transient=True,
-        ) as progress:
-            task = progress.add_task(source_name, total=total)
-            return await Importer(source, db).run(
-                paths, prune=prune, on_file=lambda _: progress.advance(task)
-            )
+        probe_database(path)
+        db = await open_database(path, get_source(source_name).migrations)
+    except OSError as exc:
+        raise SourceUnavailableError(
+            f"database {path} cannot be created ({exc.strerror or exc}): check the data directory"
+        ) from exc
+    except Exception as exc:
+        raise _unusable(exc, path) from None
+    try:
+        return await _import_into(db, settings, source_name, paths, prune)
+    except Exception as exc:
+        raise _unusable(exc, path) from None
     finally:
         await db.close()
+
+
+async def _import_into(
+    db: Database, settings: Settings, source_name: str, paths: list[Path], prune: bool
+) -> ImportSummary:
+    source = get_source(source_name)
+    show = sys.stderr.isatty()
+    existing = [p for p in paths if p.exists()]
+    total = sum(1 for _ in iter_files(existing, source.extensions)) if show else None
+    with Progress(
+        TextColumn("importing {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=stderr,
+        disable=not show,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(source_name, total=total)
+        importer = Importer(source, db, max_file_bytes=int(settings.import_max_file_mb * 1024 * 1024))
+        return await importer.run(paths, prune=prune, on_file=lambda _: progress.advance(task))
+
+
+def _unusable(exc: Exception, path: Path) -> Exception:
+    """The one-line error for a database that cannot be used, else `exc` itself."""
+    failure = storage_failure(exc, path)
+    if failure is None:
+        return exc
+    failure.__cause__ = exc
+    return failure
 
 
 def print_summary(summary: ImportSummary, as_json: bool) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..storage.db import Migration
-from ..storage.schema import chunked_tables_v1, page_index_v2
+from ..storage.schema import chunked_tables_v1, file_stat_v3, page_index_v2
 
 MIGRATIONS = (
     Migration(
@@ -13,7 +13,8 @@ MIGRATIONS = (
         + "CREATE INDEX characters_items_title ON characters_items(lower(title));\n",
     ),
     Migration(2, "covering index for ranking pages", page_index_v2("characters")),
+    Migration(3, "size and modification time of imported files", file_stat_v3("characters")),
     # Items now carry a summary: forget the files' hashes, so the next import re-reads every
     # card (an unchanged file would be skipped) and updates the items that changed.
-    Migration(3, "re-read every file on the next import (summaries)", "DELETE FROM characters_files;\n"),
+    Migration(4, "re-read every file on the next import (summaries)", "DELETE FROM characters_files;\n"),
 )

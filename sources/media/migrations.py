@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..storage.db import Migration
-from ..storage.schema import chunked_tables_v1, page_index_v2
+from ..storage.schema import chunked_tables_v1, file_stat_v3, page_index_v2
 
 MIGRATIONS = (
     Migration(
@@ -13,4 +13,5 @@ MIGRATIONS = (
         + "CREATE INDEX media_items_type ON media_items(json_extract(meta, '$.media_type'));\n",
     ),
     Migration(2, "covering index for ranking pages", page_index_v2("media")),
+    Migration(3, "size and modification time of imported files", file_stat_v3("media")),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any
 
 import aiosqlite
 
-from ..errors import InvalidArgumentError, SchemaVersionError
+from ..errors import InvalidArgumentError, SchemaVersionError, SourceUnavailableError
 
 USER_ID_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 MMAP_SIZE = 1 << 40
@@ -29,6 +30,28 @@ copy into the connection's own page cache per page: a search's first look at a l
 source's term pages cost 20-35 ms through read calls at 1M chunks, 2-6 ms mapped. The mapping
 is address space, not memory: the pages are the OS's shared, reclaimable file cache.
 """
+
+
+STORAGE_FAILURES = {
+    "SQLITE_NOTADB": "is not a knowledge-mcp database (not SQLite at all)",
+    "SQLITE_CORRUPT": "is damaged (database disk image is malformed)",
+    "SQLITE_FULL": "cannot grow: the disk is full",
+    "SQLITE_IOERR": "could not be read or written (I/O error)",
+    "SQLITE_CANTOPEN": "cannot be opened (is it a folder, or in a folder you cannot write?)",
+    "SQLITE_READONLY": "is read-only",
+    "SQLITE_PERM": "may not be written (permission denied)",
+    "SQLITE_BUSY": "is locked by another process",
+    "SQLITE_LOCKED": "is locked by another process",
+}
+"""SQLite errors that concern the whole database, not the item being written (by primary code)."""
+STORAGE_REMEDIES = {
+    "SQLITE_NOTADB": "move it aside and run the import again to rebuild it",
+    "SQLITE_CORRUPT": "move it aside and run the import again to rebuild it",
+    "SQLITE_FULL": "free some disk space and run the import again; what was imported is kept",
+    "SQLITE_CANTOPEN": "make it a writable file (or remove it) and run the import again",
+    "SQLITE_BUSY": "wait for the other process, then run the import again",
+    "SQLITE_LOCKED": "wait for the other process, then run the import again",
+}
 
 
 @dataclass(frozen=True)
@@ -102,7 +125,10 @@ class Database:
             try:
                 yield self.conn
             except BaseException:
-                await self.conn.execute("ROLLBACK")
+                # SQLite itself rolls back on some errors (SQLITE_FULL, a corrupt page); a second
+                # ROLLBACK would raise "no transaction is active" and hide the real error.
+                if self.conn.in_transaction:
+                    await self.conn.execute("ROLLBACK")
                 raise
             await self.conn.execute("COMMIT")
 
@@ -112,6 +138,24 @@ class Database:
             if close is not None:
                 close()
         await self.conn.close()
+
+
+def storage_failure(exc: BaseException, path: Path) -> SourceUnavailableError | None:
+    """A one-line reason and remedy when `exc` means the database at `path` is unusable (broken,
+    full, unopenable), else None (the error concerns one item and the import may go on)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    code = getattr(exc, "sqlite_errorcode", None)
+    key = _PRIMARY_NAMES.get(code & 0xFF) if isinstance(code, int) else None
+    if key is None:
+        return None
+    remedy = STORAGE_REMEDIES.get(key, "check the file and the disk, then run the import again")
+    return SourceUnavailableError(f"database {path} {STORAGE_FAILURES[key]}: {remedy}")
+
+
+_PRIMARY_NAMES = {3: "SQLITE_PERM", 5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 8: "SQLITE_READONLY",
+                  10: "SQLITE_IOERR", 11: "SQLITE_CORRUPT", 13: "SQLITE_FULL", 14: "SQLITE_CANTOPEN",
+                  26: "SQLITE_NOTADB"}  # fmt: skip
 
 
 async def migrate(conn: aiosqlite.Connection, migrations: Sequence[Migration], path: Path) -> int:
@@ -136,6 +180,18 @@ async def migrate(conn: aiosqlite.Connection, migrations: Sequence[Migration], p
                 await conn.execute("ROLLBACK")
             raise
     return max(current, latest)
+
+
+def probe_database(path: Path) -> None:
+    """Read an existing database's schema once, synchronously: a broken file (not SQLite,
+    truncated, a folder) raises its sqlite3 error here, before any connection thread exists."""
+    if not path.exists() and not path.is_symlink():
+        return
+    conn = sqlite3.connect(path, timeout=10)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    finally:
+        conn.close()
 
 
 async def open_database(path: Path, migrations: Sequence[Migration], *, readonly: bool = False) -> Database:

@@ -1,54 +1,31 @@
-"""The import runner shared by every source (DESIGN §3).
+"""The import runner shared by every source (DESIGN §3): the writing half.
 
-A source parses one file into `ParsedItem`s (`items`); this module does the rest: walking folders,
-skipping unchanged files by hash, writing each item in its own transaction, recording the
-file only after all its items are in (so a crash mid-file is completed by a re-run), pruning
-items whose file is gone, and the summary.
+A source parses one file into `ParsedItem`s (`items`); a run (`runs`) finds the files
+(`walking`), skips the unchanged, and hands the parsed ones here in batches: `write_files`
+writes many files' items, and the record of each file, in one transaction, so a crash loses at
+most the open batch and a re-run completes it. `write_item` / `write_items` write items alone
+(the bench's loader, tests).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from dataclasses import field as default
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-from ..errors import ImportFileError
 from ..text import dates
 from .chunking import chunk_text
 from .db import Database
-from .items import ChunkSpan, ItemParser, ParsedFile, ParsedItem
+from .items import ChunkSpan, ItemParser, ParsedItem
+from .runs import FileWork, ImportRun, ImportSummary
+from .walking import iter_files
 
+__all__ = ["ImportSummary", "Importer", "item_id_for", "iter_files"]
 
-@dataclass
-class ImportSummary:
-    source: str
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    skipped: int = 0
-    pruned: int = 0
-    files_seen: int = 0
-    files_failed: int = 0
-    failures: list[dict[str, str]] = default(default_factory=list)
-    notices: list[dict[str, str]] = default(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @property
-    def exit_code(self) -> int:
-        return 2 if self.files_failed else 0
-
-
-SELECT_FILE_SQL = "SELECT file_hash FROM {p}_files WHERE path = ?"
-COUNT_ITEMS_SQL = "SELECT COUNT(*) FROM {p}_items WHERE source_path = ?"
 SELECT_ITEM_SQL = "SELECT id, item_id, content_hash, version FROM {p}_items WHERE origin = ?"
 SELECT_ITEMS_SQL = "SELECT id, item_id, content_hash, version, origin FROM {p}_items WHERE origin IN (?)"
 ROWIDS_SQL = "SELECT id, origin FROM {p}_items WHERE origin IN (?)"
@@ -59,35 +36,16 @@ UPDATE_ITEM_SQL = """UPDATE {p}_items SET title=?, content=?, content_hash=?, cr
 DELETE_CHUNKS_SQL = "DELETE FROM {p}_chunks WHERE item_rowid = ?"
 INSERT_CHUNK_SQL = """INSERT INTO {p}_chunks (item_rowid, chunk_index, chunk_uuid, field, start_offset,
     end_offset, title, body, meta) VALUES (?,?,?,?,?,?,?,?,?)"""
-STALE_ITEMS_SQL = "SELECT id, origin FROM {p}_items WHERE source_path = ?"
+STALE_ITEMS_SQL = "SELECT id, origin FROM {p}_items WHERE source_path IN (?)"
 DELETE_ITEM_SQL = "DELETE FROM {p}_items WHERE id = ?"
-UPSERT_FILE_SQL = """INSERT INTO {p}_files (path, file_hash, item_count, imported_at) VALUES (?,?,?,?)
-    ON CONFLICT(path) DO UPDATE SET file_hash=excluded.file_hash, item_count=excluded.item_count,
-    imported_at=excluded.imported_at"""
-KNOWN_FILES_SQL = "SELECT path FROM {p}_files"
-DELETE_FILE_ITEMS_SQL = "DELETE FROM {p}_items WHERE source_path = ?"
-DELETE_FILE_SQL = "DELETE FROM {p}_files WHERE path = ?"
+UPSERT_FILE_SQL = """INSERT INTO {p}_files (path, file_hash, item_count, imported_at, size, mtime_ns)
+    VALUES (?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET file_hash=excluded.file_hash,
+    item_count=excluded.item_count, imported_at=excluded.imported_at, size=excluded.size,
+    mtime_ns=excluded.mtime_ns"""
 
 
 def item_id_for(origin: str) -> str:
     return hashlib.sha256(origin.encode()).hexdigest()[:16]
-
-
-def iter_files(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Path]:
-    """Files with a supported extension, folders walked in sorted order, hidden entries skipped."""
-    for path in paths:
-        path = path.resolve()
-        if path.is_file():
-            yield path
-        elif path.is_dir():
-            for child in sorted(path.rglob("*")):
-                rel = child.relative_to(path)
-                if any(part.startswith(".") for part in rel.parts):
-                    continue
-                if child.is_file() and child.suffix.lower() in extensions:
-                    yield child
-        else:
-            raise ImportFileError(f"{path}: no such file or folder")
 
 
 def _item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
@@ -105,6 +63,8 @@ def _item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
     )
 
 
+MAX_FILE_BYTES = 200 * 1024 * 1024
+"""The default size cap of one imported file (`import_max_file_mb`)."""
 OPTIMIZE_MIN_CHUNKS = 10_000
 """An import writing at least this many chunks (and a tenth of the source) merges the index."""
 OPTIMIZE_SQL = "INSERT INTO {p}_chunks_fts({p}_chunks_fts) VALUES('optimize')"
@@ -112,9 +72,11 @@ COUNT_CHUNKS_SQL = "SELECT COUNT(*) FROM {p}_chunks"
 
 
 class Importer:
-    def __init__(self, source: ItemParser, db: Database) -> None:
+    def __init__(self, source: ItemParser, db: Database, *, max_file_bytes: int = MAX_FILE_BYTES) -> None:
         self.source = source
         self.db = db
+        self.max_file_bytes = max_file_bytes
+        """Files larger than this are skipped with a notice (`import_max_file_mb`)."""
         self.p = source.name
         self.chunks_written = 0
         """Chunks this importer has written (new and changed items)."""
@@ -125,20 +87,8 @@ class Importer:
     async def run(
         self, paths: Sequence[Path], *, prune: bool = False, on_file: Callable[[Path], None] | None = None
     ) -> ImportSummary:
-        summary = ImportSummary(self.p)
-        roots = [p.resolve() for p in paths]
-        for root in roots:
-            if not root.exists():
-                summary.files_failed += 1
-                summary.failures.append({"path": str(root), "reason": "no such file or folder"})
-        files = list(iter_files([r for r in roots if r.exists()], self.source.extensions))
-        for path in files:
-            summary.files_seen += 1
-            await self.import_file(path, summary)
-            if on_file:
-                on_file(path)
-        if prune:
-            await self.prune(roots, summary)
+        """Import files and folders (`runs.ImportRun`): the summary of what happened to each."""
+        summary = await ImportRun(self).run(paths, prune=prune, on_file=on_file)
         await self.optimize_if_large()
         return summary
 
@@ -160,39 +110,6 @@ class Importer:
         self.chunks_written = 0
         return True
 
-    async def import_file(self, path: Path, summary: ImportSummary) -> None:
-        try:
-            raw = await asyncio.to_thread(path.read_bytes)
-        except OSError as exc:
-            summary.files_failed += 1
-            summary.failures.append({"path": str(path), "reason": exc.strerror or str(exc)})
-            return
-        file_hash = hashlib.sha256(raw).hexdigest()
-        known = await self.db.fetchone(self.sql(SELECT_FILE_SQL), (str(path),))
-        if known and known[0] == file_hash:
-            row = await self.db.fetchone(self.sql(COUNT_ITEMS_SQL), (str(path),))
-            summary.unchanged += int(row[0]) if row else 0
-            return
-        if not raw.strip():
-            summary.skipped += 1
-            summary.notices.append({"path": str(path), "reason": "empty file skipped"})
-            await self.replace_file_items(path, [], file_hash)
-            return
-        try:
-            items = await asyncio.to_thread(self.source.parse_file, path, raw)
-        except Exception as exc:  # one bad file is reported; the rest go on
-            summary.files_failed += 1
-            summary.failures.append({"path": str(path), "reason": f"{type(exc).__name__}: {exc}"[:300]})
-            return
-        parts_failed = isinstance(items, ParsedFile) and _report_parts(path, items, summary)
-        if not items and not parts_failed:
-            summary.skipped += 1
-            summary.notices.append({"path": str(path), "reason": "no importable content"})
-        for item in items:
-            outcome = await self.write_item(path, item)
-            setattr(summary, outcome, getattr(summary, outcome) + 1)
-        await self.replace_file_items(path, items, file_hash)
-
     async def write_item(self, path: Path, item: ParsedItem) -> str:
         """Insert or update one item and its chunks in one transaction: added/updated/unchanged."""
         origin = item.origin_in(path)
@@ -212,31 +129,49 @@ class Importer:
         the items, one lookup of their rowids, one `executemany` for all their chunks; a
         changed item is updated in place between runs, so rowids come out exactly as item by
         item. All or nothing: an error rolls the whole batch back. A batch naming one origin
-        twice is written item by item instead.
+        twice is written item by item instead, in the same transaction.
         """
+        async with self.db.transaction() as conn:
+            return await self._write_items_in(conn, items)
+
+    async def _write_items_in(
+        self, conn: aiosqlite.Connection, items: Sequence[tuple[Path, ParsedItem]]
+    ) -> list[str]:
+        """`write_items` inside the caller's transaction."""
         prepared = [(path, item, item.origin_in(path)) for path, item in items]
         if len({origin for _, _, origin in prepared}) < len(prepared):
-            return [await self.write_item(path, item) for path, item in items]
+            return [await self._write_one_in(conn, path, item, origin) for path, item, origin in prepared]
         hashes = [item.content_hash() for _, item, _ in prepared]
         outcomes: list[str] = []
-        async with self.db.transaction() as conn:
-            existing = await self._rows_by_origin(conn, SELECT_ITEMS_SQL, [o for _, _, o in prepared])
-            run: list[tuple[Path, ParsedItem, str, str]] = []
-            for (path, item, origin), content_hash in zip(prepared, hashes, strict=True):
-                row = existing.get(origin)
-                if row is None:
-                    run.append((path, item, origin, content_hash))
-                    outcomes.append("added")
-                    continue
-                await self._insert_run(conn, run)
-                run = []
-                if row["content_hash"] == content_hash:
-                    outcomes.append("unchanged")
-                else:
-                    await self._store(conn, path, item, origin, content_hash, row)
-                    outcomes.append("updated")
+        existing = await self._rows_by_origin(conn, SELECT_ITEMS_SQL, [o for _, _, o in prepared])
+        run: list[tuple[Path, ParsedItem, str, str]] = []
+        for (path, item, origin), content_hash in zip(prepared, hashes, strict=True):
+            row = existing.get(origin)
+            if row is None:
+                run.append((path, item, origin, content_hash))
+                outcomes.append("added")
+                continue
             await self._insert_run(conn, run)
+            run = []
+            if row["content_hash"] == content_hash:
+                outcomes.append("unchanged")
+            else:
+                await self._store(conn, path, item, origin, content_hash, row)
+                outcomes.append("updated")
+        await self._insert_run(conn, run)
         return outcomes
+
+    async def _write_one_in(
+        self, conn: aiosqlite.Connection, path: Path, item: ParsedItem, origin: str
+    ) -> str:
+        """One item inside the caller's transaction (a batch naming an origin twice: the later wins)."""
+        content_hash = item.content_hash()
+        async with conn.execute(self.sql(SELECT_ITEM_SQL), (origin,)) as cursor:
+            existing = await cursor.fetchone()
+        if existing and existing["content_hash"] == content_hash:
+            return "unchanged"
+        await self._store(conn, path, item, origin, content_hash, existing)
+        return "updated" if existing else "added"
 
     async def _rows_by_origin(
         self, conn: aiosqlite.Connection, template: str, origins: list[str]
@@ -315,37 +250,39 @@ class Importer:
         self.chunks_written += len(rows)
         return rows
 
-    async def replace_file_items(self, path: Path, items: list[ParsedItem], file_hash: str) -> None:
-        """Drop items the file no longer contains, then record the file as imported."""
-        keep = {i.origin_in(path) for i in items}
-        stale = [
-            r["id"]
-            for r in await self.db.fetchall(self.sql(STALE_ITEMS_SQL), (str(path),))
-            if r["origin"] not in keep
-        ]
+    async def write_files(self, works: Sequence[FileWork]) -> list[list[str]]:
+        """Many files' items and their records in `<p>_files`, in ONE transaction (all or
+        nothing): each file's outcomes (added/updated/unchanged per item). A file's items that
+        it no longer contains are deleted; a work without items (content unchanged) only
+        records the file's size and time again."""
+        pairs = [(work.key, item) for work in works for item in work.items or ()]
         async with self.db.transaction() as conn:
-            for rowid in stale:
-                await conn.execute(self.sql(DELETE_ITEM_SQL), (rowid,))
-            await conn.execute(self.sql(UPSERT_FILE_SQL), (str(path), file_hash, len(items), dates.now()))
+            outcomes = await self._write_items_in(conn, pairs)
+            await self._record_files(conn, works)
+        per_file: list[list[str]] = []
+        for work in works:
+            count = len(work.items or ())
+            per_file.append(outcomes[:count])
+            outcomes = outcomes[count:]
+        return per_file
 
-    async def prune(self, roots: list[Path], summary: ImportSummary) -> None:
-        for row in await self.db.fetchall(self.sql(KNOWN_FILES_SQL)):
-            path = Path(row["path"])
-            under = any(path == r or r in path.parents for r in roots)
-            if under and not path.exists():
-                async with self.db.transaction() as conn:
-                    cursor = await conn.execute(self.sql(DELETE_FILE_ITEMS_SQL), (str(path),))
-                    summary.pruned += max(cursor.rowcount, 0)
-                    await conn.execute(self.sql(DELETE_FILE_SQL), (str(path),))
-
-
-def _report_parts(path: Path, parsed: ParsedFile, summary: ImportSummary) -> bool:
-    """Report a file's failed parts (one line each; the file counts as failed once) and its
-    notices; whether any part failed."""
-    if parsed.failures:
-        summary.files_failed += 1
-    for problem in parsed.failures:
-        summary.failures.append({"path": f"{path} ({problem.part})", "reason": problem.reason[:300]})
-    for problem in parsed.notices:
-        summary.notices.append({"path": f"{path} ({problem.part})", "reason": problem.reason[:300]})
-    return bool(parsed.failures)
+    async def _record_files(self, conn: aiosqlite.Connection, works: Sequence[FileWork]) -> None:
+        """Drop items the files no longer contain, then record the files as imported."""
+        changed = [work for work in works if work.items is not None]
+        keep = {i.origin_in(w.key) for w in changed for i in w.items or ()}
+        rows = await self._rows_by_origin(conn, STALE_ITEMS_SQL, [str(w.key) for w in changed])
+        stale = [(row["id"],) for origin, row in rows.items() if origin not in keep]
+        await conn.executemany(self.sql(DELETE_ITEM_SQL), stale)
+        now = dates.now()
+        records = [
+            (
+                str(w.key),
+                w.file_hash,
+                len(w.items) if w.items is not None else w.item_count,
+                now,
+                w.size,
+                w.mtime_ns,
+            )
+            for w in works
+        ]
+        await conn.executemany(self.sql(UPSERT_FILE_SQL), records)

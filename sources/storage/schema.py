@@ -77,3 +77,13 @@ def page_index_v2(p: str) -> str:
     order of `recent`) without reading the row, whose `content` column comes first and can run
     to many overflow pages."""
     return f"CREATE INDEX {p}_items_page ON {p}_items(id, last_modified);\n"
+
+
+def file_stat_v3(p: str) -> str:
+    """Each imported file's size and modification time (ns), so a re-import skips a file whose
+    both are unchanged without reading it. NULL (older rows, or a file modified in the last
+    seconds before its import) means: read and hash it."""
+    return (
+        f"ALTER TABLE {p}_files ADD COLUMN size INTEGER;\n"
+        f"ALTER TABLE {p}_files ADD COLUMN mtime_ns INTEGER;\n"
+    )

@@ -14,6 +14,7 @@ from knowledge_mcp.sources.storage.db import (
     database_path,
     migrate,
     open_database,
+    storage_failure,
     user_dir,
     validate_user_id,
 )
@@ -251,3 +252,41 @@ async def test_a_failed_transaction_is_rolled_back(tmp_path: Path) -> None:
         assert [tuple(r) for r in await db.fetchall("SELECT title FROM items")] == [("kept",)]
     finally:
         await db.close()
+
+
+def _sqlite_error(code: int, name: str, message: str) -> sqlite3.DatabaseError:
+    error = sqlite3.OperationalError(message)
+    error.sqlite_errorcode = code  # type: ignore[attr-defined]
+    error.sqlite_errorname = name  # type: ignore[attr-defined]
+    return error
+
+
+STORAGE_ERRORS = [
+    (_sqlite_error(26, "SQLITE_NOTADB", "file is not a database"), "not a knowledge-mcp database"),
+    (_sqlite_error(11, "SQLITE_CORRUPT", "database disk image is malformed"), "damaged"),
+    (_sqlite_error(267, "SQLITE_CORRUPT_VTAB", "vtable constructor failed"), "damaged"),
+    (_sqlite_error(13, "SQLITE_FULL", "database or disk is full"), "disk is full"),
+    (_sqlite_error(14, "SQLITE_CANTOPEN", "unable to open database file"), "cannot be opened"),
+    (_sqlite_error(5, "SQLITE_BUSY", "database is locked"), "locked"),
+    (_sqlite_error(778, "SQLITE_IOERR_WRITE", "disk I/O error"), "I/O error"),
+]
+ITEM_ERRORS = [
+    _sqlite_error(19, "SQLITE_CONSTRAINT", "UNIQUE constraint failed"),
+    _sqlite_error(1, "SQLITE_ERROR", "no such column"),
+    UnicodeEncodeError("utf-8", "\udcff", 0, 1, "surrogates not allowed"),
+    ValueError("a parser's error"),
+]
+
+
+@pytest.mark.parametrize(("error", "says"), STORAGE_ERRORS)
+def test_a_database_wide_sqlite_error_becomes_one_line_with_a_remedy(error: Exception, says: str) -> None:
+    failure = storage_failure(error, Path("/data/users/local/notes.db"))
+    assert failure is not None
+    message = str(failure)
+    assert says in message and "/data/users/local/notes.db" in message
+    assert "\n" not in message and "again" in message
+
+
+@pytest.mark.parametrize("error", ITEM_ERRORS)
+def test_an_error_of_one_item_is_not_a_database_failure(error: Exception) -> None:
+    assert storage_failure(error, Path("notes.db")) is None

@@ -1,0 +1,270 @@
+"""One import run (DESIGN §3): walk the folders, skip what is unchanged, parse, write in batches.
+
+Files are handled in batches of up to `BATCH_FILES` files or `BATCH_BYTES` bytes read: read,
+hashed and parsed in one worker-thread trip, then written in ONE transaction with the record of
+each file (`Importer.write_files`). A file's items and its record commit together, so a run
+killed at any point loses only its open batch, and a re-run completes it. Whatever goes wrong
+with one file (unreadable, over the size cap, a parser error, text SQLite cannot store) is that
+file's failure or notice and the run goes on; when a batch's write fails, it is written again file
+by file so only the bad file fails. An error of the database itself (broken, full, locked) ends
+the run (`storage_failure`): what was committed stays.
+
+An unchanged file is skipped by its size and modification time without being read; if those
+changed, by its content hash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from dataclasses import field as default
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiosqlite
+
+from ..errors import ImportFileError
+from .db import storage_failure
+from .items import ParsedFile, ParsedItem
+from .naming import needs_scrub, scrub_item, shown, stored_path
+from .walking import FileTooLargeError, Skipped, read_regular, walk
+
+if TYPE_CHECKING:
+    from .importing import Importer
+
+BATCH_FILES = 200
+BATCH_BYTES = 16 * 1024 * 1024
+RACY_NS = 2_000_000_000
+"""A file modified this recently before its import may change again within the same clock tick:
+its modification time is not recorded, so the next run hashes it instead of trusting it."""
+
+KNOWN_FILES_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM {p}_files WHERE path IN (?)"
+ALL_FILES_SQL = "SELECT path FROM {p}_files"
+DELETE_FILE_ITEMS_SQL = "DELETE FROM {p}_items WHERE source_path = ?"
+DELETE_FILE_SQL = "DELETE FROM {p}_files WHERE path = ?"
+
+
+@dataclass
+class ImportSummary:
+    source: str
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    pruned: int = 0
+    files_seen: int = 0
+    files_failed: int = 0
+    failures: list[dict[str, str]] = default(default_factory=list)
+    notices: list[dict[str, str]] = default(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.files_failed else 0
+
+    def fail(self, path: Path | str, reason: str) -> None:
+        self.files_failed += 1
+        self.failures.append({"path": shown(path), "reason": reason[:300]})
+
+    def notice(self, path: Path | str, reason: str, *, skipped: bool = True) -> None:
+        self.skipped += skipped
+        self.notices.append({"path": shown(path), "reason": reason[:300]})
+
+    def add(self, other: ImportSummary) -> None:
+        """Count in another summary's files (a batch's)."""
+        for name, value in other.__dict__.items():
+            if name != "source":
+                setattr(self, name, getattr(self, name) + value)
+
+
+@dataclass
+class FileWork:
+    """A file read and parsed, ready to be written with its record in `<p>_files`."""
+
+    key: Path
+    """The path as stored (`naming.stored_path`)."""
+    file_hash: str
+    size: int
+    mtime_ns: int | None
+    items: list[ParsedItem] | None
+    """None: the content is unchanged (only the size and time are recorded again)."""
+    item_count: int = 0
+
+
+class ImportRun:
+    def __init__(self, importer: Importer) -> None:
+        self.importer = importer
+        self.summary = ImportSummary(importer.p)
+        self.writing: asyncio.Task[None] | None = None
+        """The previous batch's write, running while the next batch is read and parsed."""
+
+    async def run(
+        self, paths: Sequence[Path], *, prune: bool, on_file: Callable[[Path], None] | None
+    ) -> ImportSummary:
+        roots = [p.resolve() for p in paths]
+        for root in roots:
+            if not root.exists():
+                self.summary.fail(root, "no such file or folder")
+        try:
+            seen = await self.walk([r for r in roots if r.exists()], prune, on_file)
+            await self.settle()
+        finally:
+            if self.writing is not None and not self.writing.done():
+                self.writing.cancel()
+        if prune:
+            await self.prune(roots, seen)
+        return self.summary
+
+    async def walk(self, roots: list[Path], prune: bool, on_file: Callable[[Path], None] | None) -> set[str]:
+        """Import the files under `roots` batch by batch; the stored paths seen (for `prune`)."""
+        seen: set[str] = set()
+        pending: list[Path] = []
+        for entry in walk(roots, self.importer.source.extensions):
+            if isinstance(entry, Skipped):
+                self.summary.notice(entry.path, entry.reason)
+                continue
+            self.summary.files_seen += 1
+            pending.append(entry)
+            if prune:
+                seen.add(str(stored_path(entry)))
+            if len(pending) >= BATCH_FILES:
+                await self.batch(pending, on_file)
+                pending = []
+        await self.batch(pending, on_file)
+        return seen
+
+    async def batch(self, paths: list[Path], on_file: Callable[[Path], None] | None) -> None:
+        known = await self.known([str(stored_path(p)) for p in paths])
+        rest = paths
+        while rest:
+            found = ImportSummary(self.importer.p)  # the worker thread's own counts
+            works, rest = await asyncio.to_thread(self.prepare, rest, known, found)
+            await self.settle()
+            self.summary.add(found)
+            self.writing = asyncio.create_task(self.write(works))
+        for path in paths if on_file else ():
+            on_file(path)  # type: ignore[misc]
+
+    async def settle(self) -> None:
+        """Wait for the previous batch's write (a fatal database error surfaces here)."""
+        writing, self.writing = self.writing, None
+        if writing is not None:
+            await writing
+
+    async def known(self, keys: list[str]) -> dict[str, aiosqlite.Row]:
+        found: dict[str, aiosqlite.Row] = {}
+        for at in range(0, len(keys), 500):  # well under SQLite's bound-parameter limit
+            part = keys[at : at + 500]
+            sql = self.importer.sql(KNOWN_FILES_SQL).replace("(?)", f"({','.join('?' * len(part))})")
+            found.update({row["path"]: row for row in await self.importer.db.fetchall(sql, part)})
+        return found
+
+    def prepare(
+        self, paths: list[Path], known: dict[str, aiosqlite.Row], found: ImportSummary
+    ) -> tuple[list[FileWork], list[Path]]:
+        """Read and parse files (in a worker thread) until the batch's byte budget is spent; the
+        works and the files left for the next round."""
+        works: list[FileWork] = []
+        spent = 0
+        for at, path in enumerate(paths):
+            if spent >= BATCH_BYTES:
+                return works, paths[at:]
+            try:
+                work, size = self.prepare_file(path, known.get(str(stored_path(path))), found)
+            except FileTooLargeError as exc:
+                found.notice(path, str(exc))
+                continue
+            except Exception as exc:  # one bad file is reported; the rest go on
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else None
+                found.fail(path, reason or _reason(exc))
+                continue
+            spent += size
+            if work is not None:
+                works.append(work)
+        return works, []
+
+    def prepare_file(
+        self, path: Path, known: aiosqlite.Row | None, found: ImportSummary
+    ) -> tuple[FileWork | None, int]:
+        info = os.stat(path)
+        if known and known["size"] == info.st_size and known["mtime_ns"] == info.st_mtime_ns:
+            found.unchanged += int(known["item_count"])
+            return None, 0
+        raw = read_regular(path, self.importer.max_file_bytes)
+        file_hash = hashlib.sha256(raw).hexdigest()
+        fresh = time.time_ns() - info.st_mtime_ns < RACY_NS
+        work = FileWork(stored_path(path), file_hash, info.st_size, None if fresh else info.st_mtime_ns, None)
+        if known and known["file_hash"] == file_hash:
+            work.item_count = int(known["item_count"])
+            found.unchanged += work.item_count
+            return work, len(raw)
+        if not raw.strip():
+            found.notice(path, "empty file skipped")
+            work.items = []
+            return work, len(raw)
+        items = self.importer.source.parse_file(path, raw)
+        parts_failed = isinstance(items, ParsedFile) and _report_parts(path, items, found)
+        if not items and not parts_failed:
+            found.notice(path, "no importable content")
+        work.items = [scrub_item(item) if needs_scrub(item) else item for item in items]
+        return work, len(raw)
+
+    async def write(self, works: list[FileWork]) -> None:
+        if not works:
+            return
+        try:
+            outcomes: list[list[str] | None] = list(await self.importer.write_files(works))
+        except Exception as exc:
+            self.raise_if_fatal(exc)
+            outcomes = [await self.write_alone(work) for work in works]
+        for file_outcomes in outcomes:
+            for outcome in file_outcomes or ():
+                setattr(self.summary, outcome, getattr(self.summary, outcome) + 1)
+
+    async def write_alone(self, work: FileWork) -> list[str] | None:
+        try:
+            return (await self.importer.write_files([work]))[0]
+        except Exception as exc:  # this file's write failed; the others are written
+            self.raise_if_fatal(exc)
+            self.summary.fail(work.key, _reason(exc))
+            return None
+
+    def raise_if_fatal(self, exc: Exception) -> None:
+        failure = storage_failure(exc, self.importer.db.path)
+        if failure is not None:
+            raise failure from exc
+
+    async def prune(self, roots: list[Path], seen: set[str]) -> None:
+        """Remove the items of files under `roots` that are gone (neither walked now nor there)."""
+        db, sql = self.importer.db, self.importer.sql
+        for row in await db.fetchall(sql(ALL_FILES_SQL)):
+            path = Path(row["path"])
+            under = any(path == r or r in path.parents for r in roots)
+            if under and row["path"] not in seen and not path.exists():
+                async with db.transaction() as conn:
+                    cursor = await conn.execute(sql(DELETE_FILE_ITEMS_SQL), (row["path"],))
+                    self.summary.pruned += max(cursor.rowcount, 0)
+                    await conn.execute(sql(DELETE_FILE_SQL), (row["path"],))
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) if isinstance(exc, ImportFileError) else f"{type(exc).__name__}: {exc}"
+    return shown(text)
+
+
+def _report_parts(path: Path, parsed: ParsedFile, summary: ImportSummary) -> bool:
+    """Report a file's failed parts (one line each; the file counts as failed once) and its
+    notices; whether any part failed."""
+    if parsed.failures:
+        summary.files_failed += 1
+    for problem in parsed.failures:
+        summary.failures.append({"path": f"{shown(path)} ({problem.part})", "reason": problem.reason[:300]})
+    for problem in parsed.notices:
+        summary.notices.append({"path": f"{shown(path)} ({problem.part})", "reason": problem.reason[:300]})
+    return bool(parsed.failures)

@@ -1,0 +1,145 @@
+"""Finding the files of an import, and reading one safely.
+
+An import reads only what lies inside the folder it was given: a symbolic link is followed
+only when its target resolves inside that folder and is a regular file; a link out of the folder,
+a broken or looping link, a link to a folder, and special files (FIFOs, sockets, devices, and
+anything under /proc, /sys or /dev) are reported as skipped, never read. Hidden entries are
+left out silently, as are files of a type the source does not read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ImportFileError
+
+SYSTEM_FOLDERS = frozenset({"proc", "sys", "dev"})
+"""Top-level folders of the system (/proc, /sys, /dev): never read, whatever the link."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file found but not read, and why (reported as a notice)."""
+
+    path: Path
+    reason: str
+
+
+class FileTooLargeError(ImportFileError):
+    """A file over the import size cap."""
+
+
+def walk(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Path | Skipped]:
+    """The files to import (folders walked in sorted order) and the ones skipped, with why."""
+    for given in paths:
+        root = given.resolve()
+        if _under_system_root(root):
+            yield Skipped(root, "a system path (/proc, /sys, /dev); not read")
+        elif root.is_dir():
+            yield from _walk_folder(root, extensions)
+        elif root.exists():
+            reason = _not_regular(root)
+            yield Skipped(root, reason) if reason else root
+        else:
+            raise ImportFileError(f"{root}: no such file or folder")
+
+
+def iter_files(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Path]:
+    """Only the files `walk` would import."""
+    return (entry for entry in walk(paths, extensions) if isinstance(entry, Path))
+
+
+def _walk_folder(root: Path, extensions: frozenset[str]) -> Iterator[Path | Skipped]:
+    found: list[tuple[str, os.DirEntry[str]]] = []
+    folders = [str(root)]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                else:
+                    found.append((entry.path, entry))
+    found.sort(key=lambda pair: Path(pair[0]).parts)
+    for name, entry in found:
+        checked = _check(Path(name), entry, root, extensions)
+        if checked is not None:
+            yield checked
+
+
+def _check(
+    path: Path, entry: os.DirEntry[str], root: Path, extensions: frozenset[str]
+) -> Path | Skipped | None:
+    """`path` if it may be imported, a `Skipped` if it is refused, None if it is silently left out."""
+    if entry.is_symlink():
+        return _check_link(path, root, extensions)
+    if path.suffix.lower() not in extensions:
+        return None
+    if entry.is_file(follow_symlinks=False):
+        return path
+    reason = _not_regular(path)
+    return Skipped(path, reason) if reason else path
+
+
+def _check_link(path: Path, root: Path, extensions: frozenset[str]) -> Path | Skipped | None:
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return Skipped(path, "broken or looping symbolic link; not followed")
+    if target.is_dir():
+        return Skipped(path, "symbolic link to a folder; not followed")
+    if path.suffix.lower() not in extensions:
+        return None
+    if not target.is_relative_to(root):
+        return Skipped(path, "symbolic link to outside the imported folder; not followed")
+    reason = _not_regular(target)
+    return Skipped(path, f"symbolic link to {reason}") if reason else path
+
+
+def _under_system_root(path: Path) -> bool:
+    return bool(path.parts[1:2]) and path.parts[1] in SYSTEM_FOLDERS and path.is_absolute()
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why the (resolved) file at `path` must not be read, or None for a regular file."""
+    if _under_system_root(path):
+        return "a system file (/proc, /sys, /dev); not read"
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"))
+    kind = next((name for test, name in kinds if test(mode)), "a special file")
+    return f"{kind}, not a regular file; not read"
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, or an ImportFileError. Opened without
+    blocking (a FIFO swapped in after the walk cannot hang the import), checked on the open file,
+    and read no further than the cap."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ImportFileError("not a regular file; not read")
+        if info.st_size > max_bytes:
+            raise FileTooLargeError(too_large(info.st_size, max_bytes))
+        raw = file.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise FileTooLargeError(too_large(len(raw), max_bytes))
+    return raw
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    mb = 1024 * 1024
+    return (
+        f"{size / mb:.1f} MB is over the import size cap of {max_bytes / mb:g} MB "
+        "(import_max_file_mb); skipped"
+    )
