@@ -57,6 +57,7 @@ def scrub_item(item: ParsedItem) -> ParsedItem:
     return dataclasses.replace(
         item,
         key=scrub(item.key),
+        origin=scrub(item.origin),
         title=scrub(item.title),
         content=scrub(item.content),
         created_at=scrub(item.created_at),
@@ -70,7 +71,7 @@ def scrub_item(item: ParsedItem) -> ParsedItem:
 def needs_scrub(item: ParsedItem) -> bool:
     """Whether any text of the item holds a lone surrogate (cheap: one look at its hash input)."""
     try:
-        item.content_hash()
+        item.hash_payload().encode("utf-8")
     except UnicodeEncodeError:
         return True
-    return False
+    return bool(item.origin and SURROGATE_RE.search(item.origin))

@@ -196,7 +196,7 @@ async def test_an_older_database_re_reads_every_card_on_the_next_import(data_dir
         await db.conn.execute(
             "UPDATE characters_items SET meta = json_remove(meta, '$.summary'), content_hash = ''"
         )
-        await db.conn.execute("PRAGMA user_version = 2")
+        await db.conn.execute("PRAGMA user_version = 3")
         await db.conn.commit()
     finally:
         await db.close()

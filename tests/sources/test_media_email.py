@@ -174,8 +174,9 @@ async def test_a_message_in_two_archives_is_one_item_through_reimport_and_prune(
     assert len(stored) == 3 and stored[shared_origin]["version"] == 1
 
     again = await import_into(data_dir, "media", a, b)
-    # both files skipped by their hash; each counts the items it holds (b's copy is a's item)
-    assert (again.added, again.updated, again.unchanged) == (0, 0, 3)
+    # both files skipped unread; each counts the messages it holds, as the first run did
+    # (3 added + b's copy of the shared message unchanged)
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 4)
 
     _mbox(b, MAIL / "malformed-headers.eml")  # b grows: b is re-read, the shared message stays one
     grown = await import_into(data_dir, "media", a, b)
