@@ -9,6 +9,7 @@ import pytest
 
 from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.media import source
+from knowledge_mcp.sources.media.formats.documents import setext_headings
 from knowledge_mcp.sources.media.formats.emails import NotAnEmailError, parse_eml, parse_mbox, strip_replies
 from knowledge_mcp.sources.media.formats.htmltext import parse_html
 from knowledge_mcp.sources.media.formats.summary import summarize
@@ -178,3 +179,21 @@ def test_a_file_that_is_not_a_zip_package_fails_clearly(tmp_path: Path, suffix: 
     path.write_bytes(b"plain text pretending")
     with pytest.raises(ValueError, match=f"not a {suffix} file"):
         source.parse_file(path, path.read_bytes())
+
+
+@pytest.mark.parametrize(
+    "text, headings",
+    [
+        ("Title\n=====\n\nbody", ["Title"]),
+        ("  Part two  \n---\ntext", ["Part two"]),
+        ("a\n--\nb", []),  # two dashes are not an underline
+        ("\n===\n", []),  # nothing above the rule
+        ("x\n - - -\n", []),  # an indented or spaced rule is not an underline
+        ("One\n===   \nTwo\n-----", ["One", "Two"]),
+        ("word " * 200_000, []),  # one 1 MB line: a linear scan (the old regex never finished)
+    ],
+)
+def test_setext_headings_are_lines_underlined_with_three_marks_or_more(
+    text: str, headings: list[str]
+) -> None:
+    assert setext_headings(text) == headings

@@ -8,6 +8,7 @@ each page so every chunk knows its `page`.
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -18,18 +19,34 @@ from pypdf.errors import PyPdfError
 from ...storage.chunking import chunk_text
 from ...storage.items import ChunkSpan, ParsedItem
 from ...text import dates
+from ...text.decoding import decode_text
 from ...text.frontmatter import split_front_matter, string_list
 from .htmltext import parse_html
 from .summary import lead_text, summarize
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
-_SETEXT = re.compile(r"^([^\n]*\S[^\n]*)\n(=+|-+)[ \t]*$", re.MULTILINE)
+_UNDERLINE = re.compile(r"(=+|-+)[ \t]*")
 MAX_HEADINGS = 5
 
 
 def decode(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n")
+    """The file's text (BOM, UTF-8, else a detected charset); binary bytes raise ImportFileError."""
+    return decode_text(raw)
+
+
+def setext_headings(text: str) -> list[str]:
+    """Lines underlined with at least three `=` or `-` (Setext headings), in order.
+
+    A scan of line pairs, linear in the text: the regex it replaces backtracked
+    quadratically on one long line (a 200 KB line took minutes)."""
+    lines = text.split("\n")
+    found = []
+    for line, under in itertools.pairwise(lines):
+        mark = _UNDERLINE.fullmatch(under) if under[:1] in ("=", "-") else None
+        if mark and len(mark.group(1)) >= 3 and line.strip():
+            found.append(line.strip())
+    return found
 
 
 def document(
@@ -68,7 +85,7 @@ def document(
 
 def parse_txt(path: Path, raw: bytes) -> list[ParsedItem]:
     text = decode(raw).strip("\n")
-    headings = [m.group(1).strip() for m in _SETEXT.finditer(text) if len(m.group(2)) >= 3]
+    headings = setext_headings(text)
     first = next((line.strip() for line in text.split("\n") if line.strip()), "")
     title = headings[0] if headings and text.lstrip().startswith(headings[0]) else ""
     if not title and len(first) <= 80 and "\n\n" in text[: len(first) + 4]:
