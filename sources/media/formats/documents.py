@@ -22,11 +22,13 @@ from ...text import dates
 from ...text.decoding import decode_text
 from ...text.frontmatter import split_front_matter, string_list
 from .htmltext import parse_html
+from .maintext import main_text
 from .summary import lead_text, summarize
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 _UNDERLINE = re.compile(r"(=+|-+)[ \t]*")
+_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
 MAX_HEADINGS = 5
 
 
@@ -73,7 +75,7 @@ def document(
     full_meta.setdefault("headings", [])
     return ParsedItem(
         key="",
-        title=title.strip() or path.stem,
+        title=" ".join(title.split()) or path.stem,
         content=content,
         created_at=created or mtime,
         last_modified=mtime,
@@ -121,22 +123,31 @@ def parse_markdown(path: Path, raw: bytes) -> list[ParsedItem]:
 
 
 def parse_html_file(path: Path, raw: bytes) -> list[ParsedItem]:
-    page = parse_html(decode(raw))
-    skip = {page.title, *page.headings}
+    """A saved web page: its main text (maintext.py), the page's metadata and a one-line title."""
+    markup = decode_text(raw, declared=declared_charset(raw))
+    page = parse_html(markup)
+    main = main_text(markup, page.text, page.headings)
+    skip = {page.title, *main.headings}
     return [
         document(
             path,
             "html",
             page.title,
-            page.text,
+            main.text,
             created=dates.parse_date(page.published),
-            summary_source=lead_text(page.text, skip),
-            headings=page.headings[:MAX_HEADINGS],
+            summary_source=lead_text(main.text, skip),
+            headings=main.headings[:MAX_HEADINGS],
             url=page.url,
             author=page.author,
             description=page.description,
         )
     ]
+
+
+def declared_charset(raw: bytes) -> str | None:
+    """The charset a page declares in its first 2 KB (`<meta charset>` or http-equiv)."""
+    found = _META_CHARSET.search(raw[:2048])
+    return found.group(1).decode("ascii") if found else None
 
 
 def _pdf_reader(raw: bytes) -> PdfReader:
