@@ -19,11 +19,14 @@ Line endings come back as `\\n` (CRLF and lone CR converted).
 from __future__ import annotations
 
 import codecs
+import logging
 import re
 
 from charset_normalizer import from_bytes
 
 from ..errors import ImportFileError
+
+logging.getLogger("charset_normalizer").setLevel(logging.WARNING)  # its DEBUG quotes bytes
 
 SNIFF_BYTES = 8192
 MAX_CONTROL_RATIO = 0.05

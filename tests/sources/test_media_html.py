@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,13 @@ def test_an_article_page_keeps_its_text_and_drops_the_sites_boilerplate() -> Non
         "https://simplyfound.com/article/eb9a5e137034/raspberry-pi-3-the-credit-card-sized-pc-that-cost"
         "-only-35-all-time-bestselling-computer-in-uk"
     )
+
+
+def test_extracting_a_page_logs_none_of_its_text_even_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    parse("simplyfound-1.html")  # trafilatura's DEBUG would quote a discarded element ("div 137")
+    assert not [r for r in caplog.records if r.name.startswith("trafilatura")]
+    assert "137" not in caplog.text
 
 
 def test_a_sidebar_of_links_is_not_indexed_but_the_articles_headings_are() -> None:

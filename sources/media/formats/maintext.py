@@ -13,12 +13,18 @@ this module 0.96 / 0.98 and 1.11 M characters, falling back on 16 pages.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from trafilatura import bare_extraction
 from trafilatura.settings import Document
 
 from .htmltext import normalize_text
+
+# trafilatura and the libraries it drives log the text of page elements at DEBUG: file content
+# never reaches the logs, so they speak from WARNING up whatever the server's log level.
+for _name in ("trafilatura", "htmldate", "justext", "courlan"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
 
 MIN_MAIN_CHARS = 500  # less than this is rarely a whole article: keep the page
 SHORT_PAGE_CHARS = 2000  # on a page this short there is little boilerplate to drop…
