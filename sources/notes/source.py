@@ -15,6 +15,7 @@ from ..search.request import Filter
 from ..source import ChunkedSource, SearchOptions
 from ..storage.items import ParsedItem
 from ..text import dates
+from ..text.decoding import decode_text
 from ..text.frontmatter import split_front_matter, string_list
 from .migrations import MIGRATIONS
 
@@ -48,7 +49,7 @@ class NotesSource(ChunkedSource[NoteResult]):
         return [tag_filter(options.keywords)] if options.keywords else []
 
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
-        text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        text = decode_text(raw)
         front, body = split_front_matter(text)
         without_code = _FENCE.sub("", body)
         headings = [m.group(2).strip() for m in _HEADING.finditer(without_code)]

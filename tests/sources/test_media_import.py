@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from knowledge_mcp.sources.media import source
+from knowledge_mcp.sources.media.formats import packages
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from tests.conftest import FIXTURES, import_into
+from tests.sources.test_media_parsers import EPUB_CHAPTER, make_epub
 
 pytestmark = pytest.mark.anyio
 
@@ -192,3 +194,17 @@ async def test_srt_cues_have_times_in_seconds(data_dir: Path) -> None:
         row["content"].split("\n")[0] == "Okay, I think the mic is on. Can people at the back hear me? Great."
     )
     assert all(c["end_s"] > c["start_s"] for c in cues)
+
+
+async def test_an_epub_chapter_left_out_is_a_notice_of_an_added_book(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(packages, "MAX_CHAPTER_BYTES", 200)
+    chapters = {"one.xhtml": EPUB_CHAPTER.format("Neap"), "big.xhtml": EPUB_CHAPTER.format("Flood " * 60)}
+    make_epub(tmp_path / "tides.epub", ["one.xhtml", "big.xhtml"], chapters)
+    summary = await import_into(data_dir, "media", tmp_path)
+    assert (summary.added, summary.files_failed, summary.exit_code) == (1, 0, 0)
+    assert [n["path"] for n in summary.notices] == [f"{tmp_path / 'tides.epub'} (OEBPS/big.xhtml)"]
+    assert summary.notices[0]["reason"].startswith("chapter left out: too large")
+    (row,) = await rows(data_dir, "SELECT content FROM media_items")
+    assert "Flood" not in row["content"] and "Neap text." in row["content"]

@@ -9,11 +9,14 @@ import pytest
 
 from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.media import source
+from knowledge_mcp.sources.media.formats import packages
+from knowledge_mcp.sources.media.formats.documents import setext_headings
 from knowledge_mcp.sources.media.formats.emails import NotAnEmailError, parse_eml, parse_mbox, strip_replies
 from knowledge_mcp.sources.media.formats.htmltext import parse_html
 from knowledge_mcp.sources.media.formats.summary import summarize
 from knowledge_mcp.sources.media.formats.transcripts import parse_cues, render_srt, render_text, render_vtt
 from knowledge_mcp.sources.media.source import date_filter
+from knowledge_mcp.sources.storage.items import ParsedFile
 from tests.conftest import FIXTURES
 
 TRANSCRIPTS = FIXTURES / "media" / "transcripts"
@@ -144,32 +147,62 @@ def test_docx_paragraphs_headings_and_core_title_are_read(tmp_path: Path) -> Non
     assert item.meta["headings"] == ["Ferry timetable"] and item.meta["media_type"] == "docx"
 
 
-def test_epub_chapters_are_read_in_spine_order(tmp_path: Path) -> None:
-    container = (
-        '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
-        '<rootfile full-path="OEBPS/content.opf"/></rootfiles></container>'
-    )
+EPUB_CONTAINER = (
+    '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+    '<rootfile full-path="OEBPS/content.opf"/></rootfiles></container>'
+)
+EPUB_CHAPTER = "<html><head><title>t</title></head><body><h1>{0}</h1><p>{0} text.</p></body></html>"
+
+
+def make_epub(path: Path, spine: list[str], chapters: dict[str, str]) -> bytes:
+    """An EPUB whose spine lists `spine` (hrefs under OEBPS/) and which holds `chapters`."""
+    items = "".join(f'<item id="c{i}" href="{href}"/>' for i, href in enumerate(spine))
+    refs = "".join(f'<itemref idref="c{i}"/>' for i in range(len(spine)))
     opf = (
         '<package xmlns="http://www.idpf.org/2007/opf" xmlns:dc="http://purl.org/dc/elements/1.1/">'
         "<metadata><dc:title>Tide Tables</dc:title><dc:creator>H. Cole</dc:creator></metadata>"
-        '<manifest><item id="a" href="text/one.xhtml"/><item id="b" href="text/two.xhtml"/></manifest>'
-        '<spine><itemref idref="b"/><itemref idref="a"/></spine></package>'
+        f"<manifest>{items}</manifest><spine>{refs}</spine></package>"
     )
-    chapter = "<html><head><title>t</title></head><body><h1>{0}</h1><p>{0} text.</p></body></html>"
+    files = {"META-INF/container.xml": EPUB_CONTAINER, "OEBPS/content.opf": opf}
+    return _zip(path, files | {f"OEBPS/{name}": text for name, text in chapters.items()})
+
+
+def test_epub_chapters_are_read_in_spine_order(tmp_path: Path) -> None:
     path = tmp_path / "tides.epub"
-    raw = _zip(
-        path,
-        {
-            "META-INF/container.xml": container,
-            "OEBPS/content.opf": opf,
-            "OEBPS/text/one.xhtml": chapter.format("Neap"),
-            "OEBPS/text/two.xhtml": chapter.format("Spring"),
-        },
-    )
-    (item,) = source.parse_file(path, raw)
+    chapters = {
+        "text/one.xhtml": EPUB_CHAPTER.format("Neap"),
+        "text/two.xhtml": EPUB_CHAPTER.format("Spring"),
+    }
+    raw = make_epub(path, ["text/two.xhtml", "text/one.xhtml"], chapters)
+    parsed = source.parse_file(path, raw)
+    (item,) = parsed
     assert item.title == "Tide Tables" and item.meta["author"] == "H. Cole"
     assert item.content == "Spring\n\nSpring text.\n\nNeap\n\nNeap text."
     assert item.meta["headings"] == ["Spring", "Neap"] and item.meta["media_type"] == "epub"
+    assert isinstance(parsed, ParsedFile) and parsed.notices == []
+
+
+def test_epub_chapters_left_out_are_notices_and_not_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(packages, "MAX_CHAPTER_BYTES", 200)
+    path = tmp_path / "tides.epub"
+    chapters = {
+        "one.xhtml": EPUB_CHAPTER.format("Neap"),
+        "big.xhtml": EPUB_CHAPTER.format("Flood " * 60),
+        "pic.xhtml": "\x00\x01JFIF",
+    }
+    parsed = source.parse_file(
+        path, make_epub(path, ["one.xhtml", "big.xhtml", "gone.xhtml", "pic.xhtml"], chapters)
+    )
+    assert isinstance(parsed, ParsedFile)
+    assert [(p.part, p.reason.split(":")[1].strip()) for p in parsed.notices] == [
+        ("OEBPS/big.xhtml", f"too large ({len(chapters['big.xhtml'])} bytes)"),
+        ("OEBPS/gone.xhtml", "not in the archive"),
+        ("OEBPS/pic.xhtml", "binary content, not text"),
+    ]
+    (item,) = parsed
+    assert item.content == "Neap\n\nNeap text." and item.meta["chapters"] == 1
 
 
 @pytest.mark.parametrize("suffix", [".docx", ".epub"])
@@ -178,3 +211,21 @@ def test_a_file_that_is_not_a_zip_package_fails_clearly(tmp_path: Path, suffix: 
     path.write_bytes(b"plain text pretending")
     with pytest.raises(ValueError, match=f"not a {suffix} file"):
         source.parse_file(path, path.read_bytes())
+
+
+@pytest.mark.parametrize(
+    "text, headings",
+    [
+        ("Title\n=====\n\nbody", ["Title"]),
+        ("  Part two  \n---\ntext", ["Part two"]),
+        ("a\n--\nb", []),  # two dashes are not an underline
+        ("\n===\n", []),  # nothing above the rule
+        ("x\n - - -\n", []),  # an indented or spaced rule is not an underline
+        ("One\n===   \nTwo\n-----", ["One", "Two"]),
+        ("word " * 200_000, []),  # one 1 MB line: a linear scan (the old regex never finished)
+    ],
+)
+def test_setext_headings_are_lines_underlined_with_three_marks_or_more(
+    text: str, headings: list[str]
+) -> None:
+    assert setext_headings(text) == headings

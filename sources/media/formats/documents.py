@@ -8,6 +8,7 @@ each page so every chunk knows its `page`.
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -18,18 +19,36 @@ from pypdf.errors import PyPdfError
 from ...storage.chunking import chunk_text
 from ...storage.items import ChunkSpan, ParsedItem
 from ...text import dates
+from ...text.decoding import decode_text
 from ...text.frontmatter import split_front_matter, string_list
 from .htmltext import parse_html
+from .maintext import main_text
 from .summary import lead_text, summarize
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
-_SETEXT = re.compile(r"^([^\n]*\S[^\n]*)\n(=+|-+)[ \t]*$", re.MULTILINE)
+_UNDERLINE = re.compile(r"(=+|-+)[ \t]*")
+_META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
 MAX_HEADINGS = 5
 
 
 def decode(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n")
+    """The file's text (BOM, UTF-8, else a detected charset); binary bytes raise ImportFileError."""
+    return decode_text(raw)
+
+
+def setext_headings(text: str) -> list[str]:
+    """Lines underlined with at least three `=` or `-` (Setext headings), in order.
+
+    A scan of line pairs, linear in the text: the regex it replaces backtracked
+    quadratically on one long line (a 200 KB line took minutes)."""
+    lines = text.split("\n")
+    found = []
+    for line, under in itertools.pairwise(lines):
+        mark = _UNDERLINE.fullmatch(under) if under[:1] in ("=", "-") else None
+        if mark and len(mark.group(1)) >= 3 and line.strip():
+            found.append(line.strip())
+    return found
 
 
 def document(
@@ -56,7 +75,7 @@ def document(
     full_meta.setdefault("headings", [])
     return ParsedItem(
         key="",
-        title=title.strip() or path.stem,
+        title=" ".join(title.split()) or path.stem,
         content=content,
         created_at=created or mtime,
         last_modified=mtime,
@@ -68,7 +87,7 @@ def document(
 
 def parse_txt(path: Path, raw: bytes) -> list[ParsedItem]:
     text = decode(raw).strip("\n")
-    headings = [m.group(1).strip() for m in _SETEXT.finditer(text) if len(m.group(2)) >= 3]
+    headings = setext_headings(text)
     first = next((line.strip() for line in text.split("\n") if line.strip()), "")
     title = headings[0] if headings and text.lstrip().startswith(headings[0]) else ""
     if not title and len(first) <= 80 and "\n\n" in text[: len(first) + 4]:
@@ -104,22 +123,31 @@ def parse_markdown(path: Path, raw: bytes) -> list[ParsedItem]:
 
 
 def parse_html_file(path: Path, raw: bytes) -> list[ParsedItem]:
-    page = parse_html(decode(raw))
-    skip = {page.title, *page.headings}
+    """A saved web page: its main text (maintext.py), the page's metadata and a one-line title."""
+    markup = decode_text(raw, declared=declared_charset(raw))
+    page = parse_html(markup)
+    main = main_text(markup, page.text, page.headings)
+    skip = {page.title, *main.headings}
     return [
         document(
             path,
             "html",
             page.title,
-            page.text,
+            main.text,
             created=dates.parse_date(page.published),
-            summary_source=lead_text(page.text, skip),
-            headings=page.headings[:MAX_HEADINGS],
+            summary_source=lead_text(main.text, skip),
+            headings=main.headings[:MAX_HEADINGS],
             url=page.url,
             author=page.author,
             description=page.description,
         )
     ]
+
+
+def declared_charset(raw: bytes) -> str | None:
+    """The charset a page declares in its first 2 KB (`<meta charset>` or http-equiv)."""
+    found = _META_CHARSET.search(raw[:2048])
+    return found.group(1).decode("ascii") if found else None
 
 
 def _pdf_reader(raw: bytes) -> PdfReader:

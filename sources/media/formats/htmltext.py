@@ -76,6 +76,8 @@ class _TextParser(HTMLParser):
         self.parts: list[str] = []
         self.skip_depth = 0
         self.in_title = False
+        self.title_done = False  # the page's title is its first non-empty <title>…
+        self.svg_depth = 0  # …outside an inline SVG (icons carry <title>s too)
         self.title_parts: list[str] = []
         self.heading: list[str] | None = None
         self.headings: list[str] = []
@@ -84,7 +86,8 @@ class _TextParser(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k.lower(): (v or "") for k, v in attrs}
-        if tag == "title":
+        self.svg_depth += tag == "svg"
+        if tag == "title" and not self.title_done and not self.svg_depth:
             self.in_title = True
         elif tag == "meta":
             key = (a.get("property") or a.get("name") or "").lower()
@@ -102,8 +105,9 @@ class _TextParser(HTMLParser):
             self.heading = []
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self.in_title = False
+        self.svg_depth = max(0, self.svg_depth - (tag == "svg"))
+        if tag == "title" and self.in_title:
+            self.in_title, self.title_done = False, bool("".join(self.title_parts).strip())
         if tag in SKIPPED and tag not in VOID:
             self.skip_depth = max(0, self.skip_depth - 1)
             return
@@ -138,7 +142,7 @@ def parse_html(markup: str) -> HtmlDocument:
     parser.feed(markup)
     parser.close()
     text = normalize_text("".join(parser.parts))
-    title = _SPACES.sub(" ", "".join(parser.title_parts)).strip()
+    title = " ".join("".join(parser.title_parts).split())
     meta = parser.meta
     if not title:
         title = meta.get("og:title") or (parser.headings[0] if parser.headings else "")

@@ -2,6 +2,7 @@
 
 Only the text and a little metadata are taken: paragraphs and headings of a Word document,
 the spine chapters of an EPUB as plain text (via the HTML parser), the title, author and date.
+An EPUB chapter left out (missing, over-sized, binary) is a notice of the file's `ParsedFile`.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from ...storage.items import ParsedItem
+from ...errors import ImportFileError
+from ...storage.items import ParsedFile, ParsedItem, PartProblem
 from ...text import dates
+from ...text.decoding import decode_text
 from .documents import MAX_HEADINGS, document
-from .htmltext import normalize_text, parse_html
+from .htmltext import HtmlDocument, normalize_text, parse_html
 from .summary import lead_text
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
+MAX_CHAPTER_BYTES = MAX_MEMBER_BYTES  # an EPUB chapter over this is left out with a notice
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 DC = "{http://purl.org/dc/elements/1.1/}"
 DCTERMS = "{http://purl.org/dc/terms/}"
@@ -106,28 +110,42 @@ def _spine(archive: zipfile.ZipFile) -> tuple[ET.Element, list[str]]:
     return opf, [posixpath.normpath(posixpath.join(base, href)) for href in order if href]
 
 
-def parse_epub(path: Path, raw: bytes) -> list[ParsedItem]:
+def _chapters(archive: zipfile.ZipFile, names: list[str]) -> tuple[list[HtmlDocument], list[PartProblem]]:
+    """The spine's chapters as pages, and a notice for each chapter left out (missing,
+    over-sized or not text)."""
+    pages, left_out = [], []
+    present = set(archive.namelist())
+    for name in names:
+        if name not in present:
+            left_out.append(PartProblem(name, "chapter left out: not in the archive"))
+            continue
+        size = archive.getinfo(name).file_size
+        if size > MAX_CHAPTER_BYTES:
+            left_out.append(PartProblem(name, f"chapter left out: too large ({size} bytes)"))
+            continue
+        try:
+            pages.append(parse_html(decode_text(archive.read(name))))
+        except ImportFileError as exc:
+            left_out.append(PartProblem(name, f"chapter left out: {exc}"))
+    return pages, left_out
+
+
+def parse_epub(path: Path, raw: bytes) -> ParsedFile:
     with _open_zip(raw, ".epub") as archive:
-        opf, chapters = _spine(archive)
-        texts, headings = [], []
-        for name in chapters:
-            if name not in archive.namelist() or archive.getinfo(name).file_size > MAX_MEMBER_BYTES:
-                continue
-            page = parse_html(archive.read(name).decode("utf-8", errors="replace"))
-            texts.append(page.text)
-            headings += page.headings
-    content = normalize_text("\n\n".join(t for t in texts if t))
+        opf, names = _spine(archive)
+        pages, left_out = _chapters(archive, names)
+    headings = [h for page in pages for h in page.headings]
+    content = normalize_text("\n\n".join(page.text for page in pages if page.text))
     title = _text(opf, f"{DC}title") or (headings[0] if headings else "")
-    return [
-        document(
-            path,
-            "epub",
-            title,
-            content,
-            created=dates.parse_date(_text(opf, f"{DC}date")),
-            summary_source=lead_text(content, set(headings)),
-            headings=headings[:MAX_HEADINGS],
-            author=_text(opf, f"{DC}creator") or None,
-            chapters=len(texts),
-        )
-    ]
+    item = document(
+        path,
+        "epub",
+        title,
+        content,
+        created=dates.parse_date(_text(opf, f"{DC}date")),
+        summary_source=lead_text(content, set(headings)),
+        headings=headings[:MAX_HEADINGS],
+        author=_text(opf, f"{DC}creator") or None,
+        chapters=len(pages),
+    )
+    return ParsedFile([item] if content else [], notices=left_out)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...storage.items import ChunkSpan, ParsedItem
 from ...text import dates
+from ...text.decoding import decode_text
 from .summary import summarize
 
 CHUNK_CHARS = 2000  # about 500 tokens
@@ -100,7 +101,7 @@ def group_cues(offsets: list[tuple[int, int]], cues: list[dict[str, Any]]) -> li
 
 
 def parse_transcript(path: Path, raw: bytes) -> list[ParsedItem]:
-    cues, header_title = parse_cues(raw.decode("utf-8", errors="replace"))
+    cues, header_title = parse_cues(decode_text(raw))
     if not cues:
         raise ValueError(f"no cues found: not a valid {path.suffix.lstrip('.').upper()} transcript")
     offsets: list[tuple[int, int]] = []
