@@ -193,10 +193,11 @@ async def test_a_slow_source_is_cut_off_at_the_time_limit(
         return await original(*args)
 
     monkeypatch.setattr(type(SOURCES["chats"]), "search", slow)
-    async with connect(source_timeout_s=0.2) as client:
+    # 2 s: the others answer in milliseconds, but a loaded CI machine must not cut them off too
+    async with connect(source_timeout_s=2) as client:
         out = await search(client, query="meeting", seen="show")
     assert out["degraded"] is True and out["provider_hint"] == "chats"
-    assert any("0.2 s" in w for w in out["warnings"]) and out["results"]
+    assert any("within 2 s" in w for w in out["warnings"]) and out["results"]
 
 
 async def test_dotted_tool_names_publish_knowledge_dot_search(connect: Callable[..., Client]) -> None:

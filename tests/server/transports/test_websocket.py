@@ -328,9 +328,7 @@ async def test_config_in_initialize_sets_defaults_beneath_session_and_explicit_i
         assert found["warnings"] == []
         await peer.structured("session_set_defaults", snippet_length=80)  # session beats request config
         assert (await peer.structured("session_info"))["defaults"]["snippet_length"] == 80
-        explicit = await peer.structured(
-            "notes_search", query="migration", limit=5, snippet_length=400, seen="show"
-        )
+        explicit = await peer.structured("notes_search", query="migration", limit=5, snippet_length=400)
         assert max(len(r["snippet"]) for r in explicit["results"]) > 80  # explicit input beats both
     async with session(server["url"], bearer(jwt_for("alice"))) as plain:
         found = await plain.structured("notes_search", query="migration", limit=5)
