@@ -12,13 +12,14 @@ import secrets
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loguru import logger
-from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
-from mcp.shared.exceptions import MCPError
 
 from knowledge_mcp.sources.errors import KnowledgeError
+
+if TYPE_CHECKING:  # the command line configures logging without loading the MCP SDK
+    from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 
 
 class _InterceptHandler(logging.Handler):
@@ -72,6 +73,7 @@ def log_requests(
     ms=…`. The arguments (query text included) appear only at DEBUG; tokens, keys and headers
     never reach a middleware, and document content never appears here at all.
     """
+    from mcp.shared.exceptions import MCPError  # here: the SDK loads only when a server is built
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # a notification: nothing answers it, nothing to time
@@ -118,7 +120,7 @@ def _is_tool_error(result: HandlerResult) -> bool:
     return getattr(result, "is_error", False) is True
 
 
-UserOf = Callable[[ServerRequestContext[Any, Any]], str]
+UserOf = Callable[["ServerRequestContext[Any, Any]"], str]
 
 
 def _user(user_of: UserOf, ctx: ServerRequestContext[Any, Any]) -> str:

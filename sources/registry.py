@@ -1,16 +1,19 @@
-"""The one place sources are registered: a source is a package `sources.<name>` listed here."""
+"""The one place sources are registered: a source is a package `sources.<name>` listed here,
+exporting its `source`; its MCP tools are `sources.<name>.tools.register`."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
-
-from mcp.server.mcpserver import MCPServer
+from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidArgumentError
 from .source import ChunkedSource
-from .tooling import ToolHost
+
+if TYPE_CHECKING:  # the SDK is loaded only when a server is built (`registrars`)
+    from mcp.server.mcpserver import MCPServer
+
+    from .tooling import ToolHost
 
 SOURCE_NAMES: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")
 
@@ -32,7 +35,9 @@ SOURCES: dict[str, ChunkedSource[Any]] = {name: m.source for name, m in _MODULES
 
 
 def registrars() -> list[Callable[[MCPServer, ToolHost], None]]:
-    return [m.register for m in _MODULES.values()]
+    """Each source's `tools.register`. Imported here, when a server is built, so that the
+    command line's import and search never load the MCP SDK."""
+    return [importlib.import_module(f"{m.__name__}.tools").register for m in _MODULES.values()]
 
 
 def get_source(name: str) -> ChunkedSource[Any]:

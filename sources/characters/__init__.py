@@ -1,6 +1,5 @@
 """The characters source: Character Card V1/V2/V3 (`.json`, `.png`)."""
 
 from .source import CharactersSource, source
-from .tools import register
 
-__all__ = ["CharactersSource", "register", "source"]
+__all__ = ["CharactersSource", "source"]

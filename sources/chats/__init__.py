@@ -4,6 +4,5 @@ The plain format is documented in `parsing.py`.
 """
 
 from .source import ChatsSource, source
-from .tools import register
 
-__all__ = ["ChatsSource", "register", "source"]
+__all__ = ["ChatsSource", "source"]

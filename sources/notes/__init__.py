@@ -1,6 +1,5 @@
 """The notes source: Markdown and text notes."""
 
 from .source import NotesSource, source
-from .tools import register
 
-__all__ = ["NotesSource", "register", "source"]
+__all__ = ["NotesSource", "source"]

@@ -51,11 +51,13 @@ class NotesSource(ChunkedSource[NoteResult]):
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
         text = decode_text(raw)
         front, body = split_front_matter(text)
-        without_code = _FENCE.sub("", body)
-        headings = [m.group(2).strip() for m in _HEADING.finditer(without_code)]
+        # The patterns scan every position of the text: skip them when their mark is absent.
+        without_code = _FENCE.sub("", body) if "```" in body or "~~~" in body else body
+        marked = "#" in without_code
+        headings = [m.group(2).strip() for m in _HEADING.finditer(without_code)] if marked else []
         title = str(front.get("title") or "").strip() or (headings[0] if headings else "") or path.stem
         tags = string_list(front.get("tags")) + string_list(front.get("keywords"))
-        tags += _INLINE_TAG.findall(without_code)
+        tags += _INLINE_TAG.findall(without_code) if marked else []
         mtime = dates.file_mtime(path)
         created = dates.parse_date(front.get("created") or front.get("date")) or mtime
         modified = dates.parse_date(front.get("modified") or front.get("updated")) or mtime

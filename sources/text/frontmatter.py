@@ -7,6 +7,9 @@ from typing import Any
 
 import yaml
 
+# libyaml's parser when PyYAML was built with it (its wheels are): the same safe loading, ~5×
+# faster than the pure-Python parser, which was most of a folder import's time.
+SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FRONT_MATTER = re.compile(
     r"\A\ufeff?---[ \t]*\r?\n(?:(.*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL
 )
@@ -20,7 +23,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     m = _FRONT_MATTER.match(text)
     if not m:
         return {}, text.lstrip("\ufeff")
-    data = yaml.safe_load(m.group(1) or "") or {}
+    data = yaml.load(m.group(1) or "", Loader=SAFE_LOADER) or {}
     return (data if isinstance(data, dict) else {}), text[m.end() :]
 
 

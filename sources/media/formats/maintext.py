@@ -16,9 +16,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from trafilatura import bare_extraction
-from trafilatura.settings import Document
-
 from .htmltext import normalize_text
 
 # trafilatura and the libraries it drives log the text of page elements at DEBUG: file content
@@ -40,6 +37,10 @@ class MainText:
 
 def extract_main(markup: str) -> MainText | None:
     """trafilatura's main text and headings of `markup`, or None when it finds none."""
+    # Imported here: it loads lxml, dateparser and more (~0.2 s), which only web pages need.
+    from trafilatura import bare_extraction
+    from trafilatura.settings import Document
+
     try:
         doc = bare_extraction(
             markup, include_comments=False, include_tables=True, with_metadata=False, favor_recall=True

@@ -107,8 +107,8 @@ async def test_a_large_import_merges_the_index_into_one_segment_and_answers_the_
     db = await open_database(tmp_path / "notes.db", SOURCES["notes"].migrations)
     try:
         importer = Importer(SOURCES["notes"], db)
-        for at in range(0, len(items), 10):  # a transaction per batch: a segment each
-            await importer.write_items(items[at : at + 10])
+        for at in range(0, len(items), 25):  # a transaction per batch: a segment each (5 of them,
+            await importer.write_items(items[at : at + 25])  # fewer than FTS5 merges by itself)
         assert await segments(db, "notes") > 1
         before = await dump(db, "notes")
         assert await importer.optimize_if_large()
