@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +17,30 @@ from ..logs import configure_logging
 
 
 def _version() -> str:
+    from importlib import metadata  # here: only --version needs it
+
     try:
         return metadata.version("knowledge-mcp")
     except metadata.PackageNotFoundError:  # running from a source tree that was never installed
         return "unknown"
 
 
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kw: Any) -> None:
+        print(f"knowledge-mcp {_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="knowledge-mcp", description="Search and read your own knowledge over MCP."
     )
-    parser.add_argument("--version", action="version", version=f"knowledge-mcp {_version()}")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:

@@ -69,9 +69,18 @@ def scrub_item(item: ParsedItem) -> ParsedItem:
 
 
 def needs_scrub(item: ParsedItem) -> bool:
-    """Whether any text of the item holds a lone surrogate (cheap: one look at its hash input)."""
-    try:
-        item.hash_payload().encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return bool(item.origin and SURROGATE_RE.search(item.origin))
+    """Whether any text of the item holds a lone surrogate (one regex scan of each text: no
+    copy of the item is made for the common case of none)."""
+    chunks = [(c.field, c.meta) for c in item.chunks or ()]
+    texts = (item.key, item.origin, item.title, item.content, item.created_at, item.last_modified)
+    return any(_holds_surrogate(v) for v in (*texts, item.tags, item.meta, chunks))
+
+
+def _holds_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return SURROGATE_RE.search(value) is not None
+    if isinstance(value, list | tuple):
+        return any(_holds_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
+    return False

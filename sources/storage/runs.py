@@ -42,7 +42,7 @@ RACY_NS = 2_000_000_000
 """A file modified this recently before its import may change again within the same clock tick:
 its modification time is not recorded, so the next run hashes it instead of trusting it."""
 
-KNOWN_FILES_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM {p}_files WHERE path IN (?)"
+KNOWN_FILES_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM {p}_files"
 ALL_FILES_SQL = "SELECT path FROM {p}_files"
 DELETE_FILE_ITEMS_SQL = "DELETE FROM {p}_items WHERE source_path = ?"
 DELETE_FILE_SQL = "DELETE FROM {p}_files WHERE path = ?"
@@ -103,6 +103,9 @@ class ImportRun:
         self.summary = ImportSummary(importer.p)
         self.writing: asyncio.Task[None] | None = None
         """The previous batch's write, running while the next batch is read and parsed."""
+        self.known: dict[str, aiosqlite.Row] = {}
+        """Every file imported before, by stored path: read once, before the first batch, so
+        no batch waits for the database (busy writing the batch before it) to look its files up."""
 
     async def run(
         self, paths: Sequence[Path], *, prune: bool, on_file: Callable[[Path], None] | None
@@ -111,6 +114,9 @@ class ImportRun:
         for root in roots:
             if not root.exists():
                 self.summary.fail(root, "no such file or folder")
+        self.known = {
+            row["path"]: row for row in await self.importer.db.fetchall(self.importer.sql(KNOWN_FILES_SQL))
+        }
         try:
             seen = await self.walk([r for r in roots if r.exists()], prune, on_file)
             await self.settle()
@@ -140,11 +146,10 @@ class ImportRun:
         return seen
 
     async def batch(self, paths: list[Path], on_file: Callable[[Path], None] | None) -> None:
-        known = await self.known([str(stored_path(p)) for p in paths])
         rest = paths
         while rest:
             found = ImportSummary(self.importer.p)  # the worker thread's own counts
-            works, rest = await asyncio.to_thread(self.prepare, rest, known, found)
+            works, rest = await asyncio.to_thread(self.prepare, rest, self.known, found)
             await self.settle()
             self.summary.add(found)
             self.writing = asyncio.create_task(self.write(works))
@@ -156,14 +161,6 @@ class ImportRun:
         writing, self.writing = self.writing, None
         if writing is not None:
             await writing
-
-    async def known(self, keys: list[str]) -> dict[str, aiosqlite.Row]:
-        found: dict[str, aiosqlite.Row] = {}
-        for at in range(0, len(keys), 500):  # well under SQLite's bound-parameter limit
-            part = keys[at : at + 500]
-            sql = self.importer.sql(KNOWN_FILES_SQL).replace("(?)", f"({','.join('?' * len(part))})")
-            found.update({row["path"]: row for row in await self.importer.db.fetchall(sql, part)})
-        return found
 
     def prepare(
         self, paths: list[Path], known: dict[str, aiosqlite.Row], found: ImportSummary

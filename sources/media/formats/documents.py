@@ -11,10 +11,7 @@ import io
 import itertools
 import re
 from pathlib import Path
-from typing import Any
-
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
+from typing import TYPE_CHECKING, Any
 
 from ...storage.chunking import chunk_text
 from ...storage.items import ChunkSpan, ParsedItem
@@ -24,6 +21,9 @@ from ...text.frontmatter import split_front_matter, string_list
 from .htmltext import parse_html
 from .maintext import main_text
 from .summary import lead_text, summarize
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
@@ -151,6 +151,9 @@ def declared_charset(raw: bytes) -> str | None:
 
 
 def _pdf_reader(raw: bytes) -> PdfReader:
+    from pypdf import PdfReader  # here: only PDFs need it (~70 ms to load)
+    from pypdf.errors import PyPdfError
+
     if b"%%EOF" not in raw.rstrip()[-4096:]:
         raise ValueError("truncated PDF: no %%EOF marker at the end of the file")
     try:
@@ -163,6 +166,8 @@ def _pdf_reader(raw: bytes) -> PdfReader:
 
 
 def _outline_titles(reader: PdfReader) -> list[str]:
+    from pypdf.errors import PyPdfError
+
     titles: list[str] = []
 
     def walk(entries: Any) -> None:
@@ -180,6 +185,8 @@ def _outline_titles(reader: PdfReader) -> list[str]:
 
 
 def parse_pdf(path: Path, raw: bytes) -> list[ParsedItem]:
+    from pypdf.errors import PyPdfError
+
     reader = _pdf_reader(raw)
     try:
         pages = [(page.extract_text() or "").strip() for page in reader.pages]
