@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from . import reading
 from .errors import InvalidArgumentError
-from .models import GetResponse, Loc, OrderBy, R, Retrieval, SearchResponse, SourceName
-from .retrieval import Defaults
+from .models import GetResponse, Loc, OrderBy, R, Retrieval, RetrievalMode, SearchResponse, SourceName
+from .retrieval import Defaults, with_default_mode
 from .search.lexical.memory import memory_indexes, rank_in_memory
 from .search.lexical.memory_index import MemoryIndexes, Ranked
 from .search.pipeline import DEFAULT_PIPELINE, SearchPipeline
@@ -55,6 +55,8 @@ class ChunkedSource(Generic[R]):
     # Title vs body bm25 weights; 3:1 ranked best on SciFact train (nDCG@10 0.699 vs 0.697 at 2:1).
     weights: ClassVar[tuple[float, float]] = (3.0, 1.0)
     pipeline: ClassVar[SearchPipeline] = DEFAULT_PIPELINE
+    default_mode: ClassVar[RetrievalMode] = "snippet"
+    """The retrieval mode of a get that names none (cards and prompts: `full`, the item itself)."""
 
     # -- what each source provides -------------------------------------------------------
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
@@ -156,6 +158,7 @@ class ChunkedSource(Generic[R]):
     ) -> GetResponse[R]:
         """Read an item within the budget of `retrieval` (see `reading.get`)."""
         model = GetResponse[self.result_model]  # type: ignore[name-defined]
+        retrieval = with_default_mode(retrieval, self.default_mode)
         return await reading.get(
             db, self, item_id, model, loc=loc, query=query, retrieval=retrieval, defaults=defaults
         )

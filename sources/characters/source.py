@@ -8,10 +8,8 @@ from typing import Any
 
 import aiosqlite
 
-from ..models import GetResponse, Loc, Retrieval
-from ..retrieval import Defaults, with_default_mode
+from ..models import Loc
 from ..source import ChunkedSource
-from ..storage.db import Database
 from ..storage.items import ParsedItem
 from ..text.fields import field_anchor, field_loc, summary_loc
 from .cards import parse_card_file
@@ -27,6 +25,7 @@ class CharactersSource(ChunkedSource[CharacterResult]):
     result_model = CharacterResult
     migrations = MIGRATIONS
     extensions = frozenset({".json", ".png"})
+    default_mode = "full"  # a get without a mode reads the whole card, within max_tokens
 
     def parse_file(self, path: Path, raw: bytes) -> list[ParsedItem]:
         return parse_card_file(path, raw)
@@ -46,20 +45,6 @@ class CharactersSource(ChunkedSource[CharacterResult]):
     def anchor_from_loc(self, loc: Loc, chunks: list[aiosqlite.Row]) -> int | None:
         anchor = field_anchor(loc, chunks)
         return anchor if anchor is not None else super().anchor_from_loc(loc, chunks)
-
-    async def get(
-        self,
-        db: Database,
-        item_id: str,
-        *,
-        loc: Loc | None = None,
-        query: str | None = None,
-        retrieval: Retrieval | None = None,
-        defaults: Defaults,
-    ) -> GetResponse[CharacterResult]:
-        """The card itself by default (mode `full` within max_tokens), not a snippet of it."""
-        retrieval = with_default_mode(retrieval, "full")
-        return await super().get(db, item_id, loc=loc, query=query, retrieval=retrieval, defaults=defaults)
 
 
 source = CharactersSource()

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from ..errors import InvalidArgumentError, NotFoundError
 from ..models import GetResponse, Loc, Retrieval
-from ..retrieval import Defaults, with_default_mode
+from ..retrieval import Defaults
 from ..search.request import Filter
 from ..source import ChunkedSource, Databases, SearchOptions, SearchScope
 from ..storage.db import Database
@@ -51,6 +51,7 @@ class PromptsSource(ChunkedSource[PromptResult]):
     migrations = MIGRATIONS
     extensions = frozenset(FORMATS)
     options_model = PromptsOptions
+    default_mode = "full"  # a get without a mode reads the whole prompt, within max_tokens
 
     async def search_scope(self, options: PromptsOptions | None, databases: Databases | None) -> SearchScope:
         """A search in every field, or with `fields` in those only.
@@ -112,9 +113,7 @@ class PromptsSource(ChunkedSource[PromptResult]):
         retrieval: Retrieval | None = None,
         defaults: Defaults,
     ) -> GetResponse[PromptResult]:
-        """The prompt itself by default (mode `full` within max_tokens), not a snippet of it."""
         resolved = await self.resolve(db, item_id)
-        retrieval = with_default_mode(retrieval, "full")
         return await super().get(db, resolved, loc=loc, query=query, retrieval=retrieval, defaults=defaults)
 
 

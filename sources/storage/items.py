@@ -55,9 +55,8 @@ class ParsedItem:
         """The identity the store keys this item by, when read from `path`."""
         return self.origin or (f"{path}#{self.key}" if self.key else str(path))
 
-    def hash_payload(self) -> str:
-        """Everything the content hash covers, as one JSON text."""
-        return json.dumps(
+    def content_hash(self) -> str:
+        payload = json.dumps(
             [
                 self.title,
                 self.content,
@@ -71,11 +70,9 @@ class ParsedItem:
             ensure_ascii=False,
             default=str,
         )
-
-    def content_hash(self) -> str:
         # surrogatepass: a parser's stray surrogate must not stop the import of its file (the
         # runner replaces it before the item is stored: `naming.scrub_item`)
-        return hashlib.sha256(self.hash_payload().encode("utf-8", "surrogatepass")).hexdigest()
+        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass

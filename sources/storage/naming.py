@@ -48,35 +48,29 @@ def scrub(value: Any) -> Any:
     return value
 
 
+ITEM_TEXTS = ("key", "origin", "title", "content", "created_at", "last_modified", "tags", "meta")
+"""The fields of a `ParsedItem` that hold text (besides its chunks' field names and meta)."""
+
+
 def scrub_item(item: ParsedItem) -> ParsedItem:
     """An item whose every text can be stored (a parser may carry surrogates from a file name
     or a lenient decode into a title, the body or the meta)."""
     chunks = item.chunks
     if chunks is not None:
         chunks = [dataclasses.replace(c, field=scrub(c.field), meta=scrub(c.meta)) for c in chunks]
-    return dataclasses.replace(
-        item,
-        key=scrub(item.key),
-        origin=scrub(item.origin),
-        title=scrub(item.title),
-        content=scrub(item.content),
-        created_at=scrub(item.created_at),
-        last_modified=scrub(item.last_modified),
-        tags=scrub(item.tags),
-        meta=scrub(item.meta),
-        chunks=chunks,
-    )
+    texts = {name: scrub(getattr(item, name)) for name in ITEM_TEXTS}
+    return dataclasses.replace(item, **texts, chunks=chunks)
 
 
 def needs_scrub(item: ParsedItem) -> bool:
     """Whether any text of the item holds a lone surrogate (one regex scan of each text: no
     copy of the item is made for the common case of none)."""
     chunks = [(c.field, c.meta) for c in item.chunks or ()]
-    texts = (item.key, item.origin, item.title, item.content, item.created_at, item.last_modified)
-    return any(_holds_surrogate(v) for v in (*texts, item.tags, item.meta, chunks))
+    return any(_holds_surrogate(getattr(item, name)) for name in ITEM_TEXTS) or _holds_surrogate(chunks)
 
 
 def _holds_surrogate(value: Any) -> bool:
+    """`scrub`'s test: whether it would change `value`."""
     if isinstance(value, str):
         return SURROGATE_RE.search(value) is not None
     if isinstance(value, list | tuple):
