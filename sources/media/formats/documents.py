@@ -32,11 +32,6 @@ _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9_
 MAX_HEADINGS = 5
 
 
-def decode(raw: bytes) -> str:
-    """The file's text (BOM, UTF-8, else a detected charset); binary bytes raise ImportFileError."""
-    return decode_text(raw)
-
-
 def setext_headings(text: str) -> list[str]:
     """Lines underlined with at least three `=` or `-` (Setext headings), in order.
 
@@ -86,7 +81,7 @@ def document(
 
 
 def parse_txt(path: Path, raw: bytes) -> list[ParsedItem]:
-    text = decode(raw).strip("\n")
+    text = decode_text(raw).strip("\n")
     headings = setext_headings(text)
     first = next((line.strip() for line in text.split("\n") if line.strip()), "")
     title = headings[0] if headings and text.lstrip().startswith(headings[0]) else ""
@@ -101,7 +96,7 @@ def parse_txt(path: Path, raw: bytes) -> list[ParsedItem]:
 
 
 def parse_markdown(path: Path, raw: bytes) -> list[ParsedItem]:
-    front, body = split_front_matter(decode(raw))
+    front, body = split_front_matter(decode_text(raw))
     body = body.strip("\n")
     headings = [m.group(2).strip() for m in _MD_HEADING.finditer(_FENCE.sub("", body))]
     title = str(front.get("title") or "").strip() or (headings[0] if headings else "")
