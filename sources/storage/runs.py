@@ -43,7 +43,6 @@ RACY_NS = 2_000_000_000
 its modification time is not recorded, so the next run hashes it instead of trusting it."""
 
 KNOWN_FILES_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM {p}_files"
-ALL_FILES_SQL = "SELECT path FROM {p}_files"
 DELETE_FILE_ITEMS_SQL = "DELETE FROM {p}_items WHERE source_path = ?"
 DELETE_FILE_SQL = "DELETE FROM {p}_files WHERE path = ?"
 
@@ -238,16 +237,17 @@ class ImportRun:
             raise failure from exc
 
     async def prune(self, roots: list[Path], seen: set[str]) -> None:
-        """Remove the items of files under `roots` that are gone (neither walked now nor there)."""
+        """Remove the items of files under `roots` that are gone (neither walked now nor there).
+        The candidates are the files known before the run: every file written since was walked."""
         db, sql = self.importer.db, self.importer.sql
-        for row in await db.fetchall(sql(ALL_FILES_SQL)):
-            path = Path(row["path"])
+        for stored in self.known:
+            path = Path(stored)
             under = any(path == r or r in path.parents for r in roots)
-            if under and row["path"] not in seen and not path.exists():
+            if under and stored not in seen and not path.exists():
                 async with db.transaction() as conn:
-                    cursor = await conn.execute(sql(DELETE_FILE_ITEMS_SQL), (row["path"],))
+                    cursor = await conn.execute(sql(DELETE_FILE_ITEMS_SQL), (stored,))
                     self.summary.pruned += max(cursor.rowcount, 0)
-                    await conn.execute(sql(DELETE_FILE_SQL), (row["path"],))
+                    await conn.execute(sql(DELETE_FILE_SQL), (stored,))
 
 
 def _reason(exc: BaseException) -> str:
