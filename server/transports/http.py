@@ -11,6 +11,7 @@ from ..app import ServerHost
 from ..auth.tokens import ApiKeyHeader, authenticated_user
 from ..config import Settings
 from ..sessions.transport import EndSessionOnDelete
+from .http_messages import check_messages
 from .http_security import transport_security
 
 
@@ -21,6 +22,7 @@ def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None)
         host=settings.host,
         transport_security=transport_security(settings.host, settings.public_url),
     )
+    check_messages(app, "/mcp", require_user=host is not None and host.authenticated)
     if host is not None and host.authenticated:
         app.add_middleware(ApiKeyHeader)
 

@@ -17,6 +17,7 @@ from ..auth.tokens import JwtVerifier
 from ..config import Settings
 from .http import http_app
 from .http_security import is_loopback
+from .stdio import serve_stdio
 from .websocket import ws_app
 
 WS_MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the same cap the SDK puts on an HTTP request body
@@ -31,7 +32,7 @@ async def run_stdio(settings: Settings) -> None:
     mcp, host = build_server(settings)
     logger.info("serving stdio for user {}", settings.user)
     try:
-        await mcp.run_stdio_async()
+        await serve_stdio(mcp)
     finally:
         await host.pool.close()
 

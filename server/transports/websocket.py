@@ -16,12 +16,12 @@ connection's own session key and its request config. Nothing a client sends chan
 Close codes: 1000 normal; 1001 idle for `ws_idle_timeout_s` with no request in flight;
 1003 a binary frame; 1008 the credential expired. A text frame that is not JSON gets a
 JSON-RPC parse error (-32700), one that is JSON but not a JSON-RPC message an invalid-request
-error (-32600); the connection stays open.
+error (-32600), a request whose params hold a lone surrogate, deep nesting or a huge number an
+invalid-params error (-32602) (`inbound.read_message`); the connection stays open.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from typing import Any, cast
@@ -35,16 +35,11 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    ErrorData,
     JSONRPCError,
     JSONRPCRequest,
     JSONRPCResponse,
     RequestId,
-    jsonrpc_message_adapter,
 )
-from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
@@ -56,6 +51,7 @@ from ..app import healthz
 from ..auth.keys import looks_like_key
 from ..auth.tokens import API_KEY_HEADER, KnowledgeTokenVerifier
 from ..request_config import EMPTY, RequestConfig, parse
+from .inbound import Refusal, log_refusal, read_message
 
 SUBPROTOCOL = "mcp"
 CLOSE_NORMAL, CLOSE_GOING_AWAY, CLOSE_UNSUPPORTED_DATA, CLOSE_POLICY = 1000, 1001, 1003, 1008
@@ -203,18 +199,13 @@ class Connection:
 
     async def _parse(self, text: str) -> Any:
         """The frame's JSON-RPC message, or None after answering the error it deserves."""
-        try:
-            data = json.loads(text)
-        except ValueError:
-            await self._send_error(None, PARSE_ERROR, "Parse error: a frame must hold one JSON-RPC message")
+        found = read_message(text)
+        if isinstance(found, Refusal):
+            log_refusal(found, "websocket")
+            if found.answer is not None:
+                await self._send(found.answer.model_dump_json(by_alias=True, exclude_unset=True))
             return None
-        try:
-            return jsonrpc_message_adapter.validate_python(data, by_name=False)
-        except ValidationError:
-            raw_id = data.get("id") if isinstance(data, dict) else None
-            request_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
-            await self._send_error(request_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
-            return None
+        return found
 
     def _unanswered(self, message: Any) -> Any:
         if not isinstance(message, JSONRPCRequest):
@@ -232,10 +223,6 @@ class Connection:
                 if isinstance(item.message, JSONRPCResponse | JSONRPCError):
                     self.in_flight.discard(item.message.id)
                 await self._send(item.message.model_dump_json(by_alias=True, exclude_unset=True))
-
-    async def _send_error(self, request_id: RequestId | None, code: int, text: str) -> None:
-        error = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=text))
-        await self._send(error.model_dump_json(by_alias=True, exclude_unset=True))
 
     async def _send(self, text: str) -> None:
         async with self.send_lock:
