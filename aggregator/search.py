@@ -16,12 +16,13 @@ from loguru import logger
 from mcp.server.mcpserver import Context
 from pydantic import ValidationError
 
-from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
+from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError, SourceUnavailableError
 from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
+from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.tooling import databases_of
 
 from .host import AggregatorHost, Session
@@ -167,9 +168,16 @@ async def fan_out(
             answer.problem = exc
         except TimeoutError:
             answer.failure = f"no answer within {timeout_s:g} s"
+        except SourceUnavailableError as exc:  # explained already (a damaged database): no traceback
+            answer.failure = str(exc)
         except Exception as exc:  # the fan-out boundary: one source failing never fails the call
-            logger.exception("source {} failed in knowledge_search", answer.source)
-            answer.failure = f"failed ({type(exc).__name__})"
+            explained = source_failure(exc, answer.source)
+            if explained is not None:
+                logger.warning("source {} failed in knowledge_search: {}", answer.source, explained)
+                answer.failure = str(explained)
+            else:
+                logger.exception("source {} failed in knowledge_search", answer.source)
+                answer.failure = f"failed ({type(exc).__name__})"
         answer.elapsed_ms = (time.perf_counter() - started) * 1000
 
     async with anyio.create_task_group() as group:

@@ -7,6 +7,8 @@ Built only from the transport's authentication (or the single local user of stdi
 from __future__ import annotations
 
 import asyncio
+import os
+import sqlite3
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -14,10 +16,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.storage.db import Database, Migration, open_database, user_dir
+from knowledge_mcp.sources.storage.db import Database, Migration, open_database, source_failure, user_dir
 
 _current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
     "current_request", default=None
@@ -59,37 +62,71 @@ def current_request() -> ServerRequestContext[Any, Any]:
 
 
 class DatabasePool:
-    """Open databases by path, opened (and migrated) once, closed together at shutdown."""
+    """Open databases by path, opened (and migrated) once, closed together at shutdown.
+
+    A database whose file was replaced since it was opened (moved aside and re-imported after it
+    was damaged) is opened again on its next use: the remedy a broken database's tool error
+    gives works without restarting the server. The old connection is closed at shutdown, not
+    under a request that may still be reading it.
+    """
 
     def __init__(self, memory_index_max_chunks: int | None = None) -> None:
-        self._open: dict[Path, Database] = {}
+        self._open: dict[Path, tuple[Database, FileIdentity]] = {}
+        self._retired: list[Database] = []
         self._lock = asyncio.Lock()
         self._memory_index_max_chunks = memory_index_max_chunks
 
     async def get(self, path: Path, source: str) -> Database:
-        return await self.open(path, SOURCES[source].migrations)
+        """The database of `source` at `path`; one that cannot be used is a SourceUnavailableError
+        naming the source, the cause and the remedy (and it is not kept: the next call tries again)."""
+        try:
+            return await self.open(path, SOURCES[source].migrations)
+        except sqlite3.DatabaseError as exc:
+            failure = source_failure(exc, source, path.parent.name)
+            if failure is None:
+                raise
+            logger.warning("the {} database of user {} cannot be used: {}", source, path.parent.name, failure)
+            raise failure from exc
 
     async def open(self, path: Path, migrations: Sequence[Migration]) -> Database:
         """The database at `path`, opened and migrated with `migrations` on first use."""
-        db = self._open.get(path)
-        if db is not None:
-            return db
+        held = self._open.get(path)
+        if held is not None and held[1] == file_identity(path):
+            return held[0]
         async with self._lock:
-            if path not in self._open:
-                db = await open_database(path, migrations)
-                db.memory_index_max_chunks = self._memory_index_max_chunks
-                self._open[path] = db
-            return self._open[path]
+            held = self._open.get(path)
+            if held is not None and held[1] == file_identity(path):
+                return held[0]
+            if held is not None:
+                self._retired.append(held[0])
+            db = await open_database(path, migrations)
+            db.memory_index_max_chunks = self._memory_index_max_chunks
+            self._open[path] = (db, file_identity(path))
+            return db
 
     async def settled(self) -> None:
         """Wait for the open databases' background work: the memory copies of small sources and
         the vocabularies of large ones (`sources.memory_index`), started by their first search."""
-        for db in list(self._open.values()):
+        for db, _ in list(self._open.values()):
             indexes = db.caches.get("memory_index")
             if indexes is not None:
                 await indexes.ready()
 
     async def close(self) -> None:
-        for db in self._open.values():
+        for db in [*(db for db, _ in self._open.values()), *self._retired]:
             await db.close()
         self._open.clear()
+        self._retired.clear()
+
+
+FileIdentity = tuple[int, int] | None
+
+
+def file_identity(path: Path) -> FileIdentity:
+    """Which file is at `path` (device, inode), None when there is none: a file moved aside and
+    imported anew has a new identity, one written in place keeps its own."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino

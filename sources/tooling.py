@@ -7,6 +7,7 @@ that resolves the caller's database and defaults from the authenticated request 
 from __future__ import annotations
 
 import functools
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, ParamSpec, Protocol
 
@@ -17,8 +18,9 @@ from pydantic import BaseModel, Field
 
 from .errors import KnowledgeError
 from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse, dump
+from .registry import SOURCE_NAMES
 from .retrieval import Defaults
-from .storage.db import Database
+from .storage.db import Database, source_failure
 
 P = ParamSpec("P")
 
@@ -55,8 +57,13 @@ def databases_of(host: ToolHost, ctx: Context) -> Callable[[str], Awaitable[Data
     return lambda name: host.database(ctx, name)
 
 
-def tool_errors(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
-    """Turn our errors into tool errors the model can read and fix; the server keeps serving."""
+def tool_errors(
+    fn: Callable[P, Awaitable[CallToolResult]], source: str | None = None
+) -> Callable[P, Awaitable[CallToolResult]]:
+    """Turn our errors into tool errors the model can read and fix; the server keeps serving.
+
+    A database that breaks under a query (a damaged page found mid-search) is one sentence too:
+    the source (this tool's, when it has one), the cause and the remedy, without a traceback."""
 
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
@@ -64,12 +71,19 @@ def tool_errors(fn: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Await
             return await fn(*args, **kwargs)
         except KnowledgeError as exc:
             raise ToolError(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:
+            failure = source_failure(exc, source)
+            if failure is None:
+                raise
+            raise ToolError(str(failure)) from exc
 
     return wrapper
 
 
 def add_read_tool(mcp: MCPServer, host: ToolHost, name: str, title: str, fn: Callable[..., Any]) -> None:
-    mcp.add_tool(tool_errors(fn), name=host.tool_name(name), title=title, annotations=READ_ONLY)
+    source = name.partition("_")[0]
+    wrapped = tool_errors(fn, source if source in SOURCE_NAMES else None)
+    mcp.add_tool(wrapped, name=host.tool_name(name), title=title, annotations=READ_ONLY)
 
 
 def _hit_line(r: ResultItem) -> str:

@@ -143,14 +143,51 @@ class Database:
 def storage_failure(exc: BaseException, path: Path) -> SourceUnavailableError | None:
     """A one-line reason and remedy when `exc` means the database at `path` is unusable (broken,
     full, unopenable), else None (the error concerns one item and the import may go on)."""
-    if not isinstance(exc, sqlite3.DatabaseError):
-        return None
-    code = getattr(exc, "sqlite_errorcode", None)
-    key = _PRIMARY_NAMES.get(code & 0xFF) if isinstance(code, int) else None
+    key = _primary_name(exc)
     if key is None:
         return None
     remedy = STORAGE_REMEDIES.get(key, "check the file and the disk, then run the import again")
     return SourceUnavailableError(f"database {path} {STORAGE_FAILURES[key]}: {remedy}")
+
+
+SOURCE_FAILURES = {
+    "SQLITE_NOTADB": ("is damaged (file is not a database)", "rebuild"),
+    "SQLITE_CORRUPT": ("is damaged (database disk image is malformed)", "rebuild"),
+    "SQLITE_FULL": ("cannot be written: the disk is full", "free some disk space and try again"),
+    "SQLITE_IOERR": ("could not be read (I/O error)", "check the disk, then try again"),
+    "SQLITE_CANTOPEN": ("cannot be opened", "make the file readable, or rebuild"),
+    "SQLITE_READONLY": ("is read-only", "make the file writable and try again"),
+    "SQLITE_PERM": ("may not be read or written (permission denied)", "fix the file's permissions"),
+    "SQLITE_BUSY": ("is locked by another process", "try again when that process has finished"),
+    "SQLITE_LOCKED": ("is locked by another process", "try again when that process has finished"),
+}
+"""What a tool says when a source's database is unusable: (cause, remedy); "rebuild" is spelled
+out by `source_failure` with the source's own import command."""
+
+
+def source_failure(
+    exc: BaseException, source: str | None, user: str = "local"
+) -> SourceUnavailableError | None:
+    """One sentence for a tool whose `source` database is unusable (damaged, full, unopenable):
+    the source, the cause and the remedy, never the file's path; None when `exc` is no such error
+    (a failure of one statement, not of the file). `source` None: a tool that reads several."""
+    key = _primary_name(exc)
+    if key is None:
+        return None
+    cause, remedy = SOURCE_FAILURES[key]
+    if source is None:
+        rebuild = "move that source's .db file aside and re-import it (its own search tool names it)"
+        return SourceUnavailableError(f"a source database {cause}; {remedy.replace('rebuild', rebuild)}")
+    rebuild = f"move {source}.db aside and re-import it with `knowledge-mcp import {source} <folder>"
+    rebuild += "`" if user == "local" else f" --user {user}`"
+    return SourceUnavailableError(f"the {source} database {cause}; {remedy.replace('rebuild', rebuild)}")
+
+
+def _primary_name(exc: BaseException) -> str | None:
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    code = getattr(exc, "sqlite_errorcode", None)
+    return _PRIMARY_NAMES.get(code & 0xFF) if isinstance(code, int) else None
 
 
 _PRIMARY_NAMES = {3: "SQLITE_PERM", 5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 8: "SQLITE_READONLY",
