@@ -20,7 +20,14 @@ from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.storage.db import Database, Migration, open_database, source_failure, user_dir
+from knowledge_mcp.sources.storage.db import (
+    Database,
+    Migration,
+    open_database,
+    source_failure,
+    user_dir,
+    validate_user_id,
+)
 
 _current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
     "current_request", default=None
@@ -37,7 +44,7 @@ class RequestContext:
     def for_user(cls, data_dir: Path, user_id: str, client_id: str | None = None) -> RequestContext:
         home = user_dir(data_dir, user_id)  # validated and resolved once, not once per source
         paths = {name: home / f"{name}.db" for name in SOURCES}
-        return cls(user_id, client_id, MappingProxyType(paths))
+        return cls(validate_user_id(user_id), client_id, MappingProxyType(paths))  # folded, as its folder
 
 
 async def remember_request(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:

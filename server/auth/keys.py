@@ -38,7 +38,9 @@ MIGRATIONS = (
 
 INSERT_KEY_SQL = "INSERT INTO api_keys (key_hash, prefix, user_id, created_at) VALUES (?, ?, ?, ?)"
 LIST_KEYS_SQL = "SELECT prefix, user_id, created_at, revoked FROM api_keys ORDER BY id"
-LIST_USER_KEYS_SQL = "SELECT prefix, user_id, created_at, revoked FROM api_keys WHERE user_id = ? ORDER BY id"
+LIST_USER_KEYS_SQL = (  # NOCASE: keys made before user ids were folded are listed too (ids are ASCII)
+    "SELECT prefix, user_id, created_at, revoked FROM api_keys WHERE user_id = ? COLLATE NOCASE ORDER BY id"
+)
 REVOKE_KEY_SQL = "UPDATE api_keys SET revoked = 1 WHERE prefix = ?"
 USER_FOR_KEY_SQL = "SELECT user_id FROM api_keys WHERE key_hash = ? AND revoked = 0"
 COUNT_ACTIVE_SQL = "SELECT count(*) FROM api_keys WHERE revoked = 0"
@@ -80,7 +82,7 @@ class KeyStore:
 
     async def create(self, user_id: str) -> str:
         """A new key for `user_id`; the only time the key itself is available."""
-        validate_user_id(user_id)
+        user_id = validate_user_id(user_id)  # stored folded, as every identity is
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         created = datetime.now(UTC).isoformat(timespec="seconds")
         async with self.db.transaction() as conn:
@@ -91,7 +93,7 @@ class KeyStore:
         if user_id is None:
             rows = await self.db.fetchall(LIST_KEYS_SQL)
         else:
-            rows = await self.db.fetchall(LIST_USER_KEYS_SQL, (user_id,))
+            rows = await self.db.fetchall(LIST_USER_KEYS_SQL, (validate_user_id(user_id),))
         return [KeyRecord(r["prefix"], r["user_id"], r["created_at"], bool(r["revoked"])) for r in rows]
 
     async def revoke(self, prefix: str) -> bool:
@@ -132,7 +134,7 @@ async def run_keys(data_dir: Path, action: str, user: str | None, prefix: str | 
                 raise ApiKeyError("keys create: --user is required")
             key = await store.create(user)
             print(key)
-            print(f"API key for {user} (shown once; store it now)", file=sys.stderr)
+            print(f"API key for {validate_user_id(user)} (shown once; store it now)", file=sys.stderr)
             return 0
         if action == "list":
             for record in await store.list(user):

@@ -164,7 +164,7 @@ class KnowledgeTokenVerifier:
 
 def _access_token(token: str, user: str, expires_at: int | None, via: str) -> AccessToken | None:
     try:
-        validate_user_id(user)
+        user = validate_user_id(user)  # folded: `Alice` and `alice` are one user, one folder
     except KnowledgeError:
         logger.debug("credential names an invalid user id; rejected")
         return None

@@ -46,8 +46,8 @@ BAD_IDS = [
 
 
 @pytest.mark.parametrize("user_id", GOOD_IDS)
-def test_safe_user_ids_are_accepted(user_id: str) -> None:
-    assert validate_user_id(user_id) == user_id
+def test_safe_user_ids_are_accepted_case_folded(user_id: str) -> None:
+    assert validate_user_id(user_id) == user_id.casefold()
 
 
 @pytest.mark.parametrize("user_id", BAD_IDS, ids=[repr(u) for u in BAD_IDS])
@@ -69,7 +69,7 @@ def test_user_dir_stays_inside_the_data_dir(tmp_path: Path, user_id: str) -> Non
     path = user_dir(tmp_path / "data", user_id)
     root = (tmp_path / "data" / "users").resolve()
     assert path.parent == root
-    assert path.name == user_id
+    assert path.name == user_id.casefold()
     assert root in path.parents
 
 
