@@ -15,6 +15,7 @@ from ..app import build_server
 from ..auth.keys import has_active_keys
 from ..auth.tokens import JwtVerifier
 from ..config import Settings
+from .departures import QuietDepartures, quiet_departure_logs
 from .http import http_app
 from .http_security import is_loopback
 from .stdio import serve_stdio
@@ -85,8 +86,10 @@ async def run_http(settings: Settings) -> None:
     http = http_app(mcp, settings, host)
     ws = ws_app(mcp, host.verifier, settings.ws_idle_timeout_s, loopback=is_loopback(settings.host))
     base = f"{settings.host}:{settings.port}"
+    quiet_departure_logs()
     try:
-        await _serve(http_and_ws(http, ws), settings, f"http://{base}/mcp and ws://{base}/ws")
+        app = QuietDepartures(http_and_ws(http, ws))
+        await _serve(app, settings, f"http://{base}/mcp and ws://{base}/ws")
     finally:
         await host.pool.close()
 
