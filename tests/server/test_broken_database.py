@@ -133,3 +133,12 @@ def test_a_database_failure_is_one_sentence_with_its_remedy(
 )
 def test_a_failure_of_one_statement_is_not_a_broken_database(exc: BaseException) -> None:
     assert source_failure(exc, "notes") is None
+
+
+async def test_knowledge_get_of_an_item_in_a_broken_source_names_that_source(
+    client_factory: Callable[..., Any], data_dir: Path
+) -> None:
+    garbage(await import_notes_and_media(data_dir))
+    async with client_factory() as client:
+        text = await error(client, "knowledge_get", uri="notes://any-note")
+    assert_explained(text, data_dir, "file is not a database")
