@@ -96,30 +96,25 @@ def _check(data: Any) -> JSONRPCMessage | Refusal:
         text = "Invalid Request: a message must be one JSON object (batches are not supported)"
         return Refusal(_error(None, INVALID_REQUEST, text), "invalid request")
     request_id = _readable_id(data.get("id"))
-    is_notification = (
-        "id" not in data and isinstance(data.get("method"), str) and data.get("jsonrpc") == "2.0"
-    )
+    notification = "id" not in data and isinstance(data.get("method"), str) and data.get("jsonrpc") == "2.0"
+
+    def refuse(code: int, text: str, kind: str) -> Refusal:
+        return Refusal(None if notification else _error(request_id, code, text), kind)
+
     shape = _shape_problem(data)
     if shape is not None:
-        return Refusal(
-            None if is_notification else _error(request_id, INVALID_REQUEST, shape), "invalid request"
-        )
+        return refuse(INVALID_REQUEST, shape, "invalid request")
     problem = _value_problem(data)
     if problem is not None:
-        where, what, kind = problem
-        in_params = where.startswith("params")
-        code, label = (
-            (INVALID_PARAMS, "Invalid params") if in_params else (INVALID_REQUEST, "Invalid Request")
-        )
-        answer = None if is_notification else _error(request_id, code, f"{label}: {where} {what}")
-        return Refusal(answer, kind)
+        path, what, kind = problem
+        if path[:1] == ("params",):
+            return refuse(INVALID_PARAMS, f"Invalid params: {_where(path)} {what}", kind)
+        return refuse(INVALID_REQUEST, f"Invalid Request: {_where(path)} {what}", kind)
     try:
         return jsonrpc_message_adapter.validate_python(data, by_name=False)
     except ValidationError:
         text = "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
-        return Refusal(
-            None if is_notification else _error(request_id, INVALID_REQUEST, text), "invalid request"
-        )
+        return refuse(INVALID_REQUEST, text, "invalid request")
 
 
 def _readable_id(value: Any) -> RequestId | None:
@@ -146,23 +141,23 @@ def _shape_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _value_problem(data: dict[str, Any]) -> tuple[str, str, str] | None:
-    """The first value no handler can take: (where, what is wrong, kind), walking without recursion."""
+def _value_problem(data: dict[str, Any]) -> tuple[tuple[str, ...], str, str] | None:
+    """The first value no handler can take: (its path, what is wrong, kind), walking without recursion."""
     stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()
         if len(path) > MAX_DEPTH:
-            return _where(path), f"is nested more than {MAX_DEPTH} levels deep", "nesting"
+            return path, f"is nested more than {MAX_DEPTH} levels deep", "nesting"
         if isinstance(value, str):
             if not _is_unicode(value):
-                return _where(path), "holds a lone surrogate, which is not Unicode text", "lone surrogate"
+                return path, "holds a lone surrogate, which is not Unicode text", "lone surrogate"
         elif isinstance(value, _Oversized):
-            return _where(path), _too_large(value), "oversized number"
+            return path, _too_large(value), "oversized number"
         elif isinstance(value, dict):
             for key, item in value.items():
                 if not _is_unicode(key):
                     return (
-                        _where(path),
+                        path,
                         "has a key holding a lone surrogate, which is not Unicode text",
                         "lone surrogate",
                     )

@@ -125,3 +125,9 @@ def test_a_refused_notification_is_never_answered(raw: str) -> None:
 )
 def test_a_valid_message_passes_on(raw: str | bytes, kind: type) -> None:
     assert isinstance(read_message(raw), kind)
+
+
+def test_a_top_level_key_that_merely_starts_with_params_is_not_the_params() -> None:
+    found = read_message('{"jsonrpc": "2.0", "id": 1, "method": "x", "paramsx": "\\ud800"}')
+    assert isinstance(found, Refusal) and found.answer is not None
+    assert found.answer.error.code == -32600
