@@ -20,8 +20,9 @@ from mcp_types import CallToolResult, ListToolsResult, TextContent
 from pydantic import Field
 
 from knowledge_mcp.sources.chats.models import ChatGetResponse
-from knowledge_mcp.sources.models import GetResponse, Retrieval, dump
+from knowledge_mcp.sources.models import GetResponse, Retrieval
 from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors
+from knowledge_mcp.sources.wire import dump
 
 from .host import AggregatorHost
 from .routing import routed_get

@@ -24,16 +24,16 @@ from knowledge_mcp.sources.tooling import (
     render_search,
     tool_result,
 )
+from knowledge_mcp.sources.wire import GetOutput, SearchOutput
 
 from .host import AggregatorHost
 from .merge import SeenMode
-from .models import KnowledgeGetResponse, KnowledgeSearchResponse
 from .routing import routed_get
 from .search import DEFAULT_LIMIT, KnowledgeQuery, knowledge_search
 
 SessionId = Annotated[
     str | None,
-    Field(description="Your own session key (e.g. research-42); default: this connection's session."),
+    Field(description="Your own session key; default: this connection's."),
 ]
 
 
@@ -64,20 +64,13 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
             Field(description="Results this session already returned: hide (default), downrank or show."),
         ] = "hide",
         session_id: SessionId = None,
-    ) -> Annotated[CallToolResult, KnowledgeSearchResponse]:
-        """Search all of the user's knowledge at once: notes, media (documents, PDFs, web pages,
-        transcripts, emails), chats, character cards and saved prompts, in one ranked list.
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Search all of the user's knowledge in one ranked list: notes, media (documents, web pages,
+        transcripts, emails), chats, character cards and prompts.
 
-        Query syntax: plain words match with stemming and are ranked by relevance; "quoted
-        words" must appear as a phrase; a trailing * matches a prefix. Scores are 0..1 and
-        comparable across sources (about: how likely the hit is relevant), so min_score drops
-        weak hits everywhere. Each result has `uri` (notes://…, media://…), `source`, title,
-        snippet, score, matched terms, `loc` and its source's own fields (email from/subject,
-        chat sender, prompt author…). In a session, results already returned are hidden by
-        default (seen=hide), so asking again brings new items. Next: knowledge_get(uri=…,
-        loc=…) to read a hit, with retrieval = {mode: chunk_with_siblings, max_tokens: N}.
-        Page with offset = next_offset while has_more is true. If a source fails, the others
-        still answer and `degraded`/`provider_hint` name it.
+        Scores are 0..1 and comparable across sources. Each result keeps its source's fields.
+        Read one with knowledge_get(uri=uri, loc=loc, retrieval={mode: chunk_with_siblings,
+        max_tokens: N}). If a source fails, the others answer and `degraded` names it.
         """
         q = KnowledgeQuery(
             query, sources, limit, offset, snippet_length, order_by, filters, min_score, seen, session_id
@@ -87,25 +80,18 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
 
     async def knowledge_get_tool(
         ctx: Context,
-        uri: Annotated[
-            str | None, Field(description="The `uri` of a knowledge_search result, e.g. notes://<id>.")
-        ] = None,
-        source: Annotated[SourceName | None, Field(description="Instead of uri: the source…")] = None,
-        id: Annotated[str | None, Field(description="…and the item's id in it.")] = None,
+        uri: Annotated[str | None, Field(description="A search result's uri, e.g. notes://<id>.")] = None,
+        source: Annotated[SourceName | None, Field(description="Instead of uri: the source and…")] = None,
+        id: Annotated[str | None, Field(description="…the item's id.")] = None,
         loc: AnchorLoc = None,
         query: AnchorQuery = None,
         retrieval: GetRetrieval = None,
         session_id: SessionId = None,
-    ) -> Annotated[CallToolResult, KnowledgeGetResponse]:
-        """Read one item of any source by its uri (notes://, media://, chats://, characters://,
-        prompts://), as much as a token budget allows; the item counts as viewed in the session.
+    ) -> Annotated[CallToolResult, GetOutput]:
+        """Read one item of any source by its uri, within a token budget (`retrieval`).
 
-        retrieval.mode: snippet (default; a short excerpt), chunk (the chunk at loc),
-        chunk_with_siblings (that chunk plus neighbours while within max_tokens), full (the
-        whole item, paged: follow `next`), auto (chunk_with_siblings if max_tokens is given).
-        Without loc, the anchor is the best match of `query`, else the start. `meta` carries
-        the item's fields; chats return their messages as structured content. The response's
-        `next` says how to continue reading (call knowledge_get again with it).
+        Anchors on loc, else the best match of `query`, else the start; follow `next` to read on.
+        Chats return their messages as structured content.
         """
         response = await routed_get(
             host,

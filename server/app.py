@@ -39,6 +39,7 @@ from .sessions.transport import (
     validate_session_id,
 )
 from .tool_arguments import plain_argument_errors
+from .tool_list import publish_tools
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
@@ -186,6 +187,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         clients=settings.deep_research_clients,
         source_timeout_s=settings.source_timeout_s,
     )
+    publish_tools(mcp, settings.tool_profile)
     mcp.custom_route("/healthz", methods=["GET"])(healthz)
     return mcp, host
 

@@ -40,6 +40,7 @@ class Settings(BaseModel):
     no_auth: bool = False
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     tool_names: Literal["underscore", "dotted"] = "underscore"
+    tool_profile: Literal["full", "compact"] = "full"
     public_url: str | None = None
     ws_idle_timeout_s: float = Field(default=300.0, gt=0, le=86_400)
     # [search]

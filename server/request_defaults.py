@@ -87,20 +87,28 @@ def with_warnings(result: CallToolResult, warnings: tuple[str, ...]) -> CallTool
     return CallToolResult.model_validate(wire)
 
 
+# Search pages (`results`) and get results (`meta`) publish `warnings`, left out while empty.
+WARNS_WHEN_EMPTY = frozenset({"results", "meta"})
+
+
 def wire_with_warnings(result: dict[str, Any], warnings: tuple[str, ...]) -> dict[str, Any]:
     """A wire-form tool result with `warnings` added: to its structured `warnings` and its text.
 
-    A result whose structured content has no `warnings` list (or has none at all, like the
-    deep-research aliases whose first text block is JSON) keeps its content and gets one more
-    text block, so nothing that parses the first block breaks.
+    A search or get result whose empty `warnings` was left out counts as having one. A result
+    with no `warnings` list (or no structured content at all, like the deep-research aliases
+    whose first text block is JSON) keeps its content and gets one more text block, so nothing
+    that parses the first block breaks.
     """
     lines = "\n".join(f"warning: {w}" for w in warnings)
     structured = result.get("structuredContent")
     content = list(result.get("content", []))
     updated = dict(result)
     first = content[0] if content else None
-    if isinstance(structured, dict) and isinstance(structured.get("warnings"), list):
-        updated["structuredContent"] = {**structured, "warnings": [*structured["warnings"], *warnings]}
+    if isinstance(structured, dict) and (
+        isinstance(structured.get("warnings"), list) or WARNS_WHEN_EMPTY & structured.keys()
+    ):
+        earlier = structured.get("warnings", [])
+        updated["structuredContent"] = {**structured, "warnings": [*earlier, *warnings]}
         if isinstance(first, dict) and first.get("type") == "text":
             content[0] = {**first, "text": f"{first['text']}\n{lines}"}
         else:

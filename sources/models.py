@@ -90,24 +90,22 @@ class SearchResponse(BaseModel, Generic[R]):
 
 
 class Retrieval(BaseModel):
-    """How much of an item to return. Size knobs out of range are clamped (see `warnings`)."""
+    """How much to return; sizes out of range are clamped (see `warnings`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     mode: RetrievalMode = Field(
         default="snippet",
-        description="snippet (default) | chunk (the chunk at loc) | chunk_with_siblings (grow around loc "
-        "within max_tokens) | full (whole item, paged by max_tokens) | auto (chunk_with_siblings when "
-        "max_tokens is given, else snippet)",
+        description="snippet (default); chunk: the chunk at loc; chunk_with_siblings: it and its neighbours "
+        "within max_tokens; full: the whole item, paged (follow `next`); auto: chunk_with_siblings when "
+        "max_tokens is given, else snippet.",
     )
-    snippet_length: int | None = Field(default=None, description="Characters, 50..1000 (default 300).")
+    snippet_length: int | None = Field(default=None, description="Characters, 50..1000.")
     max_tokens: int | None = Field(default=None, description="Token budget, 50..32000; never exceeded.")
-    chars_per_token: int | None = Field(
-        default=None, description="For the token estimate, 1..10 (default 4)."
-    )
-    chunk_size_tokens: int | None = Field(default=None, description="Re-chunking size when not prechunked.")
-    chunk_overlap_tokens: int | None = Field(default=None, description="Re-chunking overlap.")
-    sibling_window: int | None = Field(default=None, description="Max chunks each side, 0..20 (default 2).")
+    chars_per_token: int | None = Field(default=None, description="For the token estimate, 1..10.")
+    chunk_size_tokens: int | None = None
+    chunk_overlap_tokens: int | None = None
+    sibling_window: int | None = Field(default=None, description="Chunks each side, 0..20.")
     prefer_prechunked: bool = True
 
 
@@ -127,15 +125,3 @@ class GetResponse(BaseModel, Generic[R]):
     truncated: bool
     next: NextStep | None = None
     warnings: list[str] = Field(default_factory=list)
-
-
-# Fields that stay on the wire as null: their absence would be ambiguous.
-KEEP_NULL = frozenset({"next_offset", "top_score", "next"})
-
-
-def dump(model: BaseModel) -> dict[str, Any]:
-    """The wire form: JSON types, aliases, and no empty optional fields except `KEEP_NULL`."""
-    data = model.model_dump(mode="json", by_alias=True, exclude_none=True)
-    for name in KEEP_NULL & set(type(model).model_fields):
-        data.setdefault(name, None)
-    return data

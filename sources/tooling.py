@@ -14,24 +14,48 @@ from typing import Annotated, Any, ParamSpec, Protocol
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 
 from .errors import KnowledgeError
-from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse, dump
+from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse
 from .registry import SOURCE_NAMES
 from .retrieval import Defaults
 from .storage.db import Database, source_failure
+from .wire import dump
 
 P = ParamSpec("P")
 
 # The argument types every search tool shares: bounds here are what the tool errors name.
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
-Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
-Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
-SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]
-AnchorLoc = Annotated[Loc | None, Field(description="The `loc` of a search result to anchor on.")]
+Limit = Annotated[int, Field(ge=1, le=100, description="Results per page.")]
+Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many (pass next_offset).")]
+SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000.")]
+# A loc goes back as it came: its published schema says only that (the model still validates it).
+AnchorLoc = Annotated[
+    Loc | None,
+    WithJsonSchema({"type": "object"}),
+    Field(description="The `loc` of a search result, to read around it."),
+]
 AnchorQuery = Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")]
 GetRetrieval = Annotated[Retrieval | None, Field(description="How much to return; default a snippet.")]
+
+
+def item_id_of(source: str) -> BeforeValidator:
+    """Validates the item argument of `source`'s get tools: a search result's `uri` (notes://…)
+    becomes its id; a uri of another source is an error naming the tool that reads it."""
+
+    def item_id(value: object) -> object:
+        if not isinstance(value, str) or "://" not in value:
+            return value
+        scheme, _, rest = value.partition("://")
+        if scheme == source:
+            return rest
+        if scheme in SOURCE_NAMES:
+            raise ValueError(f"that is a {scheme} item: read it with {scheme}_get or knowledge_get")
+        raise ValueError(f"expected a {source}:// uri or an id")
+
+    return BeforeValidator(item_id)
+
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False

@@ -64,6 +64,16 @@ async def call(client: Any, tool: str, **args: Any) -> dict[str, Any]:
     return dict(result.structured_content)
 
 
+def item_id(hit: dict[str, Any]) -> str:
+    """A result's item id: the tail of its uri (`notes://<id>`), which is all the wire keeps."""
+    return str(hit["uri"]).split("://", 1)[1]
+
+
+def source_of(hit: dict[str, Any]) -> str:
+    """A search hit's source: the scheme of its uri (`notes://<id>`)."""
+    return str(hit["uri"]).split("://", 1)[0]
+
+
 async def error(client: Any, tool: str, **args: Any) -> str:
     """Call a tool that must fail; its error text."""
     result = await client.call_tool(tool, args)

@@ -20,7 +20,7 @@ from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage.db import database_path
-from tests.conftest import FIXTURES, import_into
+from tests.conftest import FIXTURES, import_into, item_id
 
 pytestmark = pytest.mark.anyio
 
@@ -130,20 +130,23 @@ async def test_search_for_a_title_word_returns_results_keeping_the_result_contra
     )
     results = response["results"]
     assert len(results) >= 1
-    assert world["item_id"] in [r["id"] for r in results]
+    assert world["item_id"] in [item_id(r) for r in results]
     assert response["count"] == len(results)
+    param = id_parameter(world["tools"][f"{name}_get"])
     for r in results:
-        assert r["id"]
-        assert r["uri"] == f"{name}://{r['id']}"
-        assert r["source"] == name
+        assert item_id(r)
+        assert r["uri"] == f"{name}://{item_id(r)}"
+        assert not {"id", "source", "rank", "created_at"} & set(r), r  # the uri and the order say them
         assert 0 <= r["score"] <= 1
         assert len(r["snippet"]) <= SNIPPET_LENGTH
-        assert is_aware_iso(r["created_at"]), r["created_at"]
         assert is_aware_iso(r["last_modified"]), r["last_modified"]
         assert r.get("loc"), r
+        # created_at lives in the get tool's meta (there only when it differs from last_modified)
+        meta = (await call(world, f"{name}_get", {param: r["uri"]}))["meta"]
+        assert meta["source"] == name
+        assert is_aware_iso(meta.get("created_at", meta["last_modified"])), meta
     scores = [r["score"] for r in results]
     assert scores == sorted(scores, reverse=True)
-    assert [r["rank"] for r in results] == list(range(1, len(results) + 1))
     assert response["top_score"] == scores[0]
 
 
@@ -162,7 +165,7 @@ async def test_get_returns_the_hit_within_the_token_budget(world: Any, mode: str
     top = await top_hit(world)
     param = id_parameter(world["tools"][f"{name}_get"])
     for loc in (top["loc"], None):
-        args: dict[str, Any] = {param: top["id"], "retrieval": {"mode": mode, "max_tokens": max_tokens}}
+        args: dict[str, Any] = {param: item_id(top), "retrieval": {"mode": mode, "max_tokens": max_tokens}}
         if loc is not None:
             args["loc"] = loc
         got = await call(world, f"{name}_get", args)
@@ -188,7 +191,7 @@ async def test_out_of_range_limit_is_a_tool_error_naming_limit(world: Any, limit
     result = await world["client"].call_tool(f"{name}_search", args)
     assert result.is_error
     assert "limit" in result.content[0].text
-    assert (await top_hit(world))["id"]  # the server keeps serving
+    assert (await top_hit(world))["uri"]  # the server keeps serving
 
 
 async def test_fts_syntax_in_the_query_never_errors(world: Any) -> None:

@@ -28,7 +28,11 @@ async def test_every_published_tool_is_in_the_readme_tools_table(client_factory:
 async def test_every_tool_has_a_description_written_for_the_model(client_factory: Any) -> None:
     async with client_factory() as client:
         for tool in (await client.list_tools()).tools:
-            assert tool.description and len(tool.description) > 120, tool.name
+            # short (every host pays for it on every turn) but not a stub: what the tool does in
+            # one sentence, then a paragraph on how to use it
+            assert tool.description and len(tool.description) > 100, tool.name
+            summary, *details = tool.description.split("\n\n")
+            assert summary.endswith(".") and details and all(details), tool.name
             assert tool.title, tool.name
 
 

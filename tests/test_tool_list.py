@@ -26,6 +26,7 @@ CONFIGURATIONS: dict[str, dict[str, Any]] = {
     "default": {},
     "deep_research_always": {"deep_research_aliases": "always"},
     "dotted_names": {"tool_names": "dotted"},
+    "compact_profile": {"tool_profile": "compact"},
 }
 
 

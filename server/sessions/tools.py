@@ -29,10 +29,7 @@ RANGES = {
 
 SessionId = Annotated[
     str | None,
-    Field(
-        description="Your own session key (1..128 of A-Z a-z 0-9 . _ : -); omit to use this "
-        "connection's session."
-    ),
+    Field(description="Your own session key (1..128 of A-Z a-z 0-9 . _ : -); default: this connection's."),
 ]
 Knob = Annotated[int | None, Field(description="Omit to keep the current value.")]
 
@@ -55,12 +52,12 @@ class SessionDefaults(BaseModel):
 
 class SessionInfo(BaseModel):
     session_id: str
-    seen: list[str] = Field(description="URIs already returned in this session, oldest first.")
-    viewed: list[str] = Field(description="URIs read with a get tool.")
-    cited: list[str] = Field(description="URIs recorded with session_cite.")
+    seen: list[str]
+    viewed: list[str]
+    cited: list[str]
     recent_queries: list[str]
-    defaults: SessionDefaults = Field(description="Effective defaults: this session's, else the server's.")
-    expires_at: str = Field(description="ISO 8601; idle sessions start fresh after this.")
+    defaults: SessionDefaults
+    expires_at: str
 
 
 class SessionUpdate(SessionInfo):
@@ -124,12 +121,11 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
     async def session_info(
         ctx: Context, session_id: SessionId = None
     ) -> Annotated[CallToolResult, SessionInfo]:
-        """Show what this research session remembers: the item URIs already returned by searches
-        (`seen`; knowledge_search hides them by default), those read with a get tool (`viewed`),
-        those recorded with session_cite (`cited`), the recent queries, the effective defaults
-        (snippet_length, max_tokens, sibling_window, order_by, chars_per_token) and when the idle
-        session expires. Unknown or expired session ids are simply empty. Call it to recall what
-        you already found; change defaults with session_set_defaults, start over with session_reset.
+        """What this research session remembers.
+
+        `seen`: items searches returned (knowledge_search leaves them out or lower, per `seen`);
+        `viewed`: read with a get tool; `cited`: recorded with session_cite; recent queries, the
+        effective defaults, and when the idle session expires.
         """
         return respond(await required(ctx, session_id), ctx)
 
@@ -140,10 +136,9 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
         ctx: Context,
         session_id: SessionId = None,
     ) -> Annotated[CallToolResult, SessionUpdate]:
-        """Record that your answer cites these items (1..100 URIs such as notes://<id> or
-        media://<id>, exactly as the `uri` of a search result), so the session keeps a list of
-        sources you relied on. Citing twice is harmless. Returns the session state (see
-        session_info); read `cited` back later to build a bibliography.
+        """Record that your answer cites these items (1..100 uris, as search results give them).
+
+        Citing twice is harmless; read `cited` back with session_info for a bibliography.
         """
         session = await required(ctx, session_id)
         await session.cite(_check_uris(uris))
@@ -158,11 +153,10 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
         order_by: Annotated[str | None, Field(description="relevance or recent; omit to keep.")] = None,
         chars_per_token: Knob = None,
     ) -> Annotated[CallToolResult, SessionUpdate]:
-        """Set this session's defaults for every later search and get: snippet_length (50..1000
-        characters), max_tokens (50..32000, the read budget), sibling_window (0..20 chunks each
-        side), order_by (relevance or recent), chars_per_token (1..10). Out-of-range numbers are
-        clamped and reported in `warnings`. A value passed to a tool call still wins over these;
-        omitted ones keep their current value. session_reset returns to the server's defaults.
+        """Set this session's defaults for later searches and gets (omitted ones are kept).
+
+        Out-of-range numbers are clamped (see `warnings`); a tool's own argument still wins;
+        session_reset returns to the server's defaults.
         """
         session = await required(ctx, session_id)
         if order_by is not None and order_by not in ORDER_BY:
@@ -183,9 +177,9 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
     async def session_reset(
         ctx: Context, session_id: SessionId = None
     ) -> Annotated[CallToolResult, SessionUpdate]:
-        """Forget everything this session remembers — seen, viewed and cited items, recent
-        queries and its defaults — so the next knowledge_search shows every result again and
-        the server's defaults apply. Use it when starting an unrelated research question.
+        """Forget this session's seen, viewed and cited items, queries and defaults.
+
+        Use it when starting an unrelated question.
         """
         session = await required(ctx, session_id)
         await session.reset()

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
-from ..models import GetResponse, Loc, SearchResponse
+from ..models import Loc
 from ..search.request import SearchRequest
 from ..tooling import (
     AnchorQuery,
@@ -19,12 +19,17 @@ from ..tooling import (
     SnippetLength,
     ToolHost,
     add_read_tool,
+    item_id_of,
     render_get,
     render_search,
     tool_result,
 )
-from .models import CharacterResult
+from ..wire import GetOutput, SearchOutput
 from .source import source
+
+CharacterId = Annotated[
+    str, item_id_of("characters"), Field(description="A characters_search result's uri or id.")
+]
 
 
 def register(mcp: MCPServer, host: ToolHost) -> None:
@@ -34,20 +39,11 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
-    ) -> Annotated[CallToolResult, SearchResponse[CharacterResult]]:
-        """Search the user's roleplay character cards (Character Card V1/V2/V3, SillyTavern) by text.
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Search the user's roleplay character cards (V1/V2/V3, SillyTavern), the name weighted highest.
 
-        Every card field is searched: the name (weighted highest), description, personality,
-        scenario, first message, example dialogue, alternate greetings, system prompt,
-        post-history instructions, creator notes, lorebook entries, nickname, creator and tags.
-        Query syntax: plain words match with stemming and are ranked by relevance; "quoted
-        words" must appear as a phrase; a trailing * matches a prefix. One result per card:
-        `title` is the character's name, plus creator, tags, character_version, nickname,
-        `summary` (the start of its description), a 0..1 score, matched terms, a snippet from
-        the best-matching field (from the description when only the name matched) and `loc =
-        {field, approx_offset}` naming that field. Next: characters_get with the result's `id`
-        as character_id to read the card, or with its `loc` and retrieval.mode = chunk for that
-        field alone. Page with offset = next_offset while has_more is true.
+        One result per card: title is the name, with creator, tags and summary; loc names the
+        matching field. Read one with characters_get(character_id=uri).
         """
         request = SearchRequest(query, limit, offset, snippet_length)
         db = await host.database(ctx, source.name)
@@ -55,26 +51,21 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         return tool_result(response, render_search(response))
 
     async def characters_get(
-        character_id: Annotated[str, Field(description="The `id` of a characters_search result.")],
+        character_id: CharacterId,
         ctx: Context,
         loc: Annotated[
             Loc | None,
-            Field(description="The `loc` of a search result, or {field: 'scenario'} to read a field."),
+            WithJsonSchema({"type": "object"}),
+            Field(description="A search result's `loc`, or {field: 'scenario'}."),
         ] = None,
         query: AnchorQuery = None,
         retrieval: GetRetrieval = None,
-    ) -> Annotated[CallToolResult, GetResponse[CharacterResult]]:
-        """Read one character card, as much as a token budget allows.
+    ) -> Annotated[CallToolResult, GetOutput]:
+        """Read a character card as its fields under headings, within max_tokens (default mode full).
 
-        The card reads as its fields under headings (Description, Personality, Scenario, First
-        message, Example dialogue, Alternate greeting N, System prompt, Creator notes,
-        Lorebook entries…). loc.field picks a field (description, personality, scenario,
-        first_mes, mes_example, alternate_greetings, group_only_greetings, system_prompt,
-        post_history_instructions, creator_notes, character_book, nickname, creator, tags).
-        retrieval.mode: full (the default: the card from the start, or from loc, within
-        max_tokens, default 4000; when `truncated`, follow `next`), snippet, chunk (that field),
-        chunk_with_siblings (the field and its neighbours within max_tokens), auto. In modes
-        other than full, without loc the anchor is the best match of `query`, else the start.
+        loc.field picks a field: description, personality, scenario, first_mes, mes_example,
+        alternate_greetings, system_prompt, post_history_instructions, creator_notes,
+        character_book, nickname, creator or tags. Follow `next` to read on.
         """
         db = await host.database(ctx, source.name)
         response = await source.get(

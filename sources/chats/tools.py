@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..models import Retrieval, SearchResponse, dump
+from ..models import Retrieval
 from ..tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -19,10 +19,12 @@ from ..tooling import (
     ToolHost,
     add_read_tool,
     databases_of,
+    item_id_of,
     render_search,
     tool_result,
 )
-from .models import ChatGetResponse, ChatResult
+from ..wire import GetOutput, SearchOutput, dump
+from .models import ChatGetResponse
 from .source import MAX_PAGE_SIZE, ChatsOptions, SearchBy, source
 
 By = Annotated[SearchBy, Field(description="both (default): title or messages; title; message.")]
@@ -32,7 +34,9 @@ CharacterId = Annotated[
 Sender = Annotated[
     str | None, Field(description="Only messages by this sender name or role (user, assistant, system).")
 ]
-ConversationId = Annotated[str, Field(description="The conversation_id of a chats_search result.")]
+ConversationId = Annotated[
+    str, item_id_of("chats"), Field(description="A chats_search result's uri or conversation_id.")
+]
 Page = Annotated[int, Field(ge=1, description="Page of messages, from 1 (page mode).")]
 PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE, description="Messages per page, 1..200.")]
 GetRetrieval = Annotated[
@@ -64,17 +68,12 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
-    ) -> Annotated[CallToolResult, SearchResponse[ChatResult]]:
-        """Search the user's chat history: ChatGPT and Claude exports, SillyTavern roleplay chats.
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Search the user's chat history (ChatGPT and Claude exports, SillyTavern chats).
 
-        Query syntax: plain words are matched with stemming and ranked by relevance; "quoted
-        words" must appear as a phrase; a trailing * matches a prefix. `by` = title matches only
-        conversation titles, message only message text. One result per conversation: its title,
-        a 0..1 score, the snippet of the best-matching message and that message's sender, role
-        and message_id, the matched terms, match_count (matching messages), character_id when
-        the chat's character has a card, and a `loc`. To read the conversation around the hit,
-        call chats_get with conversation_id and loc and retrieval = {mode: chunk_with_siblings,
-        max_tokens: N}. Page with offset = next_offset while has_more is true.
+        One result per conversation: the best-matching message's snippet, sender, role and loc;
+        match_count says how many messages matched. Read around it with chats_get(conversation_id=uri,
+        loc=loc, retrieval={mode: chunk_with_siblings, max_tokens: N}).
         """
         databases = databases_of(host, ctx)
         options = ChatsOptions(by=by, character_id=character_id, sender=sender)
@@ -94,17 +93,11 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         loc: AnchorLoc = None,
         query: AnchorQuery = None,
         retrieval: GetRetrieval = None,
-    ) -> Annotated[CallToolResult, ChatGetResponse]:
-        """Read the messages of one conversation, as structured content.
+    ) -> Annotated[CallToolResult, GetOutput]:
+        """Read a conversation's messages (message_index, role, sender, timestamp, text).
 
-        Each message has message_id, message_index, role, sender, timestamp and text. Without
-        retrieval (or mode snippet) it returns page `page` of `page_size` messages in order.
-        With retrieval.mode chunk_with_siblings (or auto with max_tokens) it returns the message
-        at loc (else the best match of `query`, else the first) plus neighbouring messages while
-        the estimate stays within max_tokens (at most sibling_window each side); chunk returns
-        that message alone; full reads forward from it. estimated_tokens never exceeds
-        max_tokens: a message too long for the budget is cut (truncated = true). `next` says
-        how to continue: the next `page`, or a `loc` with `retrieval` for the next messages.
+        Without retrieval: page `page` of `page_size` messages. With it: the message at loc (else
+        the best match of `query`) and its neighbours within max_tokens. Follow `next` to read on.
         """
         db = await host.database(ctx, source.name)
         response = await source.get(

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..models import GetResponse, OrderBy, SearchResponse, dump
+from ..models import OrderBy
 from ..tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -20,17 +20,17 @@ from ..tooling import (
     SnippetLength,
     ToolHost,
     add_read_tool,
+    item_id_of,
     render_get,
     render_search,
     tool_result,
 )
-from .models import MediaResult, MediaType, TranscriptFormat, TranscriptResponse
+from ..wire import GetOutput, SearchOutput, dump
+from .models import MediaType, TranscriptFormat, TranscriptResponse
 from .source import MediaOptions, source
 
-DateBound = Annotated[
-    str | None, Field(description="ISO date (2025-06-30) or datetime; compares created_at.")
-]
-MediaId = Annotated[str, Field(description="The `id` of a media_search result.")]
+DateBound = Annotated[str | None, Field(description="ISO date or datetime; compares the item's own date.")]
+MediaId = Annotated[str, item_id_of("media"), Field(description="A media_search result's uri or id.")]
 
 
 def register(mcp: MCPServer, host: ToolHost) -> None:
@@ -46,20 +46,12 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
-    ) -> Annotated[CallToolResult, SearchResponse[MediaResult]]:
-        """Search the user's imported media by full text: documents (PDF, Word, EPUB, Markdown,
-        text), saved web pages, talk/podcast transcripts and emails.
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Search the user's documents (PDF, Word, EPUB, text), web pages, transcripts and emails.
 
-        Query syntax: plain words match with stemming and are ranked by relevance; "quoted
-        words" must appear as a phrase; a trailing * matches a prefix. Filter by media_types
-        (email, pdf, html, markdown, txt, transcript, docx, epub) and by date (date_from /
-        date_to compare the item's own date: an email's Date, a page's publication date).
-        An email is searched by its subject and the sender's own text (quoted replies,
-        signatures and attachments are not searched). Each result has a 0..1 score, a snippet,
-        `summary`, `media_type` and type-aware fields: emails carry from/to/cc/date/subject/
-        thread_id/attachments, documents headings/doc_type/url, PDF hits their `page`,
-        transcript hits `start_s`/`end_s`. Read more with media_get(media_id=id, loc=loc);
-        for a transcript with timestamps call media_transcript. Page with offset = next_offset.
+        An email matches on its subject and the sender's own text and carries from, to, date,
+        subject, thread_id and attachments; PDF hits carry `page`, transcript hits start_s/end_s.
+        Read one with media_get(media_id=uri, loc=loc), a timed transcript with media_transcript.
         """
         options = MediaOptions(media_types=media_types, date_from=date_from, date_to=date_to)
         request = await source.search_request(
@@ -75,16 +67,11 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         loc: AnchorLoc = None,
         query: AnchorQuery = None,
         retrieval: GetRetrieval = None,
-    ) -> Annotated[CallToolResult, GetResponse[MediaResult]]:
-        """Read one media item (document, page, PDF, transcript or email), as much as a token
-        budget allows.
+    ) -> Annotated[CallToolResult, GetOutput]:
+        """Read one document, page, transcript or email within a token budget (`retrieval`).
 
-        retrieval.mode: snippet (default; a short excerpt), chunk (the ~500-token chunk at
-        loc), chunk_with_siblings (that chunk plus neighbours while within max_tokens), full
-        (the whole text, paged: follow `next`), auto (chunk_with_siblings if max_tokens is
-        given). Without loc, the anchor is the best match of `query`, else the start. `meta`
-        has the item's fields; for an email `attachments` lists its files (names and sizes
-        only). The response's `next` says how to continue reading.
+        Anchors on loc, else the best match of `query`, else the start; follow `next` to read on.
+        An email's `attachments` lists names and sizes only.
         """
         db = await host.database(ctx, source.name)
         response = await source.get(
@@ -100,13 +87,10 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             bool, Field(description="text format: [hh:mm:ss] before each cue.")
         ] = True,
     ) -> Annotated[CallToolResult, TranscriptResponse]:
-        """The full transcript of a talk, podcast or video (media_type transcript) with its timing.
+        """A transcript with its timing, by format.
 
-        format: text (plain text, one cue a line, `[hh:mm:ss] ` before each when
-        include_timestamps, `Speaker: ` when known), srt or vtt (standard subtitle files
-        regenerated from the cues), json (a list of {start_s, end_s, text, speaker}).
-        Find transcripts with media_search(media_types=["transcript"]); a hit's start_s says
-        where in the recording it is. Other media types are an error: read them with media_get.
+        text: one cue a line, `[hh:mm:ss]` before each when include_timestamps, `Speaker:` when
+        known; srt or vtt: subtitle files; json: [{start_s, end_s, text, speaker}].
         """
         db = await host.database(ctx, source.name)
         response = await source.transcript(db, media_id, format, include_timestamps)

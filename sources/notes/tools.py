@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..models import GetResponse, NoteResult, OrderBy, SearchResponse
+from ..models import OrderBy
 from ..tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -19,11 +19,15 @@ from ..tooling import (
     SnippetLength,
     ToolHost,
     add_read_tool,
+    item_id_of,
     render_get,
     render_search,
     tool_result,
 )
+from ..wire import GetOutput, SearchOutput
 from .source import NotesOptions, source
+
+NoteId = Annotated[str, item_id_of("notes"), Field(description="A notes_search result's uri or id.")]
 
 
 def register(mcp: MCPServer, host: ToolHost) -> None:
@@ -37,15 +41,10 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
         order_by: Annotated[OrderBy | None, Field(description="relevance (default) or recent.")] = None,
-    ) -> Annotated[CallToolResult, SearchResponse[NoteResult]]:
-        """Search the user's personal notes (Markdown/text files, e.g. an Obsidian vault) by full text.
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Search the user's notes (Markdown/text files, e.g. an Obsidian vault).
 
-        Query syntax: plain words are matched with stemming (running ~ runs) and ranked by
-        relevance; "quoted words" must appear as a phrase; a trailing * matches a prefix.
-        Each result has a 0..1 score, the matched terms, a snippet around the first match, the
-        note's tags and headings, and a `loc`. To read more, call notes_get with the result's
-        `id` as note_id and its `loc` (retrieval.mode = chunk_with_siblings and a max_tokens
-        budget reads around the hit). Page with offset = next_offset while has_more is true.
+        Results carry the note's tags and headings. Read one with notes_get(note_id=uri, loc=loc).
         """
         request = await source.search_request(
             query,
@@ -60,19 +59,15 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         return tool_result(response, render_search(response))
 
     async def notes_get(
-        note_id: Annotated[str, Field(description="The `id` of a notes_search result.")],
+        note_id: NoteId,
         ctx: Context,
         loc: AnchorLoc = None,
         query: AnchorQuery = None,
         retrieval: GetRetrieval = None,
-    ) -> Annotated[CallToolResult, GetResponse[NoteResult]]:
-        """Read one note, as much as a token budget allows.
+    ) -> Annotated[CallToolResult, GetOutput]:
+        """Read one note within a token budget (`retrieval`).
 
-        retrieval.mode: snippet (default; a short excerpt), chunk (the ~500-token chunk at
-        loc), chunk_with_siblings (that chunk plus neighbours while within max_tokens), full
-        (the whole note, paged: follow `next`), auto (chunk_with_siblings if max_tokens is
-        given). Without loc, the anchor is the best match of `query`, else the start.
-        The response's `next` says how to continue reading.
+        Anchors on loc, else the best match of `query`, else the start; follow `next` to read on.
         """
         db = await host.database(ctx, source.name)
         response = await source.get(

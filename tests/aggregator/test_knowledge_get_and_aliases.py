@@ -12,6 +12,7 @@ from knowledge_mcp.aggregator.deep_research import is_deep_research_client
 from knowledge_mcp.server.config import load_settings
 from knowledge_mcp.sources.registry import SOURCES
 from tests.aggregator.conftest import only_text_json, structured
+from tests.conftest import item_id
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +30,7 @@ async def test_knowledge_get_routes_a_uri_to_its_source_and_marks_it_viewed(
         by_uri = structured(
             await client.call_tool("knowledge_get", {"uri": hit["uri"], "session_id": f"get-{source}"})
         )
-        by_pair = structured(await client.call_tool("knowledge_get", {"source": source, "id": hit["id"]}))
+        by_pair = structured(await client.call_tool("knowledge_get", {"source": source, "id": item_id(hit)}))
         info = structured(await client.call_tool("session_info", {"session_id": f"get-{source}"}))
     assert by_uri["meta"]["uri"] == by_pair["meta"]["uri"] == hit["uri"]
     assert hit["uri"] in info["viewed"]

@@ -15,7 +15,9 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.source import ChunkedSource
 from knowledge_mcp.sources.storage.db import database_path
 from tests.aggregator.conftest import structured
-from tests.conftest import FIXTURES, import_into
+from tests.conftest import FIXTURES, import_into, source_of
+
+ROUNDING = 0.0005  # scores on the wire have three digits
 
 pytestmark = pytest.mark.anyio
 
@@ -41,12 +43,12 @@ async def test_results_of_several_sources_come_in_one_list_sorted_by_score(
 ) -> None:
     async with connect() as client:
         out = await search(client, query="meeting", seen="show")
-    sources = {r["source"] for r in out["results"]}
+    sources = {source_of(r) for r in out["results"]}
     scores = [r["score"] for r in out["results"]]
     assert len(sources) >= 2, sources
     assert scores == sorted(scores, reverse=True)
     assert out["top_score"] == scores[0] and out["count"] == len(scores)
-    assert [r["rank"] for r in out["results"]] == list(range(1, len(scores) + 1))
+    assert not any("rank" in r for r in out["results"])  # the rank is the place in the list
 
 
 async def test_merged_results_carry_the_snippet_and_matched_terms_of_the_source_tool(
@@ -56,7 +58,7 @@ async def test_merged_results_carry_the_snippet_and_matched_terms_of_the_source_
         merged = await search(client, query="meeting agenda", seen="show")
         own = structured(await client.call_tool("notes_search", {"query": "meeting agenda"}))
     by_uri = {r["uri"]: r for r in own["results"]}
-    notes = [r for r in merged["results"] if r["source"] == "notes"]
+    notes = [r for r in merged["results"] if source_of(r) == "notes"]
     assert notes
     for result in notes:
         assert result["snippet"] and result["matched_terms"]
@@ -69,8 +71,8 @@ async def test_results_keep_their_source_specific_fields(connect: Callable[..., 
         out = await search(client, query="offsite", sources=["media"], seen="show")
         chats = await search(client, query="the", sources=["chats"], seen="show", limit=3)
     email = next(r for r in out["results"] if r.get("media_type") == "email")
-    assert email["from"] and email["subject"]
-    assert all("conversation_id" in r for r in chats["results"])
+    assert email["from"] and email["title"]  # an email's subject is its title
+    assert all("sender" in r and "role" in r for r in chats["results"])
 
 
 async def test_order_by_recent_sorts_on_last_modified(connect: Callable[..., Client]) -> None:
@@ -126,9 +128,9 @@ async def test_filters_apply_per_source(
 ) -> None:
     async with connect() as client:
         out = await search(client, query="the", filters={source: filters}, seen="show", limit=100)
-    mine = [r for r in out["results"] if r["source"] == source]
+    mine = [r for r in out["results"] if source_of(r) == source]
     assert mine and all(check(r) for r in mine)
-    assert {r["source"] for r in out["results"]} - {source}, "the other sources still answer"
+    assert {source_of(r) for r in out["results"]} - {source}, "the other sources still answer"
 
 
 @pytest.mark.parametrize(
@@ -158,10 +160,10 @@ async def test_min_score_drops_weak_results_and_warns_when_none_reach_it(
 ) -> None:
     async with connect() as client:
         loose = await search(client, query="postgres migration", seen="show")
-        cut = loose["results"][0]["score"]
+        cut = loose["results"][0]["score"] - ROUNDING  # at most the top's own score
         strict = await search(client, query="postgres migration", seen="show", min_score=cut)
         none = await search(client, query="postgres migration", seen="show", min_score=1.0)
-    assert strict["results"] and all(r["score"] >= cut for r in strict["results"])
+    assert strict["results"] and all(r["score"] >= cut - ROUNDING for r in strict["results"])
     assert len(strict["results"]) < len(loose["results"])
     assert none["results"] == [] and any("min_score" in w for w in none["warnings"])
 
@@ -179,7 +181,7 @@ async def test_a_broken_source_becomes_a_warning_and_the_others_still_answer(
         out = await search(client, query="meeting", seen="show")
     assert out["degraded"] is True and out["provider_hint"] == "prompts"
     assert any(w.startswith("prompts:") for w in out["warnings"])
-    assert out["results"] and {r["source"] for r in out["results"]} == {"notes"}
+    assert out["results"] and {source_of(r) for r in out["results"]} == {"notes"}
 
 
 async def test_a_slow_source_is_cut_off_at_the_time_limit(
@@ -229,7 +231,9 @@ async def test_downrank_halves_seen_scores_and_show_ignores_the_session(
         down = await search(client, query="migration", seen="downrank", limit=100, session_id="s-rank")
         shown = await search(client, query="migration", seen="show", limit=1, session_id="s-rank")
     again = next(r for r in down["results"] if r["uri"] == top["uri"])
-    assert again["score"] == pytest.approx(top["score"] * 0.5, abs=1e-6)
+    # both scores are rounded to three digits
+    assert again["score"] == pytest.approx(top["score"] * 0.5, abs=1.5 * ROUNDING)
+    assert again["score"] < top["score"]
     scores = [r["score"] for r in down["results"]]
     assert scores == sorted(scores, reverse=True)
     assert shown["results"][0]["uri"] == top["uri"]

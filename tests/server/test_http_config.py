@@ -58,7 +58,7 @@ async def test_the_query_parameter_sets_this_requests_defaults(
         assert (defaults["snippet_length"], defaults["order_by"]) == (60, "recent")
         found = await call(c, "notes_search", query="migration", limit=5)
         assert found["results"] and all(len(r["snippet"]) <= 60 for r in found["results"])
-        assert found["warnings"] == []
+        assert found.get("warnings", []) == []  # no warnings: the empty list is left out
         await call(c, "session_set_defaults", snippet_length=80, session_id=sid)  # the session's defaults win
         assert (await call(c, "session_info", session_id=sid))["defaults"]["snippet_length"] == 80
     async with client(http_server["url"]) as plain:
@@ -116,5 +116,5 @@ async def test_a_config_cannot_carry_identity_or_paths(
         f"{http_server['url']}?config={b64(hostile)}", {"X-Knowledge-Config": raw_b64(hostile)}
     ) as c:
         found = await call(c, "notes_search", query="field guide birds", limit=1)
-        assert found["results"] and found["warnings"] == []  # still the local user's own data
+        assert found["results"] and not found.get("warnings")  # still the local user's own data
         assert (await call(c, "session_info", session_id=sid))["defaults"]["snippet_length"] == 300

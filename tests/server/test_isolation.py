@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from knowledge_mcp.server.auth.keys import KeyStore
-from tests.conftest import ROOT, import_into
+from tests.conftest import ROOT, import_into, item_id
 from tests.server.auth.test_auth import hs256_signed_with, start, stop
 from tests.server.isolation_world import MARKERS, SOURCES, write_user_files
 
@@ -176,7 +176,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             )
             top = found["results"][0]
             assert MARKERS["bob"][source] in json.dumps(top).lower(), top
-            w.bob_ids[source], w.bob_uris[source] = top["id"], top["uri"]
+            w.bob_ids[source], w.bob_uris[source] = item_id(top), top["uri"]
             w.bob_names[source] = top["title"]
         bob.structured("session_set_defaults", session_id=BOB_SESSION, snippet_length=77)
         bob.structured("session_cite", uris=[w.bob_uris["notes"]], session_id=BOB_SESSION)

@@ -14,7 +14,7 @@ import pytest
 from knowledge_mcp.sources.characters import source
 from knowledge_mcp.sources.characters.cards import card_item, is_placeholder
 from knowledge_mcp.sources.storage.db import database_path, open_database
-from tests.conftest import FIXTURES, call, import_into
+from tests.conftest import FIXTURES, call, import_into, item_id
 
 pytestmark = pytest.mark.anyio
 
@@ -118,7 +118,11 @@ def test_the_summary_comes_from_the_first_field_a_person_reads(
 async def test_a_name_hit_shows_the_description_not_the_shortest_field(drift_client: Any) -> None:
     hit = await hit_for(drift_client, "Drift", "Drift")
     assert hit["snippet"].startswith("{{char}} is the ship's mind of the ore hauler")
-    assert hit["summary"] == hit["snippet"]
+    assert "summary" not in hit  # a hit leaves the summary to the get tools' meta
+    meta = (await call(drift_client, "characters_get", character_id=item_id(hit), loc=hit["loc"]))["meta"]
+    # the card's summary is the description its snippet opens with: the wire leaves out the copy
+    assert meta["snippet"].startswith("{{char}} is the ship's mind of the ore hauler")
+    assert "summary" not in meta
     assert hit["loc"]["field"] == "description"
     assert hit["matched_terms"] == ["Drift"]
     mirelle = await hit_for(drift_client, "Mirelle", "Captain Mirelle")
@@ -133,7 +137,7 @@ async def test_a_hit_in_a_field_still_shows_that_field(drift_client: Any) -> Non
 
 async def test_get_at_defaults_returns_the_card_itself(drift_client: Any) -> None:
     hit = await hit_for(drift_client, "Drift", "Drift")
-    got = await call(drift_client, "characters_get", character_id=hit["id"])
+    got = await call(drift_client, "characters_get", character_id=hit["uri"])
     assert got["mode_used"] == "full" and got["truncated"] is False and got["next"] is None
     for heading in (
         "## Description",
@@ -149,34 +153,34 @@ async def test_get_at_defaults_returns_the_card_itself(drift_client: Any) -> Non
 
 async def test_get_with_the_loc_of_a_name_hit_reads_the_whole_card(drift_client: Any) -> None:
     hit = await hit_for(drift_client, "Drift", "Drift")
-    got = await call(drift_client, "characters_get", character_id=hit["id"], loc=hit["loc"])
+    got = await call(drift_client, "characters_get", character_id=hit["uri"], loc=hit["loc"])
     assert got["content"].startswith(DESCRIPTION) and "## First message" in got["content"]
 
 
 async def test_get_at_defaults_pages_a_card_over_max_tokens_without_losing_text(drift_client: Any) -> None:
     hit = await hit_for(drift_client, "Mirelle", "Captain Mirelle")
-    whole = (await call(drift_client, "characters_get", character_id=hit["id"]))["content"]
-    pages, args = [], {"character_id": hit["id"], "retrieval": {"max_tokens": 100}}
+    whole = (await call(drift_client, "characters_get", character_id=hit["uri"]))["content"]
+    pages, args = [], {"character_id": hit["uri"], "retrieval": {"max_tokens": 100}}
     while True:
         got = await call(drift_client, "characters_get", **args)
         assert got["estimated_tokens"] <= 100 and got["mode_used"] == "full"
         pages.append(got["content"])
         if not got["truncated"]:
             break
-        args = {"character_id": hit["id"], "loc": got["next"]["loc"], "retrieval": got["next"]["retrieval"]}
+        args = {"character_id": hit["uri"], "loc": got["next"]["loc"], "retrieval": got["next"]["retrieval"]}
     assert len(pages) > 3 and "".join(pages) == whole
 
 
 async def test_an_explicit_mode_is_still_honoured(drift_client: Any) -> None:
     hit = await hit_for(drift_client, "Drift", "Drift")
     snippet = await call(
-        drift_client, "characters_get", character_id=hit["id"], retrieval={"mode": "snippet"}
+        drift_client, "characters_get", character_id=hit["uri"], retrieval={"mode": "snippet"}
     )
     assert snippet["mode_used"] == "snippet" and len(snippet["content"]) <= 300
     chunk = await call(
         drift_client,
         "characters_get",
-        character_id=hit["id"],
+        character_id=hit["uri"],
         loc={"field": "scenario"},
         retrieval={"mode": "chunk"},
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, call, import_into
+from tests.conftest import FIXTURES, call, import_into, item_id
 
 pytestmark = pytest.mark.anyio
 
@@ -33,15 +33,19 @@ async def test_tools_are_listed_read_only_with_output_schema(cards_client: Any) 
         assert tools[name].annotations.read_only_hint is True
         assert tools[name].title and tools[name].description
         assert "properties" in tools[name].output_schema
-    result_schema = str(tools["characters_search"].output_schema)
-    assert "creator" in result_schema and "character_version" in result_schema
+    # one shared hit schema: uri, title and score, and room for a card's own fields (creator…)
+    hit_schema = tools["characters_search"].output_schema["$defs"]["Hit"]
+    assert {"uri", "title", "score"} <= set(hit_schema["required"])
+    assert hit_schema.get("additionalProperties", True) is not False
 
 
 async def test_a_hit_carries_name_creator_tags_and_field_loc(cards_client: Any) -> None:
     hit = await top(cards_client, "brigantine")
     assert hit["title"] == "Captain Mirelle"
-    assert hit["uri"] == f"characters://{hit['id']}"
-    assert hit["creator"] == "brinewriter" and hit["character_version"] == "1.3"
+    assert hit["uri"] == f"characters://{item_id(hit)}"
+    assert hit["creator"] == "brinewriter" and "character_version" not in hit
+    meta = (await call(cards_client, "characters_get", character_id=hit["uri"]))["meta"]
+    assert meta["creator"] == "brinewriter" and meta["character_version"] == "1.3"
     assert hit["tags"] == ["fantasy", "nautical", "adventure", "mystery", "female"]
     assert hit["loc"]["field"] in {"description", "first_mes"}
     assert isinstance(hit["loc"]["approx_offset"], int)
@@ -74,8 +78,9 @@ async def test_every_card_field_is_searchable_and_named_in_loc(
 
 async def test_v3_text_is_found_and_the_v2_fallback_is_not(cards_client: Any) -> None:
     hit = await top(cards_client, "heliotrope")
-    assert hit["title"] == "Nova" and hit["nickname"] == "Nov" and hit["character_version"] == "2.1"
-    assert hit["spec"] == "chara_card_v3"
+    assert hit["title"] == "Nova" and hit["nickname"] == "Nov"
+    meta = (await call(cards_client, "characters_get", character_id=hit["uri"]))["meta"]
+    assert meta["character_version"] == "2.1" and meta["spec"] == "chara_card_v3"
     assert (await call(cards_client, "characters_search", query="periwinkle"))["count"] == 0
 
 
@@ -89,7 +94,7 @@ async def test_get_chunk_mode_returns_the_field_named_in_loc(cards_client: Any) 
     got = await call(
         cards_client,
         "characters_get",
-        character_id=hit["id"],
+        character_id=hit["uri"],
         loc={"field": "scenario"},
         retrieval={"mode": "chunk"},
     )
@@ -101,13 +106,13 @@ async def test_get_chunk_mode_returns_the_field_named_in_loc(cards_client: Any) 
 async def test_get_field_with_offset_picks_the_right_lorebook_entry(cards_client: Any) -> None:
     hit = await top(cards_client, "Osric")
     got = await call(
-        cards_client, "characters_get", character_id=hit["id"], loc=hit["loc"], retrieval={"mode": "chunk"}
+        cards_client, "characters_get", character_id=hit["uri"], loc=hit["loc"], retrieval={"mode": "chunk"}
     )
     assert got["content"].startswith("Keys: Saltglass, lighthouse")
     first = await call(
         cards_client,
         "characters_get",
-        character_id=hit["id"],
+        character_id=hit["uri"],
         loc={"field": "character_book"},
         retrieval={"mode": "chunk"},
     )
@@ -116,7 +121,7 @@ async def test_get_field_with_offset_picks_the_right_lorebook_entry(cards_client
 
 async def test_get_full_reads_the_whole_card_with_headings(cards_client: Any) -> None:
     hit = await top(cards_client, "Hollowmere")
-    got = await call(cards_client, "characters_get", character_id=hit["id"], retrieval={"mode": "full"})
+    got = await call(cards_client, "characters_get", character_id=hit["uri"], retrieval={"mode": "full"})
     assert got["content"].startswith("## Description\nAmbrose Whitlock is the elderly keeper")
     assert "## Example dialogue\n<START>" in got["content"]
     assert got["truncated"] is False and got["next"] is None
@@ -128,7 +133,7 @@ async def test_get_with_query_anchors_on_the_matching_field(cards_client: Any) -
     got = await call(
         cards_client,
         "characters_get",
-        character_id=hit["id"],
+        character_id=hit["uri"],
         query="tattooed knuckles",
         retrieval={"mode": "chunk"},
     )
@@ -142,7 +147,7 @@ async def test_get_never_exceeds_the_token_budget(cards_client: Any, mode: str, 
     got = await call(
         cards_client,
         "characters_get",
-        character_id=hit["id"],
+        character_id=hit["uri"],
         loc=hit["loc"],
         retrieval={"mode": mode, "max_tokens": max_tokens},
     )
@@ -153,7 +158,7 @@ async def test_get_never_exceeds_the_token_budget(cards_client: Any, mode: str, 
 
 async def test_chunk_with_siblings_grows_around_the_field(cards_client: Any) -> None:
     hit = await top(cards_client, "Hollowmere")
-    args: dict[str, Any] = {"character_id": hit["id"], "loc": {"field": "scenario"}}
+    args: dict[str, Any] = {"character_id": hit["uri"], "loc": {"field": "scenario"}}
     one = await call(cards_client, "characters_get", **args, retrieval={"mode": "chunk"})
     more = await call(
         cards_client, "characters_get", **args, retrieval={"mode": "chunk_with_siblings", "max_tokens": 2000}
@@ -170,7 +175,7 @@ async def test_unknown_character_id_names_the_field(cards_client: Any) -> None:
 async def test_unknown_loc_field_names_the_field_and_the_allowed_ones(cards_client: Any) -> None:
     hit = await top(cards_client, "Hollowmere")
     result = await cards_client.call_tool(
-        "characters_get", {"character_id": hit["id"], "loc": {"field": "lorebook"}}
+        "characters_get", {"character_id": hit["uri"], "loc": {"field": "lorebook"}}
     )
     assert result.is_error
     text = result.content[0].text
@@ -190,7 +195,7 @@ async def test_out_of_range_paging_is_a_tool_error_naming_the_field(
 async def test_bad_retrieval_mode_names_the_field(cards_client: Any) -> None:
     hit = await top(cards_client, "Hollowmere")
     result = await cards_client.call_tool(
-        "characters_get", {"character_id": hit["id"], "retrieval": {"mode": "all"}}
+        "characters_get", {"character_id": hit["uri"], "retrieval": {"mode": "all"}}
     )
     assert result.is_error and "retrieval.mode" in result.content[0].text
 
@@ -219,6 +224,6 @@ async def test_a_sillytavern_chat_links_to_the_card_by_name(data_dir: Path, clie
     await import_into(data_dir, "chats", FIXTURES / "chats" / "sillytavern")
     async with client_factory() as client:
         card = await top(client, "brigantine")
-        chats = await call(client, "chats_search", query="sextant", character_id=card["id"])
+        chats = await call(client, "chats_search", query="sextant", character_id=item_id(card))
         assert chats["count"] == 1
-        assert chats["results"][0]["character_id"] == card["id"]
+        assert chats["results"][0]["character_id"] == item_id(card)

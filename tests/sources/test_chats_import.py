@@ -297,5 +297,5 @@ async def test_a_search_finds_claude_thinking_and_names_it_as_thinking(
     (hit,) = found["results"]
     assert hit["title"] == "UK postcode validation regex"
     assert (hit["sender"], hit["role"]) == ("assistant (thinking)", "assistant")
-    assert hit["message_id"].endswith("#thinking-1")
+    assert hit["loc"]["message_id"].endswith("#thinking-1")
     assert [r["sender"] for r in only_thinking["results"]] == ["assistant (thinking)"]

@@ -12,7 +12,7 @@ from knowledge_mcp.sources.chats.links import CharacterLinks
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage.db import Migration, open_database
 from knowledge_mcp.sources.storage.schema import chunked_tables_v1
-from tests.conftest import FIXTURES, call, error, import_into
+from tests.conftest import FIXTURES, call, error, import_into, item_id
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +35,7 @@ async def top(client: Any, query: str, **args: Any) -> dict[str, Any]:
 
 
 async def conversation_id(client: Any, query: str) -> str:
-    return str((await top(client, query))["conversation_id"])
+    return item_id(await top(client, query))
 
 
 async def test_tools_are_listed_read_only_with_output_schema(chats_client: Any) -> None:
@@ -44,25 +44,27 @@ async def test_tools_are_listed_read_only_with_output_schema(chats_client: Any) 
         assert tools[name].annotations.read_only_hint is True
         assert tools[name].title and tools[name].output_schema
     assert "sender" in str(tools["chats_search"].output_schema)
-    assert "message_index" in str(tools["chats_get"].output_schema)
+    assert "message_index" in str(tools["chats_get"].description)
 
 
 async def test_a_chat_hit_carries_conversation_sender_and_message_anchor(chats_client: Any) -> None:
     hit = await top(chats_client, "sextant")
     assert hit["title"] == "Captain Mirelle - 2025-06-01@14h22m10s"
-    assert hit["uri"] == f"chats://{hit['id']}" and hit["conversation_id"] == hit["id"]
-    assert (hit["sender"], hit["role"], hit["message_id"]) == ("Alex", "user", "5")
-    assert hit["loc"] == {"conversation_id": hit["id"], "message_id": "5", "message_index": 5}
+    # the conversation is the uri's id, the message the loc's: no copies beside them
+    assert hit["uri"] == f"chats://{item_id(hit)}" and "conversation_id" not in hit
+    assert (hit["sender"], hit["role"], hit["loc"]["message_id"]) == ("Alex", "user", "5")
+    assert hit["loc"] == {"message_id": "5"} and "message_id" not in hit
     assert "sextant" in hit["snippet"] and hit["matched_terms"] == ["sextant"]
     assert hit["character_name"] == "Captain Mirelle"
-    assert hit["created_at"] == "2025-06-01T14:22:00+00:00"
+    meta = (await call(chats_client, "chats_get", conversation_id=hit["uri"], loc=hit["loc"]))["meta"]
+    assert meta["created_at"] == "2025-06-01T14:22:00Z" and meta["loc"] == {"message_id": "5"}
 
 
 async def test_chatgpt_hit_names_the_assistant_message_of_the_chosen_branch(chats_client: Any) -> None:
     hit = await top(chats_client, '"night grove" bittersweet')
     assert hit["title"] == "Names for orange sourdough loaf"
     assert (hit["sender"], hit["role"]) == ("assistant", "assistant")
-    assert hit["message_id"] == "ddd1dfb2-3b98-4ef8-9af6-1a26146d3f31"
+    assert hit["loc"]["message_id"] == "ddd1dfb2-3b98-4ef8-9af6-1a26146d3f31"
     assert hit["match_count"] == 3  # the chosen answer, the user's reply and the description
 
 
@@ -107,7 +109,7 @@ async def test_sender_filter_keeps_only_that_speakers_messages(chats_client: Any
     mirelle = await top(chats_client, "coffee", sender="captain mirelle")
     assert mirelle["sender"] == "Captain Mirelle"
     alex = await top(chats_client, "coffee", sender="Alex")
-    assert alex["sender"] == "Alex" and alex["message_id"] != mirelle["message_id"]
+    assert alex["sender"] == "Alex" and alex["loc"]["message_id"] != mirelle["loc"]["message_id"]
     assert "coffee" in alex["snippet"].lower()
     by_role = await call(chats_client, "chats_search", query="heat pump", sender="user")
     assert {r["role"] for r in by_role["results"]} == {"user"}
@@ -139,14 +141,14 @@ async def test_chat_hits_link_to_the_character_card_and_filter_by_it(
         return
     await import_into(data_dir, "characters", FIXTURES / "characters")
     cards = (await call(chats_client, "characters_search", query="Mirelle OR Ambrose", limit=10))["results"]
-    mirelle = next(r["id"] for r in cards if r["title"] == "Captain Mirelle")
-    other = next(r["id"] for r in cards if r["title"] != "Captain Mirelle")
+    mirelle = next(item_id(r) for r in cards if r["title"] == "Captain Mirelle")
+    other = next(item_id(r) for r in cards if r["title"] != "Captain Mirelle")
     hit = await top(chats_client, "sextant")
     assert hit["character_id"] == mirelle
     filtered = await call(chats_client, "chats_search", query="coffee OR boiler", character_id=mirelle)
     assert [r["character_name"] for r in filtered["results"]] == ["Captain Mirelle"]
     assert (await call(chats_client, "chats_search", query="coffee", character_id=other))["count"] == 0
-    got = await call(chats_client, "chats_get", conversation_id=hit["conversation_id"])
+    got = await call(chats_client, "chats_get", conversation_id=hit["uri"])
     assert got["meta"]["character_id"] == mirelle
     assert "character_id" in await error(
         chats_client, "chats_search", query="coffee", character_id="no-such-card"
@@ -179,7 +181,7 @@ async def test_chunk_with_siblings_returns_neighbouring_messages_within_the_budg
         got = await call(
             chats_client,
             "chats_get",
-            conversation_id=hit["conversation_id"],
+            conversation_id=hit["uri"],
             loc=hit["loc"],
             retrieval={"mode": "chunk_with_siblings", "max_tokens": max_tokens, "sibling_window": 3},
         )
@@ -187,10 +189,10 @@ async def test_chunk_with_siblings_returns_neighbouring_messages_within_the_budg
         assert 5 in indexes and indexes == list(range(indexes[0], indexes[-1] + 1))
         chars = sum(len(m["text"]) for m in got["content"])
         assert got["estimated_tokens"] == math.ceil(chars / 4) <= max_tokens
-        assert got["mode_used"] == "chunk_with_siblings" and got["meta"]["message_id"] == "5"
+        assert got["mode_used"] == "chunk_with_siblings" and got["meta"]["loc"]["message_id"] == "5"
     assert indexes == [2, 3, 4, 5, 6, 7, 8]  # the widest budget grew three each side
     assert got["next"] == {
-        "loc": {"conversation_id": hit["id"], "message_id": "9", "message_index": 9},
+        "loc": {"conversation_id": item_id(hit), "message_id": "9", "message_index": 9},
         "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 2000},
     }
 
@@ -304,5 +306,5 @@ async def test_pages_of_results_do_not_overlap(chats_client: Any) -> None:
     everything = await call(chats_client, "chats_search", query=query, limit=100)
     first = await call(chats_client, "chats_search", query=query, limit=3)
     second = await call(chats_client, "chats_search", query=query, limit=3, offset=first["next_offset"])
-    ids = [r["id"] for r in first["results"] + second["results"]]
-    assert ids == [r["id"] for r in everything["results"]][:6] and len(set(ids)) == 6
+    ids = [r["uri"] for r in first["results"] + second["results"]]
+    assert ids == [r["uri"] for r in everything["results"]][:6] and len(set(ids)) == 6

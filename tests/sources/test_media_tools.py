@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from knowledge_mcp.sources.media.formats.transcripts import parse_cues
-from tests.conftest import FIXTURES, call, error, import_into
+from tests.conftest import FIXTURES, call, error, import_into, item_id
 
 pytestmark = pytest.mark.anyio
 
@@ -39,19 +39,23 @@ async def test_tools_are_listed_read_only_with_output_schema(media_client: Any) 
 
 async def test_an_email_hit_carries_headers_and_a_snippet_from_the_own_reply(media_client: Any) -> None:
     hit = await top(media_client, "catamaran")
-    assert hit["media_type"] == "email" and hit["uri"] == f"media://{hit['id']}"
+    assert hit["media_type"] == "email" and hit["uri"] == f"media://{item_id(hit)}"
     assert hit["from"] == "Marcus Oyelaran <marcus@example.org>"
-    assert hit["to"] == ["Dana Whitfield <dana@example.org>", "Priya Raman <priya@example.org>"]
-    assert hit["cc"] == ["Tom Baxter <tom@example.org>"]
-    assert hit["subject"] == hit["title"] == "Re: Q3 offsite planning"
-    assert hit["date"] == "2025-06-03T10:47:30+01:00"
-    assert hit["thread_id"] == "<20250603080211.4f2a@mail.example.org>"
-    assert (hit["has_attachments"], hit["attachment_count"], hit["attachments"]) == (False, 0, [])
+    # the subject is the title and the Date the item's date (to the minute on a hit): no copies
+    assert hit["title"] == "Re: Q3 offsite planning" and "subject" not in hit and "date" not in hit
+    assert hit["last_modified"] == "2025-06-03T10:47+01:00"
+    # no attachments: nothing about them on the wire
+    assert not {"has_attachments", "attachment_count", "attachments"} & set(hit)
     assert "catamaran" in hit["snippet"] and ">" not in hit["snippet"]
     assert hit["matched_terms"] == ["catamaran"]
-    assert (
-        set(hit["loc"]) == {"media_id", "chunk_index", "chunk_uuid"} and hit["loc"]["media_id"] == hit["id"]
-    )
+    assert set(hit["loc"]) == {"chunk_index", "chunk_uuid"}  # the media id is the uri's
+    meta = (await call(media_client, "media_get", media_id=hit["uri"], loc=hit["loc"]))["meta"]
+    assert meta["to"] == ["Dana Whitfield <dana@example.org>", "Priya Raman <priya@example.org>"]
+    assert meta["cc"] == ["Tom Baxter <tom@example.org>"]
+    assert meta["title"] == "Re: Q3 offsite planning" and "subject" not in meta
+    assert meta["last_modified"] == "2025-06-03T10:47:30+01:00" and "date" not in meta
+    assert meta["thread_id"] == "<20250603080211.4f2a@mail.example.org>"
+    assert not {"has_attachments", "attachment_count", "attachments"} & set(meta)
 
 
 @pytest.mark.parametrize(
@@ -66,32 +70,38 @@ async def test_words_only_in_quotes_attachments_or_page_chrome_are_not_found(
 @pytest.mark.parametrize("query", ["Invoice #4471", "Northwind"])
 async def test_the_invoice_email_is_found_by_subject_and_body(media_client: Any, query: str) -> None:
     hit = await top(media_client, query)
-    assert hit["subject"] == "Invoice #4471 from Northwind Hosting"
+    assert hit["title"] == "Invoice #4471 from Northwind Hosting" and "subject" not in hit  # the subject
     assert hit["from"] == "Northwind Hosting Billing <billing@northwind-hosting.example>"
 
 
 async def test_an_email_with_an_attachment_lists_it(media_client: Any) -> None:
     hit = await top(media_client, "Corner Bistro receipt")
-    assert hit["has_attachments"] is True and hit["attachment_count"] == 1
-    assert hit["attachments"] == [
+    assert hit["attachment_count"] == 1 and "attachments" not in hit
+    got = await call(media_client, "media_get", media_id=hit["uri"], loc=hit["loc"])
+    assert got["meta"]["attachment_count"] == 1
+    assert got["meta"]["attachments"] == [
         {"filename": "expenses-june.csv", "content_type": "text/csv", "size_bytes": 440}
     ]
-    got = await call(media_client, "media_get", media_id=hit["id"], loc=hit["loc"])
-    assert got["attachments"] == hit["attachments"]
+    assert got["attachments"] == got["meta"]["attachments"]
 
 
 async def test_a_pdf_hit_names_its_page(media_client: Any) -> None:
     hit = await top(media_client, '"inverter clipping"')
     assert (hit["media_type"], hit["doc_type"], hit["page"]) == ("pdf", "pdf", 3)
     assert hit["title"] == "A Homeowner's Guide to Rooftop Solar"
-    assert "inverter clipping" in hit["snippet"].lower() and 0 < len(hit["summary"]) <= 200
+    assert "inverter clipping" in hit["snippet"].lower()
+    meta = (await call(media_client, "media_get", media_id=hit["uri"], loc=hit["loc"]))["meta"]
+    assert 0 < len(meta["summary"]) <= 200
 
 
 async def test_a_web_page_hit_has_url_headings_and_summary(media_client: Any) -> None:
     hit = await top(media_client, "itriyya Palermo")
     assert hit["media_type"] == "html" and hit["url"].endswith("/short-history-of-pasta")
-    assert hit["headings"][0] == "A Short History of Pasta" and len(hit["headings"]) == 5
-    assert hit["summary"].startswith("No, Marco Polo")
+    # anchored on the match, so the summary (the article's opening) is not a copy of the snippet
+    got = await call(media_client, "media_get", media_id=hit["uri"], query="itriyya Palermo")
+    meta = got["meta"]
+    assert meta["headings"][0] == "A Short History of Pasta" and len(meta["headings"]) == 5
+    assert meta["summary"].startswith("No, Marco Polo")
 
 
 async def test_a_transcript_hit_says_when_in_the_recording(media_client: Any) -> None:
@@ -119,16 +129,17 @@ async def test_date_filters_compare_the_items_own_date(media_client: Any) -> Non
     after = await call(
         media_client, "media_search", query=query, date_from="2025-06-04", media_types=["email"]
     )
-    assert sorted(r["date"] for r in after["results"]) == [
-        "2025-06-04T08:30:44+01:00",
-        "2025-06-04T15:42:40+05:30",
+    # an email's date is its last_modified (to the minute on a hit, in its own zone)
+    assert sorted(r["last_modified"] for r in after["results"]) == [
+        "2025-06-04T08:30+01:00",
+        "2025-06-04T15:42+05:30",
     ]
     before = await call(
         media_client, "media_search", query=query, date_to="2025-06-03", media_types=["email"]
     )
-    assert sorted(r["date"] for r in before["results"]) == [
-        "2025-06-03T10:47:30+01:00",
-        "2025-06-03T17:45:02+05:30",
+    assert sorted(r["last_modified"] for r in before["results"]) == [
+        "2025-06-03T10:47+01:00",
+        "2025-06-03T17:45+05:30",
     ]
     window = await call(
         media_client, "media_search", query="the", date_from="2024-11-01", date_to="2024-11-30"
@@ -173,23 +184,23 @@ async def test_pages_never_overlap_or_skip(media_client: Any) -> None:
 @pytest.mark.parametrize("mode", ["snippet", "chunk", "chunk_with_siblings", "full", "auto"])
 async def test_get_stays_within_the_token_budget(media_client: Any, mode: str, max_tokens: int) -> None:
     hit = await top(media_client, "B-tree overflow pages")
-    args = {"media_id": hit["id"], "loc": hit["loc"], "retrieval": {"mode": mode, "max_tokens": max_tokens}}
+    args = {"media_id": hit["uri"], "loc": hit["loc"], "retrieval": {"mode": mode, "max_tokens": max_tokens}}
     got = await call(media_client, "media_get", **args)
     assert got["estimated_tokens"] <= max_tokens and len(got["content"]) <= max_tokens * 4
     assert got["mode_used"] == ("chunk_with_siblings" if mode == "auto" else mode)
-    assert got["meta"]["loc"]["media_id"] == hit["id"]
+    assert got["meta"]["uri"] == hit["uri"]
 
 
 async def test_get_reads_the_chunk_of_the_hit_and_siblings_around_it(media_client: Any) -> None:
     hit = await top(media_client, '"inverter clipping"')
     one = await call(
-        media_client, "media_get", media_id=hit["id"], loc=hit["loc"], retrieval={"mode": "chunk"}
+        media_client, "media_get", media_id=hit["uri"], loc=hit["loc"], retrieval={"mode": "chunk"}
     )
     assert "inverter clipping" in one["content"] and one["meta"]["page"] == 3
     more = await call(
         media_client,
         "media_get",
-        media_id=hit["id"],
+        media_id=hit["uri"],
         loc=hit["loc"],
         retrieval={"mode": "chunk_with_siblings", "max_tokens": 2000},
     )
@@ -199,7 +210,7 @@ async def test_get_reads_the_chunk_of_the_hit_and_siblings_around_it(media_clien
 async def test_get_with_a_query_and_no_loc_anchors_on_the_match(media_client: Any) -> None:
     hit = await top(media_client, "harbour master")
     got = await call(
-        media_client, "media_get", media_id=hit["id"], query="otters", retrieval={"mode": "chunk"}
+        media_client, "media_get", media_id=hit["uri"], query="otters", retrieval={"mode": "chunk"}
     )
     assert "otters" in got["content"] and got["meta"]["loc"]["chunk_index"] > 0
 
@@ -212,11 +223,15 @@ async def test_unknown_media_id_names_the_field(media_client: Any) -> None:
 async def test_a_loc_of_another_item_is_a_tool_error(media_client: Any) -> None:
     email = await top(media_client, "catamaran")
     pdf = await top(media_client, "inverter")
-    assert "loc.media_id" in await error(media_client, "media_get", media_id=pdf["id"], loc=email["loc"])
+    # a hit's loc leaves the media id to its uri; a get's `next.loc` names it
+    got = await call(media_client, "media_get", media_id=email["uri"], loc=email["loc"])
+    email_loc = got["next"]["loc"]
+    assert email_loc["media_id"] == item_id(email)
+    assert "loc.media_id" in await error(media_client, "media_get", media_id=pdf["uri"], loc=email_loc)
 
 
 async def transcript_id(client: Any) -> str:
-    return str((await top(client, "harbour master", media_types=["transcript"]))["id"])
+    return item_id(await top(client, "harbour master", media_types=["transcript"]))
 
 
 async def test_transcript_text_has_a_timestamp_before_each_cue(media_client: Any) -> None:
@@ -257,9 +272,9 @@ async def test_transcript_as_json_is_a_list_of_timed_cues(media_client: Any) -> 
 
 async def test_transcript_of_a_non_transcript_is_a_tool_error_naming_media_id(media_client: Any) -> None:
     email = await top(media_client, "catamaran")
-    text = await error(media_client, "media_transcript", media_id=email["id"])
+    text = await error(media_client, "media_transcript", media_id=email["uri"])
     assert "media_id" in text and "not a transcript" in text
-    assert "format" in await error(media_client, "media_transcript", media_id=email["id"], format="docx")
+    assert "format" in await error(media_client, "media_transcript", media_id=email["uri"], format="docx")
 
 
 async def test_media_types_resource_counts_the_callers_items(data_dir: Path, client_factory: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, import_into
+from tests.conftest import FIXTURES, import_into, item_id
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +41,7 @@ async def test_distinctive_word_finds_its_note_with_matched_terms_and_snippet(no
     assert top["title"].lower().startswith("sourdough") or "sourdough" in top["title"].lower()
     assert set(top["matched_terms"]) == {"levain", "autolyse"}
     assert "levain" in top["snippet"].lower() or "autolyse" in top["snippet"].lower()
-    assert top["uri"] == f"notes://{top['id']}"
+    assert top["uri"] == f"notes://{item_id(top)}"
     assert 0 < top["score"] <= 1
     # hidden folders (.obsidian, .trash) are not imported
     assert response["count"] == 1
@@ -124,7 +124,7 @@ async def test_unknown_note_id_names_the_field(notes_client: Any) -> None:
 async def test_bad_retrieval_mode_names_the_field(notes_client: Any) -> None:
     top = (await search(notes_client, query="levain"))["results"][0]
     result = await notes_client.call_tool(
-        "notes_get", {"note_id": top["id"], "retrieval": {"mode": "everything"}}
+        "notes_get", {"note_id": top["uri"], "retrieval": {"mode": "everything"}}
     )
     assert result.is_error and "retrieval.mode" in result.content[0].text
 
@@ -133,7 +133,7 @@ async def test_bad_retrieval_mode_names_the_field(notes_client: Any) -> None:
 @pytest.mark.parametrize("mode", ["chunk", "chunk_with_siblings", "full", "auto"])
 async def test_get_never_exceeds_the_token_budget(notes_client: Any, mode: str, max_tokens: int) -> None:
     top = (await search(notes_client, query="cormorant OR heron OR plumage"))["results"][0]
-    args = {"note_id": top["id"], "loc": top["loc"], "retrieval": {"mode": mode, "max_tokens": max_tokens}}
+    args = {"note_id": top["uri"], "loc": top["loc"], "retrieval": {"mode": mode, "max_tokens": max_tokens}}
     got = (await notes_client.call_tool("notes_get", args)).structured_content
     assert got["estimated_tokens"] <= max_tokens
     assert len(got["content"]) <= max_tokens * 4
@@ -143,13 +143,13 @@ async def test_get_never_exceeds_the_token_budget(notes_client: Any, mode: str, 
 async def test_full_mode_pages_through_a_huge_note_without_gaps(notes_client: Any) -> None:
     top = (await search(notes_client, query="field guide birds", limit=1))["results"][0]
     parts: list[str] = []
-    args: dict[str, Any] = {"note_id": top["id"], "retrieval": {"mode": "full", "max_tokens": 4000}}
+    args: dict[str, Any] = {"note_id": top["uri"], "retrieval": {"mode": "full", "max_tokens": 4000}}
     for _ in range(50):
         got = (await notes_client.call_tool("notes_get", args)).structured_content
         parts.append(got["content"])
         if got["next"] is None:
             break
-        args = {"note_id": top["id"], "loc": got["next"]["loc"], "retrieval": got["next"]["retrieval"]}
+        args = {"note_id": top["uri"], "loc": got["next"]["loc"], "retrieval": got["next"]["retrieval"]}
     whole = "".join(parts)
     assert len(parts) > 2
     assert len(whole) > 60_000
@@ -159,14 +159,14 @@ async def test_chunk_with_siblings_grows_around_the_anchor(notes_client: Any) ->
     top = (await search(notes_client, query="field guide birds", limit=1))["results"][0]
     one = (
         await notes_client.call_tool(
-            "notes_get", {"note_id": top["id"], "loc": {"chunk_index": 3}, "retrieval": {"mode": "chunk"}}
+            "notes_get", {"note_id": top["uri"], "loc": {"chunk_index": 3}, "retrieval": {"mode": "chunk"}}
         )
     ).structured_content
     more = (
         await notes_client.call_tool(
             "notes_get",
             {
-                "note_id": top["id"],
+                "note_id": top["uri"],
                 "loc": {"chunk_index": 3},
                 "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 2000},
             },
@@ -180,7 +180,7 @@ async def test_get_with_query_and_no_loc_anchors_on_the_match(notes_client: Any)
     top = (await search(notes_client, query="field guide birds", limit=1))["results"][0]
     got = (
         await notes_client.call_tool(
-            "notes_get", {"note_id": top["id"], "query": "bluethroat", "retrieval": {"mode": "chunk"}}
+            "notes_get", {"note_id": top["uri"], "query": "bluethroat", "retrieval": {"mode": "chunk"}}
         )
     ).structured_content
     assert "bluethroat" in got["content"].lower()

@@ -81,7 +81,10 @@ async def test_a_name_hit_shows_what_the_prompt_is_for(prompts_client: Any) -> N
     (hit, *_) = (await call(prompts_client, "prompts_search", query="Code Reviewer"))["results"]
     assert hit["title"] == "Code Reviewer"
     assert hit["snippet"].startswith("Reviews a diff like a senior engineer")
-    assert hit["summary"] == hit["snippet"] and hit["loc"]["field"] == "details"
+    assert "summary" not in hit and hit["loc"]["field"] == "details"  # the summary is in get's meta
+    meta = (await call(prompts_client, "prompts_get", prompt_id_or_name=hit["uri"], loc=hit["loc"]))["meta"]
+    # the prompt's summary is its details, which its snippet opens with: the wire leaves out the copy
+    assert meta["snippet"].startswith("Reviews a diff like a senior engineer") and "summary" not in meta
     preset = (await call(prompts_client, "prompts_search", query="Lighthouse"))["results"][0]
     assert preset["snippet"].startswith("You narrate") and preset["loc"]["field"] == "system_prompt"
 

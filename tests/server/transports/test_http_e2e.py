@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from knowledge_mcp.bench.http import stop_process
-from tests.conftest import ROOT
+from tests.conftest import ROOT, item_id
 
 pytestmark = pytest.mark.slow
 
@@ -103,10 +103,10 @@ async def test_http_client_lists_tools_searches_and_reads_within_budget(http_ser
         found = await client.call_tool("notes_search", {"query": "field guide birds", "limit": 1})
         assert not found.is_error, found.content[0].text
         top = found.structured_content["results"][0]
-        assert top["uri"] == f"notes://{top['id']}"
+        assert top["uri"] == f"notes://{item_id(top)}"
 
         args = {
-            "note_id": top["id"],
+            "note_id": item_id(top),
             "loc": top["loc"],
             "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 300},
         }

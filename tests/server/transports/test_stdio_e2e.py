@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, item_id
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -55,7 +55,7 @@ async def test_stdio_server_lists_tools_answers_and_survives_bad_calls(imported_
             assert found.structured_content is not None
             top = found.structured_content["results"][0]
             assert "sourdough" in top["title"].lower()
-            assert top["uri"] == f"notes://{top['id']}"
+            assert top["uri"] == f"notes://{item_id(top)}"
 
             bad = await client.call_tool("notes_search", {"query": "bread", "limit": 0})
             assert bad.is_error
@@ -63,7 +63,7 @@ async def test_stdio_server_lists_tools_answers_and_survives_bad_calls(imported_
 
             again = await client.call_tool(
                 "notes_get",
-                {"note_id": top["id"], "loc": top["loc"], "retrieval": {"mode": "chunk", "max_tokens": 100}},
+                {"note_id": top["uri"], "loc": top["loc"], "retrieval": {"mode": "chunk", "max_tokens": 100}},
             )
             assert not again.is_error, again.content[0].text
             assert again.structured_content["meta"]["uri"] == top["uri"]

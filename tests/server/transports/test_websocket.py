@@ -325,7 +325,7 @@ async def test_config_in_initialize_sets_defaults_beneath_session_and_explicit_i
         assert (await peer.structured("session_info"))["defaults"]["snippet_length"] == 60
         found = await peer.structured("notes_search", query="migration", limit=5)
         assert found["results"] and all(len(r["snippet"]) <= 60 for r in found["results"])
-        assert found["warnings"] == []
+        assert found.get("warnings", []) == []  # no warnings: the empty list is left out
         await peer.structured("session_set_defaults", snippet_length=80)  # session beats request config
         assert (await peer.structured("session_info"))["defaults"]["snippet_length"] == 80
         explicit = await peer.structured("notes_search", query="migration", limit=5, snippet_length=400)
@@ -361,7 +361,7 @@ async def test_a_malformed_config_warns_in_the_next_tool_result_once(server: dic
         assert titles(first["structuredContent"]) == ["alice note"]  # never a failure
         assert (await peer.structured("session_info"))["defaults"]["max_tokens"] == 50  # clamped, applied
         again = await peer.structured("notes_search", query="zanzibarite")
-        assert again["warnings"] == []
+        assert again.get("warnings", []) == []
 
 
 async def test_a_config_cannot_change_who_the_user_is(server: dict[str, Any]) -> None:
@@ -369,7 +369,7 @@ async def test_a_config_cannot_change_who_the_user_is(server: dict[str, Any]) ->
     url = f"{server['url']}?config={b64(hostile)}"
     async with session(url, bearer(jwt_for("alice")), config=b64(hostile)) as peer:
         found = await peer.structured("knowledge_search", query="quokkaberry zanzibarite")
-        assert titles(found) == ["alice note"] and found["warnings"] == []
+        assert titles(found) == ["alice note"] and not found.get("warnings")
 
 
 async def test_ws_refuses_to_start_without_credentials_or_with_no_auth_off_loopback(tmp_path: Path) -> None:

@@ -1,0 +1,80 @@
+"""What a host reads of our tools: the tool profile, and schemas without the generator's padding.
+
+A host sends the whole `tools/list` to its model on every turn, so each token of it is paid for
+again and again. The schemas pydantic generates carry a `title` on every property, an
+`anyOf [X, null]` with `default: null` for every optional argument, and docstrings keep their
+source indentation. `publish_tools` removes that padding once, after every tool is registered
+(validation still runs on the full argument models), and drops the tools the `tool_profile`
+leaves out: `compact` keeps the cross-source tools and the session tools only.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+
+ToolProfile = Literal["full", "compact"]
+
+# The tools a compact profile keeps (by their underscore names; `tool_names = "dotted"` publishes
+# knowledge.search for knowledge_search): every source is still
+# reachable through knowledge_search's `sources` and `filters`, and knowledge_get.
+COMPACT_TOOLS = frozenset(
+    {
+        "knowledge_search",
+        "knowledge_get",
+        "session_info",
+        "session_cite",
+        "session_set_defaults",
+        "session_reset",
+        "search",
+        "fetch",
+    }
+)
+# Keys of a schema object that name things rather than describe them: their values are maps
+# of names to schemas, so a property called `title` is kept.
+NAMED_SCHEMAS = ("properties", "$defs", "patternProperties")
+NULL = {"type": "null"}
+
+
+def publish_tools(mcp: MCPServer, profile: ToolProfile) -> None:
+    """Apply `profile` and lean every tool's description, input and output schema in place."""
+    manager = mcp._tool_manager  # the SDK has no public way to edit a registered tool
+    for tool in list(manager.list_tools()):
+        if profile == "compact" and tool.name.replace(".", "_", 1) not in COMPACT_TOOLS:
+            mcp.remove_tool(tool.name)
+            continue
+        tool.description = inspect.cleandoc(tool.description or "")
+        tool.parameters = lean_schema(tool.parameters)
+        if tool.fn_metadata.output_schema is not None:
+            tool.fn_metadata.output_schema = lean_schema(tool.fn_metadata.output_schema)
+
+
+def lean_schema(schema: Any) -> Any:
+    """`schema` without titles, and an optional field's `anyOf [X, null]` + `default: null` as
+    just X (it is simply not required: we never send null for it); descriptions dedented. A
+    required field that may be null keeps its `anyOf`. Pure: returns a new schema."""
+    if isinstance(schema, list):
+        return [lean_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    lean: dict[str, Any] = {}
+    optional = "default" in schema and schema["default"] is None
+    for key, value in schema.items():
+        if key == "title" or (key == "default" and value is None):
+            continue
+        if key == "additionalProperties" and value is True:  # what JSON Schema assumes anyway
+            continue
+        if key in NAMED_SCHEMAS and isinstance(value, dict):
+            lean[key] = {name: lean_schema(sub) for name, sub in value.items()}
+        elif key == "description" and isinstance(value, str):
+            lean[key] = inspect.cleandoc(value)
+        else:
+            lean[key] = lean_schema(value)
+    options = lean.get("anyOf")
+    if optional and isinstance(options, list) and NULL in options and len(options) == 2:
+        (kept,) = [option for option in options if option != NULL]
+        del lean["anyOf"]
+        lean = {**kept, **lean}
+    return lean

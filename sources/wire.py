@@ -1,0 +1,181 @@
+"""The wire form of our results: what a host's model reads, so every key costs tokens.
+
+`dump` turns a result model into structured content without empty fields, fields at their
+default and copies of what another field already says (an item's `id` is the tail of its `uri`;
+a media `loc` repeats the media id). The published output schemas (`SearchOutput`, `GetOutput`)
+describe that form: the fields every result has, and room for the fields its source adds
+(DESIGN §5), so one small schema serves every source's tools.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .models import ResultItem
+
+# Fields that stay on the wire as null: their absence would be ambiguous.
+KEEP_NULL = frozenset({"next_offset", "top_score", "next"})
+SCORE_DIGITS = 3
+DEFAULT_SCORE_TYPE = "fts"
+# Keys of a loc that repeat the item's own id.
+LOC_ITEM_IDS = ("media_id", "conversation_id")
+# A loc key that finds the chunk on its own, and the key it makes redundant (get reads the first).
+LOC_COPIES = (("chunk_index", "approx_offset"), ("message_id", "message_index"))
+# A field and the field it may merely repeat (an email's subject is its title, its Date the
+# item's date; a prompt's keywords are its tags).
+FIELD_COPIES = (("subject", "title"), ("date", "last_modified"), ("tags", "keywords"))
+# How much of a summary is compared with the snippet: one that opens the snippet is a copy.
+SUMMARY_PROBE = 60
+# Fields a search hit leaves to the get tools' `meta` (DESIGN §5 fields all the same): the
+# item's outline and summary, its creation time beside `last_modified`, mail headers beyond
+# from/date/subject, a card's format details.
+DETAIL_FIELDS = (
+    "headings",
+    "summary",
+    "created_at",
+    "to",
+    "cc",
+    "message_id",
+    "thread_id",
+    "attachments",
+    "character_version",
+    "spec",
+)
+# An ISO timestamp with seconds: 2025-06-03T17:45:02 (then a zone, if any).
+MINUTE_SECONDS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?![.\d])")
+# Our own UTC timestamps, written the short way (Z for +00:00).
+TIMESTAMPS = ("created_at", "last_modified")
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """The wire form: JSON types, aliases, nothing empty or at its default, no redundant copy
+    (`KEEP_NULL` fields stay, as null)."""
+    data = model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
+    for name in KEEP_NULL & set(type(model).model_fields):
+        data.setdefault(name, None)
+    if isinstance(model, ResultItem):
+        return compact_item(data)
+    if isinstance(data.get("meta"), dict):
+        data["meta"] = compact_item(data["meta"])
+    if isinstance(data.get("results"), list):
+        data["results"] = [brief(compact_item(item)) for item in data["results"]]
+        _hoist_score_type(data)
+    if isinstance(data.get("top_score"), float):
+        data["top_score"] = round(data["top_score"], SCORE_DIGITS)
+    return data
+
+
+def _hoist_score_type(page: dict[str, Any]) -> None:
+    """A score type every hit shares is said once, on the page (fts, the default, not at all)."""
+    kinds = {hit.get("score_type", DEFAULT_SCORE_TYPE) for hit in page["results"]}
+    if len(kinds) != 1:
+        return
+    for hit in page["results"]:
+        hit.pop("score_type", None)
+    if (kind := kinds.pop()) != DEFAULT_SCORE_TYPE:
+        page["score_type"] = kind
+
+
+def compact_item(item: dict[str, Any]) -> dict[str, Any]:
+    """One result without copies or empties: `id` (the uri's tail), `rank` (its place in the
+    list, after `offset`), fields repeating another (`FIELD_COPIES`, `created_at` equal to
+    `last_modified`, a summary that opens the snippet), ids the loc repeats, empty lists and
+    strings; UTC timestamps end in Z; the score has three digits."""
+    item_id = item.get("id")
+    if item_id is not None and item.get("uri") == f"{item.get('source')}://{item_id}":
+        del item["id"]
+    item.pop("rank", None)
+    if isinstance(item.get("loc"), dict):
+        _compact_loc(item, item["loc"], item_id)
+    if item.get("conversation_id") == item_id:
+        item.pop("conversation_id", None)
+    _drop_copies(item)
+    for key in [key for key, value in item.items() if value in ([], "", {})]:
+        del item[key]
+    for key in TIMESTAMPS:
+        if isinstance(item.get(key), str) and item[key].endswith("+00:00"):
+            item[key] = item[key][: -len("+00:00")] + "Z"
+    if isinstance(item.get("score"), float):
+        item["score"] = round(item["score"], SCORE_DIGITS)
+    return item
+
+
+def _compact_loc(item: dict[str, Any], loc: dict[str, Any], item_id: Any) -> None:
+    for key in LOC_ITEM_IDS:
+        if loc.get(key) == item_id:
+            loc.pop(key)
+    for key, copy in LOC_COPIES:
+        if key in loc:
+            loc.pop(copy, None)
+    if item.get("message_id") == loc.get("message_id"):
+        item.pop("message_id", None)
+
+
+def _drop_copies(item: dict[str, Any]) -> None:
+    if item.get("created_at") == item.get("last_modified"):
+        item.pop("created_at", None)
+    for key, original in FIELD_COPIES:
+        if key in item and item[key] == item.get(original):
+            del item[key]
+    if item.get("attachment_count") is not None:
+        item.pop("has_attachments", None)  # attachment_count > 0 says it
+    if item.get("attachment_count") == 0:
+        del item["attachment_count"]
+    summary = str(item.get("summary", ""))
+    if summary and summary[:SUMMARY_PROBE].strip("…") in str(item.get("snippet", "")):
+        del item["summary"]
+
+
+def brief(hit: dict[str, Any]) -> dict[str, Any]:
+    """A search hit says enough to decide whether to read the item: the fields that describe
+    the item at length (`DETAIL_FIELDS`) are in the get tools' `meta`; `source` is the uri's
+    scheme; the date is to the minute."""
+    for key in DETAIL_FIELDS:
+        hit.pop(key, None)
+    if str(hit.get("uri", "")).startswith(f"{hit.get('source')}://"):
+        del hit["source"]
+    modified = hit.get("last_modified")
+    if isinstance(modified, str) and MINUTE_SECONDS.match(modified):
+        hit["last_modified"] = modified[:16] + modified[19:]
+    return hit
+
+
+class Hit(BaseModel):
+    """A hit; its source adds fields (media: from, subject, page…; chats: sender, role…)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    uri: str = Field(description="<source>://<id>, for the get tools.")
+    title: str
+    score: float = Field(description="0..1, comparable across sources.")
+    snippet: str | None = None
+    loc: dict[str, Any] | None = Field(default=None, description="For the get tools: where the hit is.")
+
+
+class SearchOutput(BaseModel):
+    """A page of hits, best first (the first is rank offset + 1)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    results: list[Hit]
+    count: int
+    has_more: bool
+    next_offset: int | None = Field(description="The offset of the next page.")
+    total_estimated: int
+    warnings: list[str] = Field(default_factory=list)
+
+
+class GetOutput(BaseModel):
+    """An item's fields (`meta`) and as much of its content as the budget allows."""
+
+    model_config = ConfigDict(extra="allow")
+
+    meta: Hit
+    content: Any = Field(description="Text; for chats the messages.")
+    mode_used: str
+    truncated: bool
+    next: dict[str, Any] | None = Field(description="Arguments for the same get tool to read on.")
+    warnings: list[str] = Field(default_factory=list)
