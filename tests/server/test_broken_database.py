@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from knowledge_mcp.sources.storage.db import source_failure
-from tests.conftest import FIXTURES, error, import_into
+from tests.conftest import FIXTURES, error, import_into, source_of
 
 pytestmark = pytest.mark.anyio
 
@@ -74,7 +74,7 @@ async def test_knowledge_search_answers_from_the_other_sources_and_names_the_bro
         result = await client.call_tool("knowledge_search", {"query": "solar panel"})
     assert not result.is_error
     found = result.structured_content
-    assert found["results"] and {r["source"] for r in found["results"]} == {"media"}
+    assert found["results"] and {source_of(r) for r in found["results"]} == {"media"}
     assert found["degraded"] is True and found["provider_hint"] == "notes"
     warning = next(w for w in found["warnings"] if w.startswith("notes:"))
     assert_explained(warning, data_dir, "file is not a database")
