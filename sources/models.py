@@ -101,9 +101,12 @@ class Retrieval(BaseModel):
         "max_tokens is given, else snippet)",
     )
     snippet_length: int | None = Field(default=None, description="Characters, 50..1000 (default 300).")
-    max_tokens: int | None = Field(default=None, description="Token budget, 50..32000; never exceeded.")
+    max_tokens: int | None = Field(
+        default=None,
+        description="Token budget (cl100k), 50..32000, held by the text and the structured result each.",
+    )
     chars_per_token: int | None = Field(
-        default=None, description="For the token estimate, 1..10 (default 4)."
+        default=None, description="Count ceil(chars / this), 1..10, instead of real tokens."
     )
     chunk_size_tokens: int | None = Field(default=None, description="Re-chunking size when not prechunked.")
     chunk_overlap_tokens: int | None = Field(default=None, description="Re-chunking overlap.")
@@ -123,7 +126,10 @@ class GetResponse(BaseModel, Generic[R]):
     content: Any = Field(description="Text, or structured content for chats and transcripts.")
     attachments: list[dict[str, Any]] = Field(default_factory=list)
     mode_used: RetrievalMode
-    estimated_tokens: int
+    estimated_tokens: int = Field(description="Tokens of the larger rendering (text or structured).")
+    tokenizer: Literal["cl100k", "chars"] = Field(
+        default="cl100k", description="How tokens were counted: cl100k, or chars / chars_per_token."
+    )
     truncated: bool
     next: NextStep | None = None
     warnings: list[str] = Field(default_factory=list)
