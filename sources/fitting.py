@@ -43,9 +43,15 @@ def structured_json(response: BaseModel) -> str:
     return json.dumps(dump(response), separators=(",", ":"), ensure_ascii=False)
 
 
-def rendered_tokens(response: BaseModel, render: Callable[[Any], str], counter: TokenCounter) -> int:
-    """Tokens of the larger of the two renderings of `response`."""
-    return max(counter.count(structured_json(response)), counter.count(render(response)))
+def rendered_tokens(
+    response: BaseModel, render: Callable[[Any], str], counter: TokenCounter, limit: int | None = None
+) -> int:
+    """Tokens of the larger of the two renderings of `response` (past `limit`, the structured
+    one's alone: it already says the response does not fit)."""
+    structured = counter.count(structured_json(response))
+    if limit is not None and structured > limit:
+        return structured
+    return max(structured, counter.count(render(response)))
 
 
 def trim_meta(meta: Meta, level: int) -> Meta:
@@ -119,12 +125,15 @@ def fit(
     there. `upper` is the most content characters the mode could return."""
     guess = min(upper, counter.chars_for(max_tokens))
     first = build(0, guess, max_tokens)
-    first_size = rendered_tokens(first, render, counter)
-    if guess >= upper and first_size <= max_tokens:
-        return _finish(first, render, counter)
-    level, base = _level(build, render, counter, max_tokens)
+    first_size = rendered_tokens(first, render, counter, max_tokens)
+    if first_size <= max_tokens and guess >= upper:
+        return _finish(first, render, counter, first_size)
+    if first_size <= max_tokens:  # the whole meta leaves room: no need to trim it
+        level, base, known = 0, 0, (guess, first_size)
+    else:
+        level, base = _level(build, render, counter, max_tokens)
+        known = (0, base)
     budget = max_tokens
-    known = (guess, first_size) if level == 0 and first_size <= max_tokens else (0, base)
     cut = 0
     if base <= budget:
         cut = largest_fit(_sizer(build, render, counter, level, budget), budget, upper, guess, known)
@@ -139,7 +148,7 @@ def fit(
 def _sizer(
     build: Build[M], render: Callable[[Any], str], counter: TokenCounter, level: int, budget: int
 ) -> Callable[[int], int]:
-    return lambda cut: rendered_tokens(build(level, cut, budget), render, counter)
+    return lambda cut: rendered_tokens(build(level, cut, budget), render, counter, budget)
 
 
 def _level(
@@ -149,7 +158,7 @@ def _level(
     last; and that envelope's size."""
     base = 0
     for level in range(LEVELS):
-        base = rendered_tokens(build(level, 0, max_tokens), render, counter)
+        base = rendered_tokens(build(level, 0, max_tokens), render, counter, max_tokens)
         if base <= max_tokens // 2:
             return level, base
     return LEVELS - 1, base
@@ -181,10 +190,12 @@ def _note_raise(warnings: list[str], max_tokens: int, raised: int) -> None:
     warnings.append(f"{prefix} after this item's metadata; used {raised}")
 
 
-def _finish(response: M, render: Callable[[Any], str], counter: TokenCounter) -> M:
-    """Record the count: `estimated_tokens` held the budget while measuring (as many digits or
-    more), so the real count, once written in, can only stay or shrink."""
-    count = rendered_tokens(response, render, counter)
+def _finish(response: M, render: Callable[[Any], str], counter: TokenCounter, count: int | None = None) -> M:
+    """Record the count (`count`, when already measured): `estimated_tokens` held the budget
+    while measuring (as many digits or more), so the real count, once written in, can only stay
+    or shrink."""
+    if count is None:
+        count = rendered_tokens(response, render, counter)
     for _ in range(3):
         response.estimated_tokens = count  # type: ignore[attr-defined]
         again = rendered_tokens(response, render, counter)
