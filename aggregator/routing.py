@@ -51,9 +51,14 @@ async def routed_get(
     src = SOURCES[name]
     db = await host.database(ctx, name)
     response = await src.get(
-        db, resolved, loc=loc, query=query, retrieval=retrieval, defaults=host.defaults(ctx)
+        db,
+        resolved,
+        loc=loc,
+        query=query,
+        retrieval=retrieval,
+        defaults=host.defaults(ctx),
+        databases=databases_of(host, ctx),  # the meta is completed before it is fitted to the budget
     )
-    await src.complete([response.meta], databases_of(host, ctx))
     if session is not None:
         try:
             await session.mark_viewed(response.meta.uri)

@@ -46,7 +46,7 @@ class Settings(BaseModel):
     # [search]
     snippet_length: int = Field(default=300, ge=50, le=1000)
     max_tokens: int = Field(default=4000, ge=50, le=32000)
-    chars_per_token: int = Field(default=4, ge=1, le=10)
+    chars_per_token: int | None = Field(default=None, ge=1, le=10)  # None: real cl100k tokens
     sibling_window: int = Field(default=2, ge=0, le=20)
     order_by: Literal["relevance", "recent"] = "relevance"
     source_timeout_s: float = Field(default=5.0, gt=0, le=120)

@@ -101,8 +101,12 @@ class Retrieval(BaseModel):
         "max_tokens is given, else snippet.",
     )
     snippet_length: int | None = Field(default=None, description="Characters, 50..1000.")
-    max_tokens: int | None = Field(default=None, description="Token budget, 50..32000; never exceeded.")
-    chars_per_token: int | None = Field(default=None, description="For the token estimate, 1..10.")
+    max_tokens: int | None = Field(
+        default=None, description="Token budget (cl100k), 50..32000, held by text and structured result."
+    )
+    chars_per_token: int | None = Field(
+        default=None, description="Count chars / this, 1..10, not real tokens."
+    )
     chunk_size_tokens: int | None = None
     chunk_overlap_tokens: int | None = None
     sibling_window: int | None = Field(default=None, description="Chunks each side, 0..20.")
@@ -121,7 +125,10 @@ class GetResponse(BaseModel, Generic[R]):
     content: Any = Field(description="Text, or structured content for chats and transcripts.")
     attachments: list[dict[str, Any]] = Field(default_factory=list)
     mode_used: RetrievalMode
-    estimated_tokens: int
+    estimated_tokens: int = Field(description="Tokens of the larger rendering (text or structured).")
+    tokenizer: Literal["cl100k", "chars"] = Field(
+        default="cl100k", description="How tokens were counted: cl100k, or chars / chars_per_token."
+    )
     truncated: bool
     next: NextStep | None = None
     warnings: list[str] = Field(default_factory=list)

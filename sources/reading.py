@@ -1,17 +1,20 @@
 """Reading one item (the `*_get` tools, DESIGN §6): find it, find the anchor chunk its `loc` or
 query points at, and return the window of its text the retrieval mode and budget allow, with
-how to go on. The window arithmetic itself is pure (`retrieval.py`).
+how to go on. The window arithmetic itself is pure (`retrieval.py`); how much fits the budget
+is measured on the rendered result (`fitting.py`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import aiosqlite
 
 from .errors import NotFoundError
+from .fitting import fit, trim_meta
 from .models import GetResponse, Loc, NextStep, Retrieval
-from .retrieval import Budget, Defaults, Span, chunk_window, estimate_tokens, full_window, resolve_budget
+from .retrieval import Budget, Defaults, Span, chunk_window, full_window, resolve_budget
 from .search.lexical.sql import build_anchor_sql
 from .search.query import parse_query
 from .storage.db import Database
@@ -21,6 +24,7 @@ ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
 CHUNKS_OF_ITEM_SQL = "SELECT * FROM {p}_chunks WHERE item_rowid = ? ORDER BY chunk_index"
 
 Rows = list[aiosqlite.Row]
+Databases = Callable[[str], Awaitable[Database]]
 
 
 class ReadableSource(Protocol):
@@ -37,6 +41,8 @@ class ReadableSource(Protocol):
     def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc: ...
 
     def anchor_from_loc(self, loc: Loc, chunks: Rows) -> int | None: ...
+
+    async def complete(self, results: list[Any], databases: Databases | None) -> None: ...
 
 
 async def load_item(db: Database, source: ReadableSource, item_id: str) -> tuple[aiosqlite.Row, Rows]:
@@ -80,24 +86,65 @@ async def get(
     query: str | None,
     retrieval: Retrieval | None,
     defaults: Defaults,
+    databases: Databases | None = None,
 ) -> GetResponse[Any]:
-    """The item as `model` (the source's GetResponse): its meta and the window to read."""
+    """The item as `model` (the source's GetResponse): its meta and the window to read, as much
+    as both renderings of the result fit `max_tokens` (`fitting.py`)."""
     warnings: list[str] = []
     budget = resolve_budget(retrieval, defaults, warnings)
     item, chunks = await load_item(db, source, item_id)
     anchor = await find_anchor(db, source, item, chunks, loc, query) if chunks else 0
     meta = source.result(item, chunks[anchor] if chunks else None, snippet="", score=1.0, rank=1)
-    content, truncated, next_step = window(source, item, chunks, anchor, budget, loc, query)
-    meta.snippet = make_snippet(content, budget.snippet_length) if content else ""
-    return model(  # type: ignore[no-any-return]
-        meta=meta,
-        content=content,
-        mode_used=budget.mode,
-        estimated_tokens=estimate_tokens(content, budget.chars_per_token),
-        truncated=truncated,
-        next=next_step,
-        warnings=warnings,
-    )
+    await source.complete([meta], databases)
+    counter = budget.counter
+
+    def build(level: int, cut: int, max_tokens: int) -> GetResponse[Any]:
+        at = (loc, query, cut, max_tokens, level >= 2)
+        content, truncated, step = window(source, item, chunks, anchor, budget, *at)
+        shown = trim_meta(meta, level)
+        if level == 0:
+            shown.snippet = make_snippet(content, budget.snippet_length) if content else ""
+        files = getattr(shown, "attachments", None) or []
+        return model(  # type: ignore[no-any-return]
+            meta=shown,
+            content=content,
+            attachments=[f.model_dump() for f in files],
+            mode_used=budget.mode,
+            estimated_tokens=max_tokens,
+            tokenizer=counter.tokenizer,
+            truncated=truncated,
+            next=step,
+            warnings=list(warnings),
+        )
+
+    upper = window_chars(source, item, chunks, anchor, budget, loc)
+    return fit(build, render_text, counter, budget.max_tokens, upper, warnings)
+
+
+def render_text(response: GetResponse[Any]) -> str:
+    """The text rendering a get tool sends with `response` (`tooling.render_get`)."""
+    from .tooling import render_get  # the MCP SDK is loaded only when a get runs
+
+    return render_get(response)
+
+
+def _start(loc: Loc | None) -> int:
+    return loc.approx_offset if loc is not None and loc.approx_offset is not None else 0
+
+
+def window_chars(
+    source: ReadableSource, item: aiosqlite.Row, chunks: Rows, anchor: int, budget: Budget, loc: Loc | None
+) -> int:
+    """The most characters of content the budget's mode could return, whatever the budget."""
+    text: str = item["content"]
+    if budget.mode == "full" or not chunks:
+        return max(0, len(text) - min(_start(loc), len(text)))
+    if budget.mode == "snippet":
+        return min(budget.snippet_length, len(chunks[anchor]["body"]))
+    spans = [Span(c["start_offset"], c["end_offset"]) for c in chunks]
+    siblings = budget.mode == "chunk_with_siblings"
+    w = chunk_window(text, spans, anchor, budget, siblings, max_chars=len(text))
+    return w.end - w.start
 
 
 def window(
@@ -108,33 +155,38 @@ def window(
     budget: Budget,
     loc: Loc | None,
     query: str | None,
+    max_chars: int,
+    max_tokens: int,
+    lean: bool = False,
 ) -> tuple[str, bool, NextStep | None]:
-    """The text to return for the budget's mode, whether it was cut, and how to go on."""
+    """The text to return for the budget's mode within `max_chars`, whether it was cut, and how
+    to go on (`max_tokens` is the budget `next` carries; `lean`: its loc names only the chunk)."""
+
+    def loc_of(chunk: aiosqlite.Row) -> Loc:
+        return Loc(chunk_index=chunk["chunk_index"]) if lean else source.loc(item, chunk)
+
     text: str = item["content"]
+    more = {"mode": "full", "max_tokens": max_tokens}
     if budget.mode == "full" or not chunks:
-        start = loc.approx_offset if loc is not None and loc.approx_offset is not None else 0
-        w = full_window(text, start, budget)
-        nxt = None
-        if w.truncated:
-            nxt = NextStep(
-                loc=Loc(approx_offset=w.end), retrieval={"mode": "full", "max_tokens": budget.max_tokens}
-            )
+        w = full_window(text, _start(loc), budget, max_chars)
+        nxt = NextStep(loc=Loc(approx_offset=w.end), retrieval=more) if w.truncated else None
         return text[w.start : w.end], w.truncated, nxt
-    spans = [Span(c["start_offset"], c["end_offset"]) for c in chunks]
     if budget.mode == "snippet":
-        snippet_budget = min(budget.snippet_length, budget.max_chars)
         body = chunks[anchor]["body"]
-        snippet = make_snippet(body, snippet_budget, _first_match(body, query))
-        nxt = NextStep(loc=source.loc(item, chunks[anchor]), retrieval={"mode": "chunk"})
+        snippet = make_snippet(body, min(budget.snippet_length, max_chars), _first_match(body, query))
+        nxt = NextStep(loc=loc_of(chunks[anchor]), retrieval={"mode": "chunk"})
         return snippet, len(snippet) < len(body), nxt
-    w = chunk_window(text, spans, anchor, budget, siblings=budget.mode == "chunk_with_siblings")
+    spans = [Span(c["start_offset"], c["end_offset"]) for c in chunks]
+    siblings = budget.mode == "chunk_with_siblings"
+    w = chunk_window(text, spans, anchor, budget, siblings, max_chars=max_chars)
     nxt = None
     if w.truncated:
-        nxt = NextStep(
-            loc=Loc(approx_offset=w.end), retrieval={"mode": "full", "max_tokens": budget.max_tokens}
-        )
+        nxt = NextStep(loc=Loc(approx_offset=w.end), retrieval=more)
     elif w.last_chunk + 1 < len(chunks):
-        nxt = NextStep(loc=source.loc(item, chunks[w.last_chunk + 1]), retrieval={"mode": budget.mode})
+        nxt = NextStep(
+            loc=loc_of(chunks[w.last_chunk + 1]),
+            retrieval={"mode": budget.mode, "max_tokens": max_tokens},
+        )
     return text[w.start : w.end], w.truncated, nxt
 
 

@@ -155,12 +155,22 @@ class ChunkedSource(Generic[R]):
         query: str | None = None,
         retrieval: Retrieval | None = None,
         defaults: Defaults,
+        databases: Databases | None = None,
     ) -> GetResponse[R]:
-        """Read an item within the budget of `retrieval` (see `reading.get`)."""
+        """Read an item within the budget of `retrieval` (see `reading.get`); `databases` lets
+        `complete` fill the meta before the result is measured against the budget."""
         model = GetResponse[self.result_model]  # type: ignore[name-defined]
         retrieval = with_default_mode(retrieval, self.default_mode)
         return await reading.get(
-            db, self, item_id, model, loc=loc, query=query, retrieval=retrieval, defaults=defaults
+            db,
+            self,
+            item_id,
+            model,
+            loc=loc,
+            query=query,
+            retrieval=retrieval,
+            defaults=defaults,
+            databases=databases,
         )
 
     async def load_item(self, db: Database, item_id: str) -> tuple[aiosqlite.Row, list[aiosqlite.Row]]:

@@ -47,7 +47,7 @@ class SessionDefaults(BaseModel):
     max_tokens: int
     sibling_window: int
     order_by: str
-    chars_per_token: int
+    chars_per_token: int | None = Field(default=None, description="Unset: budgets count cl100k tokens.")
 
 
 class SessionInfo(BaseModel):

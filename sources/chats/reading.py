@@ -1,8 +1,9 @@
 """Which messages of a conversation a chats_get returns, under a character budget. Pure: no I/O.
 
-The estimate counts the characters of the returned message texts; a window never holds more
-than `max_chars`. A message longer than the whole budget is cut at a word boundary and the
-window says where to resume (`resume` = message index and characters already returned).
+A window never holds more than `max_chars` characters of message text (how many fit the token
+budget is measured on the rendered result: `fitting.py`). A message that does not fit whole
+is cut at a word boundary, so the budget is filled, and the window says where to resume
+(`resume` = message index and characters already returned).
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ def forward(messages: list[ChatMessage], start: int, count: int, max_chars: int,
             taken.append(piece)
             used += size
             continue
-        if not taken:
-            piece, kept = _cut(messages[index], offset, max_chars)
-            return Window([piece], True, (index, offset + kept))
-        return Window(taken, True, (index, 0))
+        piece, kept = _cut(messages[index], offset, max_chars - used)
+        if kept or not taken:  # the part of this message that still fits
+            taken.append(piece)
+        return Window(taken, True, (index, offset + kept))
     return Window(taken, False, None)
 
 
@@ -76,4 +77,9 @@ def around(messages: list[ChatMessage], anchor: int, max_chars: int, siblings: i
             left = False
         if not (right or left):
             break
-    return Window(messages[first : last + 1], False, None)
+    taken = messages[first : last + 1]
+    if siblings and not right and last + 1 < len(messages):  # the next one did not fit whole
+        piece, kept = _cut(messages[last + 1], 0, max_chars - used)
+        if kept:
+            return Window([*taken, piece], True, (last + 1, kept))
+    return Window(taken, False, None)

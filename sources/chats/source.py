@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ import aiosqlite
 from pydantic import Field
 
 from ..errors import InvalidArgumentError, NotFoundError
+from ..fitting import fit, trim_meta
 from ..models import Loc, Retrieval
 from ..retrieval import Budget, Defaults, resolve_budget
 from ..search.query import parse_query
@@ -155,6 +157,7 @@ class ChatsSource(ChunkedSource[ChatResult]):
         defaults: Defaults,
         page: int = 1,
         page_size: int = 50,
+        databases: Databases | None = None,
     ) -> ChatGetResponse:
         if page < 1:
             raise InvalidArgumentError("page", "must be 1 or more")
@@ -173,26 +176,17 @@ class ChatsSource(ChunkedSource[ChatResult]):
             if page > pages:
                 raise InvalidArgumentError("page", f"must be 1..{pages} for this conversation")
             anchor = anchor if explicit else min((page - 1) * page_size, max(len(chunks) - 1, 0))
-        window = self._window(messages, chunks, anchor, budget, page, page_size, loc)
         meta = self.result(item, chunks[anchor] if chunks else None, snippet="", score=1.0, rank=1)
         if messages:
             found = QueryMatcher(parse_query(query or "")).find(messages[anchor].text)
             meta.snippet = make_snippet(messages[anchor].text, budget.snippet_length, found.first)
-        used = sum(len(m.text) for m in window.messages)
-        return ChatGetResponse(
-            meta=meta,
-            content=window.messages,
-            mode_used="page" if budget.mode == "snippet" else budget.mode,
-            estimated_tokens=math.ceil(used / budget.chars_per_token),
-            truncated=window.truncated,
-            next=self._next(item, chunks, window, budget, page, pages, page_size),
-            warnings=warnings,
-            page=page if budget.mode == "snippet" else None,
-            page_count=pages,
-            message_count=len(messages),
+        await self.complete([meta], databases)
+        reading = _Reading(
+            self, item, chunks, messages, anchor, meta, budget, page, page_size, pages, loc, warnings
         )
+        return fit(reading.build, _render, budget.counter, budget.max_tokens, reading.upper(), warnings)
 
-    def _window(
+    def window(
         self,
         messages: list[ChatMessage],
         chunks: list[aiosqlite.Row],
@@ -201,21 +195,23 @@ class ChatsSource(ChunkedSource[ChatResult]):
         page: int,
         page_size: int,
         loc: Loc | None,
+        max_chars: int,
     ) -> Window:
+        """The messages the budget's mode returns within `max_chars` characters of text."""
         if not messages:
             return Window([], False, None)
         if budget.mode == "snippet":
-            return forward(messages, (page - 1) * page_size, page_size, budget.max_chars)
+            return forward(messages, (page - 1) * page_size, page_size, max_chars)
         if budget.mode == "full":
             skip = 0
             if loc is not None and loc.approx_offset is not None:
                 skip = loc.approx_offset - chunks[anchor]["start_offset"]
                 skip = max(0, min(skip, len(messages[anchor].text)))
-            return forward(messages, anchor, page_size, budget.max_chars, skip)
+            return forward(messages, anchor, page_size, max_chars, skip)
         siblings = budget.sibling_window if budget.mode == "chunk_with_siblings" else 0
-        return around(messages, anchor, budget.max_chars, siblings)
+        return around(messages, anchor, max_chars, siblings)
 
-    def _next(
+    def next_step(
         self,
         item: aiosqlite.Row,
         chunks: list[aiosqlite.Row],
@@ -224,21 +220,81 @@ class ChatsSource(ChunkedSource[ChatResult]):
         page: int,
         pages: int,
         page_size: int,
+        max_tokens: int,
+        lean: bool = False,
     ) -> ChatNextStep | None:
+        """How to go on after `window` (`max_tokens`: the budget the next call keeps; `lean`:
+        its loc names the message by index only)."""
+
+        def loc_of(chunk: aiosqlite.Row) -> Loc:
+            return Loc(message_index=chunk["chunk_index"]) if lean else self.loc(item, chunk)
+
         if window.resume is not None:
             index, into = window.resume
-            loc = self.loc(item, chunks[index])
+            loc = loc_of(chunks[index])
             loc.approx_offset = chunks[index]["start_offset"] + into if into else None
-            return ChatNextStep(loc=loc, retrieval={"mode": "full", "max_tokens": budget.max_tokens})
+            return ChatNextStep(loc=loc, retrieval={"mode": "full", "max_tokens": max_tokens})
         if budget.mode == "snippet":
             return ChatNextStep(page=page + 1, page_size=page_size) if page < pages else None
         last = window.messages[-1].message_index if window.messages else len(chunks)
         if last + 1 < len(chunks):
             return ChatNextStep(
-                loc=self.loc(item, chunks[last + 1]),
-                retrieval={"mode": budget.mode, "max_tokens": budget.max_tokens},
+                loc=loc_of(chunks[last + 1]),
+                retrieval={"mode": budget.mode, "max_tokens": max_tokens},
             )
         return None
+
+
+@dataclass
+class _Reading:
+    """One chats_get: what `fit` rebuilds the response from, for each cut it measures."""
+
+    source: ChatsSource
+    item: aiosqlite.Row
+    chunks: list[aiosqlite.Row]
+    messages: list[ChatMessage]
+    anchor: int
+    meta: ChatResult
+    budget: Budget
+    page: int
+    page_size: int
+    pages: int
+    loc: Loc | None
+    warnings: list[str]
+
+    def window(self, max_chars: int) -> Window:
+        r = self
+        return r.source.window(
+            r.messages, r.chunks, r.anchor, r.budget, r.page, r.page_size, r.loc, max_chars
+        )
+
+    def upper(self) -> int:
+        """The characters of message text the mode returns when the budget is no limit."""
+        return sum(len(m.text) for m in self.window(sum(len(m.text) for m in self.messages)).messages)
+
+    def build(self, level: int, cut: int, max_tokens: int) -> ChatGetResponse:
+        b, window = self.budget, self.window(cut)
+        paging = (self.page, self.pages, self.page_size, max_tokens, level >= 2)
+        step = self.source.next_step(self.item, self.chunks, window, b, *paging)
+        return ChatGetResponse(
+            meta=trim_meta(self.meta, level),
+            content=window.messages,
+            mode_used="page" if b.mode == "snippet" else b.mode,
+            estimated_tokens=max_tokens,
+            tokenizer=b.counter.tokenizer,
+            truncated=window.truncated,
+            next=step,
+            warnings=list(self.warnings),
+            page=self.page if b.mode == "snippet" else None,
+            page_count=self.pages,
+            message_count=len(self.messages),
+        )
+
+
+def _render(response: ChatGetResponse) -> str:
+    from .tools import render_get  # the MCP SDK is loaded only when a get runs
+
+    return render_get(response)
 
 
 def _message(chunk: aiosqlite.Row) -> ChatMessage:

@@ -109,8 +109,8 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             defaults=host.defaults(ctx),
             page=page,
             page_size=page_size,
+            databases=databases_of(host, ctx),
         )
-        await source.complete([response.meta], databases_of(host, ctx))
         return tool_result(response, render_get(response))
 
     add_read_tool(mcp, host, "chats_search", "Search chats", chats_search)

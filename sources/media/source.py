@@ -15,7 +15,7 @@ from ..errors import InvalidArgumentError
 from ..models import GetResponse, Loc, Retrieval
 from ..retrieval import Defaults
 from ..search.request import Filter
-from ..source import ChunkedSource, SearchOptions
+from ..source import ChunkedSource, Databases, SearchOptions
 from ..storage.db import Database
 from ..storage.items import ParsedItem
 from .formats import transcripts
@@ -132,15 +132,14 @@ class MediaSource(ChunkedSource[MediaResult]):
         query: str | None = None,
         retrieval: Retrieval | None = None,
         defaults: Defaults,
+        databases: Databases | None = None,
     ) -> GetResponse[MediaResult]:
+        """As every source's get; an email's `attachments` are listed in the response too."""
         if loc is not None and loc.media_id is not None and loc.media_id != item_id:
             raise InvalidArgumentError("loc.media_id", f"must match media_id {item_id!r} (or be left out)")
-        response = await super().get(
-            db, item_id, loc=loc, query=query, retrieval=retrieval, defaults=defaults
+        return await super().get(
+            db, item_id, loc=loc, query=query, retrieval=retrieval, defaults=defaults, databases=databases
         )
-        if response.meta.attachments:
-            response.attachments = [a.model_dump() for a in response.meta.attachments]
-        return response
 
     async def transcript(
         self, db: Database, media_id: str, fmt: TranscriptFormat, include_timestamps: bool

@@ -112,9 +112,12 @@ class PromptsSource(ChunkedSource[PromptResult]):
         query: str | None = None,
         retrieval: Retrieval | None = None,
         defaults: Defaults,
+        databases: Databases | None = None,
     ) -> GetResponse[PromptResult]:
         resolved = await self.resolve(db, item_id)
-        return await super().get(db, resolved, loc=loc, query=query, retrieval=retrieval, defaults=defaults)
+        return await super().get(
+            db, resolved, loc=loc, query=query, retrieval=retrieval, defaults=defaults, databases=databases
+        )
 
 
 source = PromptsSource()

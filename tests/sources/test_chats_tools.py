@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from knowledge_mcp.sources.chats.links import CharacterLinks
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage.db import Migration, open_database
 from knowledge_mcp.sources.storage.schema import chunked_tables_v1
+from tests.budgets import held_budget, within_budget
 from tests.conftest import FIXTURES, call, error, import_into, item_id
 
 pytestmark = pytest.mark.anyio
@@ -177,18 +177,12 @@ async def test_get_defaults_to_a_page_of_structured_messages(chats_client: Any) 
 
 async def test_chunk_with_siblings_returns_neighbouring_messages_within_the_budget(chats_client: Any) -> None:
     hit = await top(chats_client, "sextant")
-    for max_tokens in (100, 250, 2000):
-        got = await call(
-            chats_client,
-            "chats_get",
-            conversation_id=hit["uri"],
-            loc=hit["loc"],
-            retrieval={"mode": "chunk_with_siblings", "max_tokens": max_tokens, "sibling_window": 3},
-        )
+    for max_tokens in (100, 400, 2000):
+        retrieval = {"mode": "chunk_with_siblings", "max_tokens": max_tokens, "sibling_window": 3}
+        args = {"conversation_id": hit["uri"], "loc": hit["loc"], "retrieval": retrieval}
+        got = within_budget(await chats_client.call_tool("chats_get", args), max_tokens)
         indexes = [m["message_index"] for m in got["content"]]
         assert 5 in indexes and indexes == list(range(indexes[0], indexes[-1] + 1))
-        chars = sum(len(m["text"]) for m in got["content"])
-        assert got["estimated_tokens"] == math.ceil(chars / 4) <= max_tokens
         assert got["mode_used"] == "chunk_with_siblings" and got["meta"]["loc"]["message_id"] == "5"
     assert indexes == [2, 3, 4, 5, 6, 7, 8]  # the widest budget grew three each side
     assert got["next"] == {
@@ -215,7 +209,7 @@ async def test_a_message_longer_than_the_budget_is_cut_and_next_resumes_it(chats
         loc={"message_index": 1},
         retrieval={"mode": "chunk_with_siblings", "max_tokens": 60},
     )
-    assert got["truncated"] is True and got["estimated_tokens"] <= 60
+    assert got["truncated"] is True and got["estimated_tokens"] <= held_budget(got, 60)
     (piece,) = got["content"]
     assert piece["text"].startswith("Sure. The safest approach")
     whole = await call(
@@ -240,23 +234,26 @@ async def test_a_message_longer_than_the_budget_is_cut_and_next_resumes_it(chats
 async def test_full_mode_pages_forward_without_gaps_or_overlaps(chats_client: Any) -> None:
     cid = await conversation_id(chats_client, "heat pump")
     seen: list[int] = []
-    args: dict[str, Any] = {"retrieval": {"mode": "full", "max_tokens": 200}}
-    for _ in range(20):
-        got = await call(chats_client, "chats_get", conversation_id=cid, **args)
-        assert got["estimated_tokens"] <= 200
+    args: dict[str, Any] = {"conversation_id": cid, "retrieval": {"mode": "full", "max_tokens": 400}}
+    for _ in range(50):
+        got = within_budget(await chats_client.call_tool("chats_get", args), 400)
         seen += [m["message_index"] for m in got["content"] if m["message_index"] not in seen[-1:]]
         if got["next"] is None:
             break
-        args = {"loc": got["next"]["loc"], "retrieval": got["next"]["retrieval"]}
+        args = {"conversation_id": cid, "loc": got["next"]["loc"], "retrieval": got["next"]["retrieval"]}
     assert seen == list(range(7))
 
 
 async def test_page_mode_stays_within_max_tokens_and_continues_where_it_stopped(chats_client: Any) -> None:
     cid = await conversation_id(chats_client, "heat pump")
-    got = await call(chats_client, "chats_get", conversation_id=cid, retrieval={"max_tokens": 150})
-    assert got["mode_used"] == "page" and got["truncated"] is True and got["estimated_tokens"] <= 150
-    assert [m["message_index"] for m in got["content"]] == [0, 1]
-    assert got["next"]["loc"]["message_index"] == 2 and got["next"]["retrieval"]["mode"] == "full"
+    args = {"conversation_id": cid, "retrieval": {"max_tokens": 400}}
+    got = within_budget(await chats_client.call_tool("chats_get", args), 400)
+    assert got["mode_used"] == "page" and got["truncated"] is True
+    indexes = [m["message_index"] for m in got["content"]]
+    assert indexes == list(range(len(indexes))) and len(indexes) >= 2
+    # next resumes where the page stopped: in the message cut to fill the budget, or after it
+    assert got["next"]["loc"]["message_index"] in (indexes[-1], indexes[-1] + 1)
+    assert got["next"]["retrieval"]["mode"] == "full"
 
 
 @pytest.mark.parametrize(

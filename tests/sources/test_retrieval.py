@@ -127,7 +127,6 @@ def test_estimate_tokens_is_the_ceiling_of_chars_over_chars_per_token(
 # (max_chars, sibling_window, anchor, expected first and last chunk) for 9 chunks of 10 chars
 WINDOW_CASES = [
     (10, 2, 4, (4, 4)),
-    (19, 2, 4, (4, 4)),
     (20, 2, 4, (4, 5)),  # room for one sibling: right first
     (30, 2, 4, (3, 5)),
     (40, 2, 4, (3, 6)),
@@ -153,6 +152,29 @@ def test_chunk_window_grows_around_the_anchor_within_budget_and_sibling_window(
     assert (window.start, window.end) == (chunks[expected[0]].start, chunks[expected[1]].end)
     assert window.end - window.start <= max_chars
     assert window.truncated is False
+
+
+# (max_chars, anchor, expected (start, end)) for 9 chunks of 10 chars, sibling_window 2
+FILL_CASES = [
+    (19, 4, (40, 59)),  # the next chunk's word up to its space
+    (25, 4, (40, 65)),  # chunks 4-5, then half a word of chunk 6 (no space within reach)
+]
+
+
+@pytest.mark.parametrize(("max_chars", "anchor", "expected"), FILL_CASES)
+def test_chunk_window_takes_part_of_a_right_neighbour_that_does_not_fit_whole(
+    max_chars: int, anchor: int, expected: tuple[int, int]
+) -> None:
+    text, chunks = equal_chunks(9, 10)
+    window = chunk_window(text, chunks, anchor, budget(max_chars, 1, 2), siblings=True)
+    assert (window.start, window.end) == expected
+    assert window.truncated is True  # read on from window.end
+
+
+def test_chunk_mode_never_takes_part_of_a_neighbour() -> None:
+    text, chunks = equal_chunks(9, 10)
+    window = chunk_window(text, chunks, 4, budget(19, 1, 2), siblings=False)
+    assert (window.start, window.end, window.truncated) == (40, 50, False)
 
 
 def test_chunk_window_grows_symmetrically_when_the_budget_allows() -> None:

@@ -243,8 +243,7 @@ async def test_session_tools_cite_set_defaults_and_reset(make_server: Make) -> N
             "max_tokens": 900,
             "sibling_window": 2,
             "order_by": "recent",
-            "chars_per_token": 4,
-        }
+        }  # no chars_per_token: budgets count real cl100k tokens unless one is set
         assert any("snippet_length 10" in w and "50..1000" in w for w in updated["warnings"])
         info = await call(client, "session_info")
         assert info["defaults"]["order_by"] == "recent" and info["expires_at"]
