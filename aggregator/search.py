@@ -20,6 +20,8 @@ from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
+from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.tooling import databases_of
@@ -110,6 +112,10 @@ async def knowledge_search(
         )
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
         requests[name].details = False
+    if order_by == "relevance" and len(names) > 1:
+        stats = await shared_stats(host, ctx, names, q.query, timeout_s)
+        for request in requests.values():
+            request.stats = stats
     answers = await fan_out(host, ctx, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     response.session_applied = session is not None
@@ -142,6 +148,31 @@ def seen_before_this_query(session: Session | None, q: KnowledgeQuery) -> list[s
 async def session_of(host: AggregatorHost, ctx: Context, session_id: str | None) -> Session | None:
     finder = getattr(host, "session", None)  # a host without sessions: no session
     return await finder(ctx, session_id) if finder is not None else None
+
+
+async def shared_stats(
+    host: AggregatorHost, ctx: Context, names: list[str], query: str, timeout_s: float
+) -> SharedStats | None:
+    """The query's term statistics over all of `names` together, so each source's bm25 weighs a
+    word as the whole collection does; a source that cannot say is left out (its search, in
+    the fan-out, then reports the failure)."""
+    parsed = parse_query(query)
+    if parsed.is_empty:
+        return None
+    found: list[IndexStats] = []
+
+    async def ask(name: str) -> None:
+        try:
+            with anyio.fail_after(timeout_s):
+                db = await host.database(ctx, name)
+                found.append(await index_stats(db, name, parsed))
+        except Exception:  # the fan-out boundary: the source's search reports it
+            logger.debug("no term statistics from {}", name)
+
+    async with anyio.create_task_group() as group:
+        for name in names:
+            group.start_soon(ask, name)
+    return SharedStats.of(found) if found else None
 
 
 async def fan_out(

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 import aiosqlite
 
 from ..models import OrderBy
 from ..storage.db import Database
+
+if TYPE_CHECKING:
+    from .lexical.term_stats import SharedStats
 
 FtsColumn = Literal["title", "body"]
 FTS_COLUMNS: tuple[FtsColumn, ...] = get_args(FtsColumn)
@@ -42,6 +45,9 @@ class SearchRequest:
     details: bool = True
     """False: leave each result's snippet and matched terms to `ResultItem.fill_details`, for
     callers (knowledge_search) that keep only some of the results."""
+    stats: SharedStats | None = None
+    """Term statistics over all of the user's sources (knowledge_search): bm25 weighs each word
+    by them, so scores of different sources compare; None: the source's own."""
 
 
 class SearchedSource(Protocol):

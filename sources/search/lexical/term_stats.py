@@ -7,6 +7,11 @@ the exact count; otherwise the count is estimated from how densely those rows li
 newest chunk ids. Results are kept per database until it changes: another connection's commit
 moves `PRAGMA data_version`, this connection's own writes move `total_changes`. Both are read
 in the same round trip as the probes of uncached terms.
+
+`SharedStats` adds several sources' statistics up: one user's row count and each term's row
+count over all of their sources, so that bm25's idf, and with it a score, means the same in
+every source (a word common in the notes but rare in the web pages is weighed once, for the
+whole collection).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dataclasses import dataclass
 from cachetools import LRUCache
 
 from ...storage.db import Database
+from ..query import ParsedQuery
+from .plan import estimate_keys, idf
 from .sql import ident
 
 CACHE_TERMS = 20_000
@@ -32,6 +39,33 @@ class IndexStats:
     """Items in the source."""
     df: dict[str, int]
     """Rows matching each FTS term expression (a word, phrase or prefix)."""
+
+
+@dataclass(frozen=True)
+class SharedStats:
+    """Row counts added up over several sources' indexes (one user's): bm25's idf for all of them."""
+
+    chunks: int
+    df: dict[str, int]
+    """Rows matching each FTS term expression, in every source together."""
+
+    @classmethod
+    def of(cls, stats: list[IndexStats]) -> SharedStats:
+        df: dict[str, int] = {}
+        for one in stats:
+            for term, rows in one.df.items():
+                df[term] = df.get(term, 0) + rows
+        return cls(sum(one.chunks for one in stats), df)
+
+    def idf(self, term: str) -> float | None:
+        """The idf of an FTS term expression over every source (as FTS5 computes it for one);
+        None for a term not counted."""
+        rows = self.df.get(term)
+        return None if rows is None else idf(rows, self.chunks)
+
+    def ubiquitous(self, term: str) -> bool:
+        """Whether the term is in more than half of all rows (its idf is ~0 everywhere)."""
+        return self.df.get(term, 0) * 2 > self.chunks
 
 
 class TermStats:
@@ -101,3 +135,17 @@ class TermStats:
                 self._df[term] = self._estimate(str(probe))
             break
         return IndexStats(self._chunks, self._items, {t: self._df.get(t, 0) for t in terms})
+
+
+def term_stats(db: Database, name: str) -> TermStats:
+    """The cached term statistics of source `name`'s index in `db`."""
+    stats = db.caches.get("term_stats")
+    if stats is None:
+        stats = db.caches["term_stats"] = TermStats(name)
+    return stats  # type: ignore[no-any-return]
+
+
+async def index_stats(db: Database, name: str, query: ParsedQuery) -> IndexStats:
+    """Source `name`'s row count and the row counts of `query`'s terms (as the planner counts them)."""
+    keys = [k for t in query.terms for k in estimate_keys(t)]
+    return await term_stats(db, name).lookup(db, keys)
