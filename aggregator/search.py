@@ -28,9 +28,11 @@ from knowledge_mcp.sources.tooling import databases_of
 
 from .host import AggregatorHost, Session
 from .merge import Candidates, SeenMode, cut_page, fetch_size
-from .models import AnyResult, KnowledgeSearchResponse
+from .models import AnyResult, KnowledgeSearchResponse, SeenApplied
 
 DEFAULT_LIMIT = 20
+SEEN_URIS_SHOWN = 20
+"""`seen_applied` names at most this many of the items the session hid or down-ranked."""
 
 
 @dataclass
@@ -43,7 +45,7 @@ class KnowledgeQuery:
     order_by: OrderBy | None = None
     filters: Mapping[str, Mapping[str, Any]] | None = None
     min_score: float | None = None
-    seen: SeenMode = "hide"
+    seen: SeenMode = "downrank"
     session_id: str | None = None
 
 
@@ -113,9 +115,8 @@ async def knowledge_search(
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
         requests[name].details = False
     if order_by == "relevance" and len(names) > 1:
-        stats = await shared_stats(host, ctx, names, q.query, timeout_s)
-        for request in requests.values():
-            request.stats = stats
+        for name, scale in (await bm25_scales(host, ctx, names, q.query, timeout_s)).items():
+            requests[name].bm25_scale = scale
     answers = await fan_out(host, ctx, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     response.session_applied = session is not None
@@ -150,29 +151,30 @@ async def session_of(host: AggregatorHost, ctx: Context, session_id: str | None)
     return await finder(ctx, session_id) if finder is not None else None
 
 
-async def shared_stats(
+async def bm25_scales(
     host: AggregatorHost, ctx: Context, names: list[str], query: str, timeout_s: float
-) -> SharedStats | None:
-    """The query's term statistics over all of `names` together, so each source's bm25 weighs a
-    word as the whole collection does; a source that cannot say is left out (its search, in
-    the fan-out, then reports the failure)."""
+) -> dict[str, float]:
+    """Each source's bm25 factor that weighs the query's words as all of `names` together do
+    (`SharedStats.scale`); a source that cannot say is left out (its search, in the fan-out,
+    then reports the failure)."""
     parsed = parse_query(query)
     if parsed.is_empty:
-        return None
-    found: list[IndexStats] = []
+        return {}
+    found: dict[str, IndexStats] = {}
 
     async def ask(name: str) -> None:
         try:
             with anyio.fail_after(timeout_s):
                 db = await host.database(ctx, name)
-                found.append(await index_stats(db, name, parsed))
+                found[name] = await index_stats(db, name, parsed)
         except Exception:  # the fan-out boundary: the source's search reports it
             logger.debug("no term statistics from {}", name)
 
     async with anyio.create_task_group() as group:
         for name in names:
             group.start_soon(ask, name)
-    return SharedStats.of(found) if found else None
+    shared = SharedStats.of(list(found.values()))
+    return {name: shared.scale(stats, parsed.terms) for name, stats in found.items()}
 
 
 async def fan_out(
@@ -245,7 +247,12 @@ def merged_response(
             "lower min_score or rephrase the query"
         )
     failed = [a.source for a in answers if a.response is None]
+    applied = None
+    if page.seen_applied and q.seen != "show":
+        uris = page.seen_applied
+        applied = SeenApplied(mode=q.seen, count=len(uris), uris=uris[:SEEN_URIS_SHOWN])
     return KnowledgeSearchResponse(
+        seen_applied=applied,
         results=cast("list[AnyResult]", page.results),
         count=len(page.results),
         has_more=page.has_more,

@@ -61,8 +61,11 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         ] = None,
         seen: Annotated[
             SeenMode,
-            Field(description="Results this session already returned: hide (default), downrank or show."),
-        ] = "hide",
+            Field(
+                description="Results this session already returned: downrank (default: score halved), "
+                "hide, or show."
+            ),
+        ] = "downrank",
         session_id: SessionId = None,
     ) -> Annotated[CallToolResult, KnowledgeSearchResponse]:
         """Search all of the user's knowledge at once: notes, media (documents, PDFs, web pages,
@@ -73,8 +76,9 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         comparable across sources (about: how likely the hit is relevant), so min_score drops
         weak hits everywhere. Each result has `uri` (notes://…, media://…), `source`, title,
         snippet, score, matched terms, `loc` and its source's own fields (email from/subject,
-        chat sender, prompt author…). In a session, results already returned are hidden by
-        default (seen=hide), so asking again brings new items. Next: knowledge_get(uri=…,
+        chat sender, prompt author…). In a session, results already returned rank at half
+        their score (seen=downrank; hide drops them, show ignores the session), and
+        `seen_applied` names what was down-ranked or hidden. Next: knowledge_get(uri=…,
         loc=…) to read a hit, with retrieval = {mode: chunk_with_siblings, max_tokens: N}.
         Page with offset = next_offset while has_more is true. If a source fails, the others
         still answer and `degraded`/`provider_hint` name it.
@@ -83,7 +87,12 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
             query, sources, limit, offset, snippet_length, order_by, filters, min_score, seen, session_id
         )
         response = await knowledge_search(host, ctx, q, timeout_s=source_timeout_s)
-        return tool_result(response, render_search(response))
+        text = render_search(response)
+        if response.seen_applied is not None:
+            applied = response.seen_applied
+            done = "hidden" if applied.mode == "hide" else "down-ranked (score halved)"
+            text += f"\nseen in this session, {done}: {applied.count} ({', '.join(applied.uris)})"
+        return tool_result(response, text)
 
     async def knowledge_get_tool(
         ctx: Context,

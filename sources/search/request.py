@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, get_args
 
 import aiosqlite
 
 from ..models import OrderBy
 from ..storage.db import Database
-
-if TYPE_CHECKING:
-    from .lexical.term_stats import SharedStats
 
 FtsColumn = Literal["title", "body"]
 FTS_COLUMNS: tuple[FtsColumn, ...] = get_args(FtsColumn)
@@ -45,9 +42,9 @@ class SearchRequest:
     details: bool = True
     """False: leave each result's snippet and matched terms to `ResultItem.fill_details`, for
     callers (knowledge_search) that keep only some of the results."""
-    stats: SharedStats | None = None
-    """Term statistics over all of the user's sources (knowledge_search): bm25 weighs each word
-    by them, so scores of different sources compare; None: the source's own."""
+    bm25_scale: float = 1.0
+    """bm25 is multiplied by this before calibration: knowledge_search puts every source on the
+    scale of all the user's sources together (`SharedStats.scale`)."""
 
 
 class SearchedSource(Protocol):

@@ -38,7 +38,7 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
         ctx.source.result(
             row,
             chunk,
-            score=calibrated(row["b"], len(query.terms)),
+            score=calibrated(row["b"] * ctx.request.bm25_scale, len(query.terms)),
             rank=offset + position + 1,
             match_count=row["n"],
         )

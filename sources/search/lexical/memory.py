@@ -49,8 +49,7 @@ class MemoryRetriever:
             return None
         want = max(CANDIDATE_CAP, PER_RESULT * ctx.depth) if request.filters else ctx.depth + 1
         terms = await query_terms(ctx.db, ctx.source, query)
-        idf = shared_idf(ctx, query)
-        ranked = index.rank(terms, want, idf)
+        ranked = index.rank(terms, want)
         if ranked.total == 0:
             return NOTHING if indexes.still(index) else None
         filters = tuple(request.filters)
@@ -61,7 +60,7 @@ class MemoryRetriever:
         everything = len(ranked.item_rowids) == ranked.total
         if len(rows) <= request.limit and not everything:
             # The item filters left the page short: rank every match.
-            ranked = index.rank(terms, ranked.total, idf)
+            ranked = index.rank(terms, ranked.total)
             rows = await ranked_page(indexes, spec, ranked.rows())
         if not indexes.still(index):
             return None  # the database changed under the copy (a new one is being made)
@@ -70,15 +69,6 @@ class MemoryRetriever:
         texts = query.term_texts
         matched = ranked.terms_in([r["chunk_rowid"] for r in rows])
         return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]])
-
-
-def shared_idf(ctx: SearchContext, query: ParsedQuery) -> list[float | None] | None:
-    """Each plain word's idf over all of the user's sources, when the request carries their
-    statistics (knowledge_search); a phrase or prefix keeps its own (FTS5 scores it)."""
-    stats = ctx.request.stats
-    if stats is None:
-        return None
-    return [stats.idf(t.fts()) if _plain(t) else None for t in query.terms]
 
 
 async def rank_in_memory(db: Database, source: SearchedSource, query: str, want: int = 10) -> Ranked | None:

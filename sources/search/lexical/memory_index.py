@@ -114,16 +114,14 @@ class MemoryIndex:
         value = math.log((self.chunks - rows + 0.5) / (rows + 0.5))
         return value if value > 0 else 1e-6
 
-    def _contribution(self, term: QueryTerm, idf: float | None = None) -> tuple[Ints, Floats]:
-        """The chunk positions `term` matches and what it adds to their bm25 (positive); a
-        word's idf is `idf` when given (shared by several sources), else this index's own."""
+    def _contribution(self, term: QueryTerm) -> tuple[Ints, Floats]:
+        """The chunk positions `term` matches and what it adds to their bm25 (positive)."""
         if isinstance(term, str):
             n = self.terms.get(term)
             if n is None:
                 return _NONE
             start, end = self.bounds[n], self.bounds[n + 1]
-            weight = self.idf(end - start) if idf is None else idf
-            return self.positions[start:end], weight * self.weights[start:end]
+            return self.positions[start:end], self.idf(end - start) * self.weights[start:end]
         rowids, bm25 = term
         positions = np.searchsorted(self.rowids, rowids).clip(0, max(0, self.chunks - 1))
         known = self.rowids[positions] == rowids if self.chunks else np.zeros(0, dtype=bool)
@@ -145,26 +143,18 @@ class MemoryIndex:
         matched = np.flatnonzero(acc)
         return dict(zip(self.rowids[matched].tolist(), acc[matched].tolist(), strict=True))
 
-    def rank(self, terms: list[QueryTerm], want: int, idf: list[float | None] | None = None) -> Ranked:
+    def rank(self, terms: list[QueryTerm], want: int) -> Ranked:
         """Items matching an OR of `terms`, best first. The arrays hold at least the best `want`
         items and every item scoring as well as the last of them (SQL breaks such ties), or all.
-        `idf`, when given, has each word's idf over several sources (`SharedStats`; None: this
-        index's own).
 
         As `plan.py`, a term in more than half the rows is left out unless nothing else
         matches (its idf is clamped to ~0: it changes no score, it only adds matches). Only the
         best chunks are sorted: every chunk scoring at least some cut-off is taken, so each item
         among them comes with its best chunk and ranks above every item left out.
         """
-        shared = idf if idf is not None else [None] * len(terms)
-        parts = [self._contribution(t, w) for t, w in zip(terms, shared, strict=True)]
+        parts = [self._contribution(t) for t in terms]
         present = [n for n, (positions, _) in enumerate(parts) if len(positions)]
-
-        def common(n: int) -> bool:
-            weight = shared[n]
-            return len(parts[n][0]) * 2 > self.chunks if weight is None else weight <= 1e-6
-
-        kept = [n for n in present if not common(n)] or present
+        kept = [n for n in present if len(parts[n][0]) * 2 <= self.chunks] or present
         acc = self._sum([parts[n] for n in kept])
         matched = np.flatnonzero(acc)
         values = acc[matched]

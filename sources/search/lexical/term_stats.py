@@ -9,9 +9,9 @@ moves `PRAGMA data_version`, this connection's own writes move `total_changes`. 
 in the same round trip as the probes of uncached terms.
 
 `SharedStats` adds several sources' statistics up: one user's row count and each term's row
-count over all of their sources, so that bm25's idf, and with it a score, means the same in
-every source (a word common in the notes but rare in the web pages is weighed once, for the
-whole collection).
+count over all of their sources, so that a score means the same in every source (a source of
+forty prompts, where every word is rare or in half the rows, no longer scores on its own
+scale). Each source's bm25 is scaled by one factor per query (`scale`), which keeps its order.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from cachetools import LRUCache
 
 from ...storage.db import Database
-from ..query import ParsedQuery
-from .plan import estimate_keys, idf
+from ..query import ParsedQuery, Term
+from .plan import estimate_keys, estimated_df, idf
 from .sql import ident
 
 CACHE_TERMS = 20_000
@@ -57,15 +57,16 @@ class SharedStats:
                 df[term] = df.get(term, 0) + rows
         return cls(sum(one.chunks for one in stats), df)
 
-    def idf(self, term: str) -> float | None:
-        """The idf of an FTS term expression over every source (as FTS5 computes it for one);
-        None for a term not counted."""
-        rows = self.df.get(term)
-        return None if rows is None else idf(rows, self.chunks)
-
-    def ubiquitous(self, term: str) -> bool:
-        """Whether the term is in more than half of all rows (its idf is ~0 everywhere)."""
-        return self.df.get(term, 0) * 2 > self.chunks
+    def scale(self, local: IndexStats, terms: tuple[Term, ...]) -> float:
+        """What one source's bm25 values are multiplied by to weigh the query's words as all the
+        sources together do: the summed idf of the terms the source holds, over all sources,
+        divided by the same sum over the source alone. One factor per source and query, so the
+        source's own order (and its paging) stays as it is."""
+        mine, everyone = estimated_df(terms, local.df), estimated_df(terms, self.df)
+        held = [t.fts() for t in terms if mine[t.fts()] > 0]
+        own = sum(idf(mine[t], local.chunks) for t in held)
+        shared = sum(idf(max(everyone[t], mine[t]), max(self.chunks, local.chunks)) for t in held)
+        return shared / own if own > 0 else 1.0
 
 
 class TermStats:
