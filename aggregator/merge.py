@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from knowledge_mcp.sources.models import OrderBy, ResultItem
+from knowledge_mcp.sources.search.results import collapse
 
 SeenMode = Literal["hide", "downrank", "show"]
 DOWNRANK = 0.5
@@ -102,6 +103,7 @@ def cut_page(
     merged = ranked(lists, order_by)
     if candidates.truncated:
         merged = merged[:fetched]  # beyond this, an unfetched hit of some source could rank higher
+    merged = collapse(merged)  # the same content found in two sources takes one place
     best = max((r.score for r in merged), default=None)
     below = 0
     if min_score is not None:
