@@ -200,7 +200,7 @@ def dispatch(args: argparse.Namespace) -> int:
 
         configure_logging("WARNING")
         if args.split_sources:
-            from knowledge_mcp.bench.split_eval import run_split_eval_command
+            from knowledge_mcp.bench.split.evaluation import run_split_eval_command
 
             return run_split_eval_command(args.beir, args.split, args.json, args.limit_queries, args.session)
         return run_eval_command(args.beir, args.split, args.json, args.limit_queries)

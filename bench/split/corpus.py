@@ -30,8 +30,8 @@ from typing import Any
 
 from knowledge_mcp.sources.search.query import STOP_WORDS
 
-from .corpus import Writer
-from .corpus import note as synthetic_note
+from ..corpus import Writer
+from ..corpus import note as synthetic_note
 
 SHARES = {"notes": 0.60, "media": 0.25, "chats": 0.10, "characters": 0.04, "prompts": 0.01}
 DISTRACTORS = {"notes": 1500, "media": 600}
@@ -79,7 +79,11 @@ def source_for(term: str, shares: dict[str, float] = SHARES) -> str:
     return next(reversed(shares))
 
 
-def write_split(docs: list[dict[str, Any]], root: Path, seed: int = 7) -> Split:
+def write_split(
+    docs: list[dict[str, Any]], root: Path, seed: int = 7, extra: dict[str, int] = DISTRACTORS
+) -> Split:
+    """Write every document into its source's folder and into the single folder, with `extra`
+    distractors per source."""
     dominant = dominant_terms(docs)
     source_of = {str(d["_id"]): source_for(dominant[str(d["_id"])]) for d in docs}
     folders = {name: root / "split" / name for name in SHARES}
@@ -97,7 +101,7 @@ def write_split(docs: list[dict[str, Any]], root: Path, seed: int = 7) -> Split:
             path = folders[name] / f"d{doc_id}{SUFFIX[name]}"
             path.write_text(WRITERS[name](title, text), encoding="utf-8")
     writer = Writer(random.Random(seed))
-    for name, count in DISTRACTORS.items():
+    for name, count in extra.items():
         for n, (title, text) in enumerate(distractors(writer, count)):
             (single / f"x{name}{n}.md").write_text(markdown(title, text), encoding="utf-8")
             (folders[name] / f"x{n}{SUFFIX[name]}").write_text(WRITERS[name](title, text), encoding="utf-8")

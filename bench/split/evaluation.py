@@ -1,7 +1,7 @@
 """`knowledge-mcp eval --split-sources`: does `knowledge_search` merge the sources as well as
 one index would rank everything?
 
-The BEIR corpus is split across the five sources by topic (`split_corpus`), imported through
+The BEIR corpus is split across the five sources by topic (`split/corpus.py`), imported through
 the import runner as the files people have, and every query of the split goes through the
 real server's `knowledge_search` (an in-memory MCP client). The same documents and
 distractors imported as one folder of notes are the single index it is compared with; the
@@ -28,8 +28,8 @@ from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 
-from .evaluation import K_NDCG, K_RECALL, mrr, ndcg, percentile, read_jsonl, read_qrels, recall
-from .split_corpus import SHARES, write_split
+from ..evaluation import K_NDCG, K_RECALL, mrr, ndcg, percentile, read_jsonl, read_qrels, recall
+from .corpus import DISTRACTORS, SHARES, write_split
 
 SPLIT_USER, SINGLE_USER = "split", "single"
 
@@ -87,7 +87,11 @@ async def run_queries(
 
 
 async def evaluate_split(
-    beir: Path, split: str, limit_queries: int | None = None, session: int = 0
+    beir: Path,
+    split: str,
+    limit_queries: int | None = None,
+    session: int = 0,
+    extra: dict[str, int] = DISTRACTORS,
 ) -> dict[str, Any]:
     corpus = read_jsonl(beir / "corpus.jsonl")
     texts = {q["_id"]: q["text"] for q in read_jsonl(beir / "queries.jsonl")}
@@ -95,7 +99,7 @@ async def evaluate_split(
     queries = [(q, texts[q]) for q in qrels if q in texts][:limit_queries]
     with tempfile.TemporaryDirectory(prefix="knowledge-mcp-split-") as tmp:
         root = Path(tmp)
-        files = write_split(corpus, root)
+        files = write_split(corpus, root, extra=extra)
         data_dir = root / "data"
         doc_of: dict[str, str] = {}
         for name, folder in files.folders.items():
