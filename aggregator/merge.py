@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from knowledge_mcp.sources.models import OrderBy, ResultItem
+from knowledge_mcp.sources.search.results import collapse
 
 SeenMode = Literal["hide", "downrank", "show"]
 DOWNRANK = 0.5
@@ -43,6 +44,8 @@ class Page:
     total_estimated: int
     best_score: float | None
     warnings: list[str] = field(default_factory=list)
+    seen_applied: list[str] = field(default_factory=list)
+    """The seen URIs the session hid from this page or down-ranked on or off it."""
 
 
 def fetch_size(offset: int, limit: int, seen_mode: SeenMode, seen: Sequence[str]) -> int:
@@ -93,11 +96,14 @@ def cut_page(
 ) -> Page:
     """The page at `offset` of the merged list, with the session applied."""
     lists = candidates.lists
+    affected: list[str] = []
     if seen_mode == "downrank" and seen:
+        affected = _downranked_here(candidates.lists, seen, offset, limit, order_by)
         lists = [downranked(one, seen, order_by) for one in lists]
     merged = ranked(lists, order_by)
     if candidates.truncated:
         merged = merged[:fetched]  # beyond this, an unfetched hit of some source could rank higher
+    merged = collapse(merged)  # the same content found in two sources takes one place
     best = max((r.score for r in merged), default=None)
     below = 0
     if min_score is not None:
@@ -125,6 +131,8 @@ def cut_page(
     next_offset = taken.next_visible
     if next_offset is None and candidates.truncated and order_by == "recent" and min_score is not None:
         next_offset = taken.end  # hits below min_score hid the rest of what was fetched; go on after it
+    if hidden:
+        affected = [r.uri for r in merged[offset : taken.end] if r.uri in hidden]
     page = []
     for position in taken.positions:
         merged[position].rank = position + 1
@@ -140,7 +148,17 @@ def cut_page(
         total_estimated=max(total, len(page)),
         best_score=best,
         warnings=warnings,
+        seen_applied=affected
+        + [r.uri for r in page if seen_mode == "downrank" and r.uri in seen and r.uri not in affected],
     )
+
+
+def _downranked_here(
+    lists: list[list[ResultItem]], seen: set[str], offset: int, limit: int, order_by: OrderBy
+) -> list[str]:
+    """The seen URIs this page would show at their full score (down-ranking moves them)."""
+    shown = ranked(lists, order_by)[offset : offset + limit]
+    return [r.uri for r in shown if r.uri in seen]
 
 
 @dataclass

@@ -61,22 +61,32 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         ] = None,
         seen: Annotated[
             SeenMode,
-            Field(description="Results this session already returned: hide (default), downrank or show."),
-        ] = "hide",
+            Field(
+                description="Results this session already returned: downrank (default: score halved), "
+                "hide, or show."
+            ),
+        ] = "downrank",
         session_id: SessionId = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search all of the user's knowledge in one ranked list: notes, media (documents, web pages,
         transcripts, emails), chats, character cards and prompts.
 
         Scores are 0..1 and comparable across sources. Each result keeps its source's fields.
-        Read one with knowledge_get(uri=uri, loc=loc, retrieval={mode: chunk_with_siblings,
-        max_tokens: N}). If a source fails, the others answer and `degraded` names it.
+        Results this session already returned rank at half their score (seen=downrank; hide
+        drops them, show ignores the session); `seen_applied` names them. Read one with
+        knowledge_get(uri=uri, loc=loc, retrieval={mode: chunk_with_siblings, max_tokens: N}).
+        If a source fails, the others answer and `degraded` names it.
         """
         q = KnowledgeQuery(
             query, sources, limit, offset, snippet_length, order_by, filters, min_score, seen, session_id
         )
         response = await knowledge_search(host, ctx, q, timeout_s=source_timeout_s)
-        return tool_result(response, render_search(response))
+        text = render_search(response)
+        if response.seen_applied is not None:
+            applied = response.seen_applied
+            done = "hidden" if applied.mode == "hide" else "down-ranked (score halved)"
+            text += f"\nseen in this session, {done}: {applied.count} ({', '.join(applied.uris)})"
+        return tool_result(response, text)
 
     async def knowledge_get_tool(
         ctx: Context,

@@ -52,7 +52,12 @@ class ResultItem(BaseModel):
     version: int = 1
     tags: list[str] = Field(default_factory=list)
     loc: Loc | None = None
+    thread_hits: int | None = Field(
+        default=None, description="More hits of the same e-mail thread, folded into this one."
+    )
+    duplicates: list[str] | None = Field(default=None, description="URIs of items with the same content.")
     _details: Callable[[], None] | None = PrivateAttr(default=None)
+    _content_key: str | None = PrivateAttr(default=None)
 
     def lead(self, matched: bool) -> tuple[str, Loc] | None:
         """The text a search snippet shows, and where it is, in place of the hit chunk's:

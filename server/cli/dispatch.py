@@ -112,6 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test", help="the qrels split to score (default test)")
     ev.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ev.add_argument("--limit-queries", type=int, help="evaluate only the first N queries")
+    ev.add_argument(
+        "--split-sources",
+        action="store_true",
+        help="split the corpus across the five sources; knowledge_search vs one index (merge loss)",
+    )
+    ev.add_argument(
+        "--session", type=int, default=0, help="with --split-sources: N queries as one session per seen mode"
+    )
 
     bench = sub.add_parser("bench", help="speed and memory on a synthetic corpus")
     bench.add_argument("--size", type=int, default=10_000, help="about this many chunks (default 10000)")
@@ -191,6 +199,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from knowledge_mcp.bench.evaluation import run_eval_command
 
         configure_logging("WARNING")
+        if args.split_sources:
+            from knowledge_mcp.bench.split.evaluation import run_split_eval_command
+
+            return run_split_eval_command(args.beir, args.split, args.json, args.limit_queries, args.session)
         return run_eval_command(args.beir, args.split, args.json, args.limit_queries)
     if args.command == "bench":
         from knowledge_mcp.bench.run import run_bench_command

@@ -42,6 +42,9 @@ class SearchRequest:
     details: bool = True
     """False: leave each result's snippet and matched terms to `ResultItem.fill_details`, for
     callers (knowledge_search) that keep only some of the results."""
+    bm25_scale: float = 1.0
+    """bm25 is multiplied by this before calibration: knowledge_search puts every source on the
+    scale of all the user's sources together (`SharedStats.scale`)."""
 
 
 class SearchedSource(Protocol):

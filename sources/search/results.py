@@ -6,13 +6,18 @@ first match in the best chunk and the query terms it matched. With `details = Fa
 snippet and matched terms are left for `ResultItem.fill_details`, for callers that keep only
 some results (knowledge_search merges several sources' pages first).
 
-page: `has_more`, `next_offset`, `total_estimated`, `top_score` and the warnings.
+page: `has_more`, `next_offset`, `total_estimated`, `top_score` and the warnings; no crowding
+(`collapse`): one place per e-mail thread (its best hit; `thread_hits` counts the others) and
+one per content (the same message or file imported twice; `duplicates` lists the others). The
+page's offsets count positions before collapsing, as `seen = hide` does in knowledge_search,
+so pages never overlap or skip; a page can show fewer than `limit` results.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from hashlib import blake2b
 from typing import Any
 
 import aiosqlite
@@ -38,12 +43,14 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
         ctx.source.result(
             row,
             chunk,
-            score=calibrated(row["b"], len(query.terms)),
+            score=calibrated(row["b"] * ctx.request.bm25_scale, len(query.terms)),
             rank=offset + position + 1,
             match_count=row["n"],
         )
         for position, (row, chunk) in enumerate(zip(rows, hit_chunks, strict=True))
     ]
+    for result, chunk in zip(results, hit_chunks, strict=True):
+        result._content_key = content_key(result.title, chunk["body"])
     terms_of = found.terms_of
     if not ctx.request.details:
         for result, chunk in zip(results, hit_chunks, strict=True):
@@ -64,15 +71,50 @@ def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any])
         return empty(model, ctx.warnings)
     offset = ctx.request.offset
     has_more = len(found.rows) > ctx.request.limit
+    shown = collapse(results)
     return model(  # type: ignore[no-any-return]
-        results=results,
-        count=len(results),
+        results=shown,
+        count=len(shown),
         has_more=has_more,
         next_offset=offset + len(results) if has_more else None,
-        total_estimated=max(found.total, offset + len(results)),
-        top_score=max((r.score for r in results), default=None),
+        total_estimated=max(found.total - (len(results) - len(shown)), offset + len(shown)),
+        top_score=max((r.score for r in shown), default=None),
         warnings=ctx.warnings,
     )
+
+
+def content_key(title: str, body: str) -> str:
+    """What makes two hits the same content: the title and the hit chunk's text, whitespace
+    collapsed (a message mailed twice, a file imported from two folders)."""
+    text = " ".join(title.split()) + "\0" + " ".join(str(body).split())
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def collapse(results: list[Any]) -> list[Any]:
+    """`results` (best first) without crowding: a hit whose content an earlier hit has is listed
+    in that one's `duplicates`; a hit of an e-mail thread an earlier hit belongs to is counted in
+    that one's `thread_hits`. Each decision depends only on the hits before it, so a longer list
+    collapses its first part the same way."""
+    by_content: dict[str, ResultItem] = {}
+    by_thread: dict[tuple[str, str], ResultItem] = {}
+    kept: list[Any] = []
+    for result in results:
+        key = result._content_key
+        thread = getattr(result, "thread_id", None)
+        thread_key = (result.source, thread) if thread else None
+        if key is not None and key in by_content:
+            leader = by_content[key]
+            leader.duplicates = [*(leader.duplicates or []), result.uri]
+        elif thread_key is not None and thread_key in by_thread:
+            leader = by_thread[thread_key]
+            leader.thread_hits = (leader.thread_hits or 0) + 1
+        else:
+            kept.append(result)
+            if key is not None:
+                by_content[key] = result
+            if thread_key is not None:
+                by_thread[thread_key] = result
+    return kept
 
 
 def empty(model: type[Any], warnings: list[str]) -> SearchResponse[Any]:

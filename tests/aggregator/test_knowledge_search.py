@@ -210,11 +210,11 @@ async def test_dotted_tool_names_publish_knowledge_dot_search(connect: Callable[
     assert out["results"]
 
 
-async def test_a_repeated_search_in_a_session_brings_new_items(connect: Callable[..., Client]) -> None:
+async def test_a_repeated_search_hiding_seen_items_brings_new_items(connect: Callable[..., Client]) -> None:
     async with connect() as client:
-        first = await search(client, query="the", limit=5, session_id="s-repeat")
-        second = await search(client, query="the", limit=5, session_id="s-repeat")
-        fresh = await search(client, query="the", limit=5, session_id="s-other")
+        first = await search(client, query="the", limit=5, session_id="s-repeat", seen="hide")
+        second = await search(client, query="the", limit=5, session_id="s-repeat", seen="hide")
+        fresh = await search(client, query="the", limit=5, session_id="s-other", seen="hide")
         info = structured(await client.call_tool("session_info", {"session_id": "s-repeat"}))
     a, b = [r["uri"] for r in first["results"]], [r["uri"] for r in second["results"]]
     assert first["session_applied"] and len(a) == len(b) == 5 and not set(a) & set(b)
@@ -243,7 +243,28 @@ async def test_when_everything_was_seen_hide_shows_it_again_and_says_so(
     connect: Callable[..., Client],
 ) -> None:
     async with connect() as client:
-        first = await search(client, query="postgres", limit=100, session_id="s-exhaust")
-        again = await search(client, query="postgres", limit=100, session_id="s-exhaust")
+        first = await search(client, query="postgres", limit=100, session_id="s-exhaust", seen="hide")
+        again = await search(client, query="postgres", limit=100, session_id="s-exhaust", seen="hide")
     assert [r["uri"] for r in again["results"]] == [r["uri"] for r in first["results"]]
     assert any("already returned" in w for w in again["warnings"])
+
+
+async def test_a_hidden_item_is_named_in_seen_applied(connect: Callable[..., Client]) -> None:
+    async with connect() as client:
+        first = await search(client, query="meeting", limit=3, session_id="s-applied")
+        again = await search(client, query="meeting", limit=3, session_id="s-applied", seen="hide")
+    shown = [r["uri"] for r in first["results"]]
+    assert "seen_applied" not in first  # nothing was seen yet: the field is left out
+    assert again["seen_applied"] == {"mode": "hide", "count": 3, "uris": shown}
+    assert not set(shown) & {r["uri"] for r in again["results"]}
+
+
+async def test_seen_items_are_down_ranked_by_default_and_named(connect: Callable[..., Client]) -> None:
+    async with connect() as client:
+        first = await search(client, query="meeting agenda", limit=1, session_id="s-default")
+        again = await search(client, query="meeting agenda", limit=5, session_id="s-default")
+    top = first["results"][0]
+    assert again["seen_applied"]["mode"] == "downrank" and top["uri"] in again["seen_applied"]["uris"]
+    assert again["seen_applied"]["count"] == len(again["seen_applied"]["uris"]) == 1
+    halved = [r for r in again["results"] if r["uri"] == top["uri"]]
+    assert not halved or halved[0]["score"] == pytest.approx(top["score"] * 0.5, abs=1e-6)

@@ -48,7 +48,8 @@ def stdio(data_dir: Path, **env: str) -> Client:
 
 
 async def knowledge(client: Client, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool("knowledge_search", {"query": QUERY, "limit": 3, **args})
+    # seen=hide (the default is downrank): these tests follow the session over each transport.
+    result = await client.call_tool("knowledge_search", {"query": QUERY, "limit": 3, "seen": "hide", **args})
     assert not result.is_error, result.content
     assert result.structured_content is not None
     return result.structured_content

@@ -11,22 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...storage.db import Database
 from ..query import ParsedQuery, Term
-from ..request import NOTHING, Found, SearchContext, SearchedSource
+from ..request import NOTHING, Found, SearchContext
 from .memory import memory_indexes, ranked_page
 from .plan import SearchPlan, estimate_keys, estimated_df, plan_search
 from .sql import SearchSpec, build_sample_sql, build_search_sql
-from .term_stats import TermStats
+from .term_stats import term_stats
 from .vocabulary import Vocabulary
-
-
-def term_stats(db: Database, source: SearchedSource) -> TermStats:
-    """The source's cached term statistics for `db`."""
-    stats = db.caches.get("term_stats")
-    if stats is None:
-        stats = db.caches["term_stats"] = TermStats(source.name)
-    return stats  # type: ignore[no-any-return]
 
 
 class FtsRetriever:
@@ -51,7 +42,7 @@ async def _planned(
     db, request = ctx.db, ctx.request
     same_rows = _expansions(query.terms, vocabulary) if vocabulary is not None else {}
     keys = [k for t in query.terms for k in estimate_keys(t)]
-    stats = await term_stats(db, ctx.source).lookup(db, keys, same_rows)
+    stats = await term_stats(db, ctx.source.name).lookup(db, keys, same_rows)
     plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, ctx.depth, same_rows)
     if plan is None:
         return NOTHING

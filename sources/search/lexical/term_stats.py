@@ -7,6 +7,11 @@ the exact count; otherwise the count is estimated from how densely those rows li
 newest chunk ids. Results are kept per database until it changes: another connection's commit
 moves `PRAGMA data_version`, this connection's own writes move `total_changes`. Both are read
 in the same round trip as the probes of uncached terms.
+
+`SharedStats` adds several sources' statistics up: one user's row count and each term's row
+count over all of their sources, so that a score means the same in every source (a source of
+forty prompts, where every word is rare or in half the rows, no longer scores on its own
+scale). Each source's bm25 is scaled by one factor per query (`scale`), which keeps its order.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dataclasses import dataclass
 from cachetools import LRUCache
 
 from ...storage.db import Database
+from ..query import ParsedQuery, Term
+from .plan import estimate_keys, estimated_df, idf
 from .sql import ident
 
 CACHE_TERMS = 20_000
@@ -32,6 +39,34 @@ class IndexStats:
     """Items in the source."""
     df: dict[str, int]
     """Rows matching each FTS term expression (a word, phrase or prefix)."""
+
+
+@dataclass(frozen=True)
+class SharedStats:
+    """Row counts added up over several sources' indexes (one user's): bm25's idf for all of them."""
+
+    chunks: int
+    df: dict[str, int]
+    """Rows matching each FTS term expression, in every source together."""
+
+    @classmethod
+    def of(cls, stats: list[IndexStats]) -> SharedStats:
+        df: dict[str, int] = {}
+        for one in stats:
+            for term, rows in one.df.items():
+                df[term] = df.get(term, 0) + rows
+        return cls(sum(one.chunks for one in stats), df)
+
+    def scale(self, local: IndexStats, terms: tuple[Term, ...]) -> float:
+        """What one source's bm25 values are multiplied by to weigh the query's words as all the
+        sources together do: the summed idf of the terms the source holds, over all sources,
+        divided by the same sum over the source alone. One factor per source and query, so the
+        source's own order (and its paging) stays as it is."""
+        mine, everyone = estimated_df(terms, local.df), estimated_df(terms, self.df)
+        held = [t.fts() for t in terms if mine[t.fts()] > 0]
+        own = sum(idf(mine[t], local.chunks) for t in held)
+        shared = sum(idf(max(everyone[t], mine[t]), max(self.chunks, local.chunks)) for t in held)
+        return shared / own if own > 0 else 1.0
 
 
 class TermStats:
@@ -101,3 +136,17 @@ class TermStats:
                 self._df[term] = self._estimate(str(probe))
             break
         return IndexStats(self._chunks, self._items, {t: self._df.get(t, 0) for t in terms})
+
+
+def term_stats(db: Database, name: str) -> TermStats:
+    """The cached term statistics of source `name`'s index in `db`."""
+    stats = db.caches.get("term_stats")
+    if stats is None:
+        stats = db.caches["term_stats"] = TermStats(name)
+    return stats  # type: ignore[no-any-return]
+
+
+async def index_stats(db: Database, name: str, query: ParsedQuery) -> IndexStats:
+    """Source `name`'s row count and the row counts of `query`'s terms (as the planner counts them)."""
+    keys = [k for t in query.terms for k in estimate_keys(t)]
+    return await term_stats(db, name).lookup(db, keys)

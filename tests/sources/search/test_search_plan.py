@@ -11,7 +11,6 @@ from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.lexical import memory_index
 from knowledge_mcp.sources.search.lexical import plan as search_plan
-from knowledge_mcp.sources.search.lexical.fts import term_stats
 from knowledge_mcp.sources.search.lexical.plan import (
     CANDIDATE_CAP,
     EXACT_CAP,
@@ -22,6 +21,7 @@ from knowledge_mcp.sources.search.lexical.plan import (
     idf,
     plan_search,
 )
+from knowledge_mcp.sources.search.lexical.term_stats import term_stats
 from knowledge_mcp.sources.search.query import Term, parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
@@ -134,7 +134,9 @@ async def test_pruned_search_scores_its_candidates_exactly_as_the_full_search(
 ) -> None:
     query = "sourdough bread recipe"
     exact = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
-    stats = await term_stats(notes_db, notes).lookup(notes_db, [t.fts() for t in parse_query(query).terms])
+    stats = await term_stats(notes_db, notes.name).lookup(
+        notes_db, [t.fts() for t in parse_query(query).terms]
+    )
     rarest = min(stats.df.values())
     monkeypatch.setattr(search_plan, "PER_RESULT", 0)
     monkeypatch.setattr(search_plan, "EXACT_CAP", 0)

@@ -1,0 +1,1 @@
+"""`eval --split-sources`: a BEIR corpus split across the five sources, and the merge it measures."""
