@@ -20,7 +20,7 @@ from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.tooling import databases_of
 
@@ -43,6 +43,7 @@ class KnowledgeQuery:
     min_score: float | None = None
     seen: SeenMode = "hide"
     session_id: str | None = None
+    mode: SearchMode = "auto"
 
 
 @dataclass
@@ -107,6 +108,7 @@ async def knowledge_search(
             snippet_length=q.snippet_length,
             order_by=order_by,
             databases=databases,
+            mode=q.mode,
         )
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
         requests[name].details = False
@@ -214,6 +216,9 @@ def merged_response(
             "lower min_score or rephrase the query"
         )
     failed = [a.source for a in answers if a.response is None]
+    hints = failed + [
+        f"{a.source}: {a.response.provider_hint}" for a in answers if a.response and a.response.degraded
+    ]
     return KnowledgeSearchResponse(
         results=cast("list[AnyResult]", page.results),
         count=len(page.results),
@@ -222,6 +227,7 @@ def merged_response(
         total_estimated=page.total_estimated,
         top_score=max((r.score for r in page.results), default=None),
         warnings=list(dict.fromkeys(warnings)),
-        degraded=True if failed else None,
-        provider_hint=", ".join(failed) if failed else None,
+        query_type=next((a.response.query_type for a in answers if a.response is not None), None),
+        degraded=True if hints else None,
+        provider_hint=", ".join(hints) if hints else None,
     )

@@ -17,6 +17,7 @@ from knowledge_mcp.sources.tooling import (
     AnchorQuery,
     GetRetrieval,
     Limit,
+    Mode,
     Offset,
     SnippetLength,
     add_read_tool,
@@ -64,6 +65,7 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
             Field(description="Results this session already returned: hide (default), downrank or show."),
         ] = "hide",
         session_id: SessionId = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, KnowledgeSearchResponse]:
         """Search all of the user's knowledge at once: notes, media (documents, PDFs, web pages,
         transcripts, emails), chats, character cards and saved prompts, in one ranked list.
@@ -80,7 +82,17 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         still answer and `degraded`/`provider_hint` name it.
         """
         q = KnowledgeQuery(
-            query, sources, limit, offset, snippet_length, order_by, filters, min_score, seen, session_id
+            query,
+            sources,
+            limit,
+            offset,
+            snippet_length,
+            order_by,
+            filters,
+            min_score,
+            seen,
+            session_id,
+            mode,
         )
         response = await knowledge_search(host, ctx, q, timeout_s=source_timeout_s)
         return tool_result(response, render_search(response))

@@ -18,12 +18,14 @@ from pydantic import BaseModel, Field
 from .errors import KnowledgeError
 from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse, dump
 from .retrieval import Defaults
+from .search.request import SearchMode
 from .storage.db import Database
 
 P = ParamSpec("P")
 
 # The argument types every search tool shares: bounds here are what the tool errors name.
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
+Mode = Annotated[SearchMode, Field(description="auto (default), lexical, semantic or hybrid.")]
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page, 1..100.")]
 Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many results (use next_offset).")]
 SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000 (default 300).")]

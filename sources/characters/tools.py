@@ -14,6 +14,7 @@ from ..tooling import (
     AnchorQuery,
     GetRetrieval,
     Limit,
+    Mode,
     Offset,
     Query,
     SnippetLength,
@@ -34,6 +35,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchResponse[CharacterResult]]:
         """Search the user's roleplay character cards (Character Card V1/V2/V3, SillyTavern) by text.
 
@@ -49,7 +51,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         as character_id to read the card, or with its `loc` and retrieval.mode = chunk for that
         field alone. Page with offset = next_offset while has_more is true.
         """
-        request = SearchRequest(query, limit, offset, snippet_length)
+        request = SearchRequest(query, limit, offset, snippet_length, mode=mode)
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

@@ -13,6 +13,7 @@ from ..tooling import (
     AnchorLoc,
     AnchorQuery,
     Limit,
+    Mode,
     Offset,
     Query,
     SnippetLength,
@@ -64,6 +65,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchResponse[ChatResult]]:
         """Search the user's chat history: ChatGPT and Claude exports, SillyTavern roleplay chats.
 
@@ -79,7 +81,13 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         databases = databases_of(host, ctx)
         options = ChatsOptions(by=by, character_id=character_id, sender=sender)
         request = await source.search_request(
-            query, options, limit=limit, offset=offset, snippet_length=snippet_length, databases=databases
+            query,
+            options,
+            limit=limit,
+            offset=offset,
+            snippet_length=snippet_length,
+            databases=databases,
+            mode=mode,
         )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))

@@ -14,6 +14,7 @@ from ..tooling import (
     AnchorQuery,
     GetRetrieval,
     Limit,
+    Mode,
     Offset,
     Query,
     SnippetLength,
@@ -37,6 +38,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
         order_by: Annotated[OrderBy | None, Field(description="relevance (default) or recent.")] = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchResponse[NoteResult]]:
         """Search the user's personal notes (Markdown/text files, e.g. an Obsidian vault) by full text.
 
@@ -54,6 +56,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             offset=offset,
             snippet_length=snippet_length,
             order_by=order_by,
+            mode=mode,
         )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
