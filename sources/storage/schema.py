@@ -91,12 +91,12 @@ def file_stat_v3(p: str) -> str:
 
 def dense_vectors_v4(p: str) -> str:
     """Sentence-embedding vectors of the chunks (`search/dense/`). `<p>_vectors` holds each
-    embedded text's window vectors (float32, concatenated) keyed by the hash of the model and
-    the text, so a re-imported chunk with unchanged text is never embedded again;
-    `<p>_chunk_vectors` says which text each chunk has vectors for. A chunk without a row there
-    is waiting to be embedded; deleting or editing a chunk forgets its row (vectors no chunk
-    uses any more are removed by the next `embed`). Idempotent (IF NOT EXISTS): a database whose
-version was set back (to re-run a later migration) keeps its vectors."""
+        embedded text's window vectors (float32, concatenated) keyed by the hash of the model and
+        the text, so a re-imported chunk with unchanged text is never embedded again;
+        `<p>_chunk_vectors` says which text each chunk has vectors for. A chunk without a row there
+        is waiting to be embedded; deleting or editing a chunk forgets its row (vectors no chunk
+        uses any more are removed by the next `embed`). Idempotent (IF NOT EXISTS): a database whose
+    version was set back (to re-run a later migration) keeps its vectors."""
     return f"""
 CREATE TABLE IF NOT EXISTS {p}_vectors (
     id INTEGER PRIMARY KEY,
