@@ -88,7 +88,9 @@ async def test_a_reimport_embeds_only_the_changed_note_and_drops_the_old_vectors
         await db.close()
 
 
-async def test_the_same_text_in_two_files_is_embedded_once(data_dir: Path, folder: Path, model: Embedder) -> None:
+async def test_the_same_text_in_two_files_is_embedded_once(
+    data_dir: Path, folder: Path, model: Embedder
+) -> None:
     shutil.copy(folder / "July reading.md", folder / "July reading (copy).md")
     await import_into(data_dir, "notes", folder)
     db = await opened(data_dir)
