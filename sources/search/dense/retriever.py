@@ -9,7 +9,6 @@ When it answers it asks every retriever for a pool of candidates (`ctx.pool`) fo
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +17,7 @@ from ..query import ParsedQuery
 from ..request import Found, SearchContext
 from .embedder import embedder, unavailable
 from .index import DenseIndex, Floats, dense_indexes
+from .query_vectors import QUERY_VECTORS
 
 POOL = 100
 """Candidates each retriever gives the fuser (at least the page's depth)."""
@@ -71,7 +71,7 @@ class DenseRetriever:
                 f"dense index {cover.percent} % built; results are lexical until `knowledge-mcp embed` ends"
             )
             return _lexical_instead(ctx, hint)
-        vector = await asyncio.to_thread(model.embed_query, ctx.request.query)
+        vector = await QUERY_VECTORS.get(model, ctx.request.query)
         cosines, best = index.cosines(vector)
         pool = max(POOL, ctx.depth + 1) * (FILTERED_POOL if ctx.request.filters else 1)
         ctx.pool = pool
