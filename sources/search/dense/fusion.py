@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ...models import ScoreType
-from ..lexical.sql import SearchSpec, build_ranked_sql
+from ..lexical.memory import memory_indexes, ranked_page
+from ..lexical.sql import SearchSpec
 from ..query import ParsedQuery
 from ..request import NOTHING, Found, SearchContext
 from ..scoring import calibrated
@@ -137,7 +138,10 @@ class HybridFuser:
             offset=request.offset,
             filters=tuple(request.filters),
         )
-        rows = await ctx.db.fetchall(*build_ranked_sql(spec, ranked))
+        # Without item filters the page is the ranking's window: only it is read (a small read
+        # runs on the loop's thread, as the lexical page does).
+        window = ranked if request.filters else ranked[: ctx.depth + 1]
+        rows = await ranked_page(memory_indexes(ctx.db, ctx.source), spec, window)
         total = max(len(ranked), lexical.total or 0) if lexical is not None else len(ranked)
         return Found(
             rows,
