@@ -22,7 +22,7 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
-from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.tooling import databases_of
@@ -54,6 +54,7 @@ class KnowledgeQuery:
     min_score: float | None = None
     seen: SeenMode = "downrank"
     session_id: str | None = None
+    mode: SearchMode = "auto"
 
 
 @dataclass
@@ -120,6 +121,7 @@ async def knowledge_search(
             snippet_length=q.snippet_length,
             order_by=order_by,
             databases=databases,
+            mode=q.mode,
         )
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
         requests[name].details = False
@@ -267,6 +269,9 @@ def merged_response(
     if page.seen_applied and q.seen != "show":
         uris = page.seen_applied
         applied = SeenApplied(mode=q.seen, count=len(uris), uris=uris[:SEEN_URIS_SHOWN])
+    hints = failed + [
+        f"{a.source}: {a.response.provider_hint}" for a in answers if a.response and a.response.degraded
+    ]
     return KnowledgeSearchResponse(
         seen_applied=applied,
         results=cast("list[AnyResult]", page.results),
@@ -276,6 +281,7 @@ def merged_response(
         total_estimated=page.total_estimated,
         top_score=max((r.score for r in page.results), default=None),
         warnings=list(dict.fromkeys(warnings)),
-        degraded=True if failed else None,
-        provider_hint=", ".join(failed) if failed else None,
+        query_type=next((a.response.query_type for a in answers if a.response is not None), None),
+        degraded=True if hints else None,
+        provider_hint=", ".join(hints) if hints else None,
     )

@@ -17,6 +17,7 @@ from knowledge_mcp.sources.tooling import (
     AnchorQuery,
     GetRetrieval,
     Limit,
+    Mode,
     Offset,
     SnippetLength,
     add_read_tool,
@@ -67,6 +68,7 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
             ),
         ] = "downrank",
         session_id: SessionId = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search all of the user's knowledge in one ranked list: notes, media (documents, web pages,
         transcripts, emails), chats, character cards and prompts.
@@ -78,7 +80,17 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         If a source fails, the others answer and `degraded` names it.
         """
         q = KnowledgeQuery(
-            query, sources, limit, offset, snippet_length, order_by, filters, min_score, seen, session_id
+            query,
+            sources,
+            limit,
+            offset,
+            snippet_length,
+            order_by,
+            filters,
+            min_score,
+            seen,
+            session_id,
+            mode,
         )
         response = await knowledge_search(host, ctx, q, timeout_s=source_timeout_s)
         text = render_search(response)

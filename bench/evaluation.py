@@ -19,8 +19,10 @@ import anyio
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.dense.embedder import embedder, unavailable
+from knowledge_mcp.sources.search.dense.indexing import embed_missing
 from knowledge_mcp.sources.search.query import parse_query
-from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.search.scoring import INTERCEPT, SLOPE
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer, item_id_for
@@ -68,7 +70,26 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))] if ordered else 0.0
 
 
-async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> dict[str, Any]:
+RETRIEVAL_MODES: dict[str, SearchMode] = {"lexical": "lexical", "dense": "semantic", "hybrid": "hybrid"}
+
+
+async def embed_corpus(db: Any) -> float:
+    """Give every chunk its vectors (only those missing: a kept data dir embeds once); seconds."""
+    model = embedder()
+    if model is None:
+        raise KnowledgeError(f"--retrieval: {unavailable()}")
+    started = time.perf_counter()
+    await embed_missing(db, "notes", model)
+    return time.perf_counter() - started
+
+
+async def evaluate(
+    beir: Path,
+    split: str,
+    limit_queries: int | None = None,
+    retrieval: str = "lexical",
+    data_dir: Path | None = None,
+) -> dict[str, Any]:
     for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         if not (beir / name).exists():
             raise KnowledgeError(
@@ -78,8 +99,10 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
     queries = {q["_id"]: q["text"] for q in read_jsonl(beir / "queries.jsonl")}
     qrels = read_qrels(beir / f"qrels/{split}.tsv")
     qids = [q for q in qrels if q in queries][:limit_queries]
+    mode = RETRIEVAL_MODES[retrieval]
     with tempfile.TemporaryDirectory(prefix="knowledge-mcp-eval-") as tmp:
-        db = await open_database(database_path(Path(tmp), "eval", "notes"), notes.migrations)
+        where = data_dir if data_dir is not None else Path(tmp)
+        db = await open_database(database_path(where, "eval", "notes"), notes.migrations)
         try:
             importer = Importer(notes, db)
             origin = Path(beir.name)
@@ -94,6 +117,7 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
             # As after `knowledge-mcp import`, which closes the database: its pages are in the
             # database file, not only in the write-ahead log.
             await db.fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+            embed_s = await embed_corpus(db) if mode != "lexical" else 0.0
             # Searches rank from the source's memory copy once it is built (`memory_index`).
             started = time.perf_counter()
             copied = await notes.memory_indexes(db).ready() is not None
@@ -104,7 +128,9 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
             latencies: list[float] = []
             for qid in qids:
                 t0 = time.perf_counter()
-                response = await notes.search(db, SearchRequest(queries[qid], limit=K_RECALL), defaults)
+                response = await notes.search(
+                    db, SearchRequest(queries[qid], limit=K_RECALL, mode=mode), defaults
+                )
                 latencies.append((time.perf_counter() - t0) * 1000)
                 ranked = [doc_of[r.id] for r in response.results]
                 scores["ndcg"].append(ndcg(ranked, qrels[qid], K_NDCG))
@@ -117,7 +143,7 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
             parse_query.cache_clear()  # each page parses its query, as a first search would
             for qid in qids:
                 t0 = time.perf_counter()
-                page = await notes.search(db, SearchRequest(queries[qid], limit=K_NDCG), defaults)
+                page = await notes.search(db, SearchRequest(queries[qid], limit=K_NDCG, mode=mode), defaults)
                 page_latencies.append((time.perf_counter() - t0) * 1000)
                 page_ndcg.append(ndcg([doc_of[r.id] for r in page.results], qrels[qid], K_NDCG))
             # The ranking step alone (query to the best items' rowids and scores), the part an
@@ -133,6 +159,7 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
     return {
         "dataset": beir.name,
         "split": split,
+        "retrieval": retrieval,
         "queries": len(qids),
         "ndcg@10": round(statistics.fmean(scores["ndcg"]), 4) if qids else 0.0,
         "recall@100": round(statistics.fmean(scores["recall"]), 4) if qids else 0.0,
@@ -160,6 +187,7 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
             "documents": len(corpus),
             "seconds": round(import_s, 2),
             "docs_per_s": round(len(corpus) / import_s, 1),
+            "embed_s": round(embed_s, 1),
         },
         "config": {
             "source": "notes",
@@ -171,12 +199,19 @@ async def evaluate(beir: Path, split: str, limit_queries: int | None = None) -> 
     }
 
 
-def run_eval_command(beir: Path, split: str, as_json: bool, limit_queries: int | None) -> int:
-    report = anyio.run(evaluate, beir, split, limit_queries)
+def run_eval_command(
+    beir: Path,
+    split: str,
+    as_json: bool,
+    limit_queries: int | None,
+    retrieval: str = "lexical",
+    data_dir: Path | None = None,
+) -> int:
+    report = anyio.run(evaluate, beir, split, limit_queries, retrieval, data_dir)
     if as_json:
         print(json.dumps(report))
     else:
-        print(f"{report['dataset']} [{report['split']}] {report['queries']} queries")
+        print(f"{report['dataset']} [{report['split']}] {report['queries']} queries, {retrieval} retrieval")
         print(
             f"  nDCG@10 {report['ndcg@10']:.4f}   Recall@100 {report['recall@100']:.4f}"
             f"   MRR@10 {report['mrr@10']:.4f}"

@@ -12,7 +12,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 SourceName = Literal["notes", "media", "chats", "characters", "prompts"]
-ScoreType = Literal["fts", "hybrid", "rerank"]
+ScoreType = Literal["fts", "hybrid", "dense", "rerank"]
 OrderBy = Literal["relevance", "recent"]
 RetrievalMode = Literal["snippet", "chunk", "chunk_with_siblings", "full", "auto"]
 

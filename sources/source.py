@@ -23,7 +23,7 @@ from .retrieval import Defaults, with_default_mode
 from .search.lexical.memory import memory_indexes, rank_in_memory
 from .search.lexical.memory_index import MemoryIndexes, Ranked
 from .search.pipeline import DEFAULT_PIPELINE, SearchPipeline
-from .search.request import Filter, FtsColumn, SearchRequest
+from .search.request import Filter, FtsColumn, SearchMode, SearchRequest
 from .storage.db import Database, Migration
 from .storage.items import ParsedItem
 
@@ -100,10 +100,11 @@ class ChunkedSource(Generic[R]):
         snippet_length: int | None = None,
         order_by: OrderBy | None = None,
         databases: Databases | None = None,
+        mode: SearchMode = "auto",
     ) -> SearchRequest:
         """The request for `query` with this source's `options` (an `options_model`, or None)."""
         filters, columns = await self.search_scope(options, databases)
-        return SearchRequest(query, limit, offset, snippet_length, order_by, filters, columns)
+        return SearchRequest(query, limit, offset, snippet_length, order_by, filters, columns, mode)
 
     async def search_scope(self, options: Any, databases: Databases | None) -> SearchScope:
         """The filters and FTS columns of this source's `options` (or None): `search_filters` in

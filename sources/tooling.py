@@ -20,6 +20,7 @@ from .errors import KnowledgeError
 from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse
 from .registry import SOURCE_NAMES
 from .retrieval import Defaults
+from .search.request import SearchMode
 from .storage.db import Database, source_failure
 from .wire import dump
 
@@ -27,6 +28,7 @@ P = ParamSpec("P")
 
 # The argument types every search tool shares: bounds here are what the tool errors name.
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
+Mode = Annotated[SearchMode, Field(description="auto (default), lexical, semantic or hybrid.")]
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page.")]
 Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many (pass next_offset).")]
 SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000.")]

@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("paths", nargs="+", type=Path, help="files or folders (folders are walked)")
     imp.add_argument("--prune", action="store_true", help="remove items whose file is gone")
     imp.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    imp.add_argument("--embed", action="store_true", help="then compute the vectors semantic search needs")
 
     search = sub.add_parser("search", help="search from the terminal")
     common(search)
@@ -80,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--limit", type=int, default=10, help="how many results in all (default 10)")
     search.add_argument("--json", action="store_true", help="print the results as one JSON object")
+
+    embed = sub.add_parser("embed", help="compute missing vectors for semantic search (resumable)")
+    common(embed)
+    embed.add_argument(
+        "--source", action="append", choices=SOURCE_NAMES, help="only this source (repeatable; default all)"
+    )
 
     keys = sub.add_parser("keys", help="API keys for HTTP: create, list, revoke")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -119,6 +126,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--session", type=int, default=0, help="with --split-sources: N queries as one session per seen mode"
+    )
+    ev.add_argument(
+        "--retrieval",
+        choices=["lexical", "dense", "hybrid"],
+        default="lexical",
+        help="bm25 alone, embeddings alone, or both fused (default lexical)",
+    )
+    ev.add_argument(
+        "--data-dir",
+        type=Path,
+        help="keep the imported corpus and its vectors here, so a second run does not embed again",
     )
 
     bench = sub.add_parser("bench", help="speed and memory on a synthetic corpus")
@@ -203,7 +221,9 @@ def dispatch(args: argparse.Namespace) -> int:
             from knowledge_mcp.bench.split.evaluation import run_split_eval_command
 
             return run_split_eval_command(args.beir, args.split, args.json, args.limit_queries, args.session)
-        return run_eval_command(args.beir, args.split, args.json, args.limit_queries)
+        return run_eval_command(
+            args.beir, args.split, args.json, args.limit_queries, args.retrieval, args.data_dir
+        )
     if args.command == "bench":
         from knowledge_mcp.bench.run import run_bench_command
 
@@ -222,7 +242,16 @@ def dispatch(args: argparse.Namespace) -> int:
 
         summary = anyio.run(run_import, settings, args.source, args.paths, args.prune)
         print_summary(summary, args.json)
+        if args.embed:
+            from .embedding import run_embed
+
+            anyio.run(run_embed, settings, [args.source])
         return summary.exit_code
+    if args.command == "embed":
+        from .embedding import print_embed_reports, run_embed
+
+        print_embed_reports(anyio.run(run_embed, settings, args.source or list(SOURCES)))
+        return 0
     if args.command == "keys":
         from ..auth.keys import run_keys
 

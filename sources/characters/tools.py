@@ -14,6 +14,7 @@ from ..tooling import (
     AnchorQuery,
     GetRetrieval,
     Limit,
+    Mode,
     Offset,
     Query,
     SnippetLength,
@@ -39,13 +40,14 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's roleplay character cards (V1/V2/V3, SillyTavern), the name weighted highest.
 
         One result per card: title is the name, with creator, tags and summary; loc names the
         matching field. Read one with characters_get(character_id=uri).
         """
-        request = SearchRequest(query, limit, offset, snippet_length)
+        request = SearchRequest(query, limit, offset, snippet_length, mode=mode)
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

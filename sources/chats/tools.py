@@ -13,6 +13,7 @@ from ..tooling import (
     AnchorLoc,
     AnchorQuery,
     Limit,
+    Mode,
     Offset,
     Query,
     SnippetLength,
@@ -68,6 +69,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's chat history (ChatGPT and Claude exports, SillyTavern chats).
 
@@ -78,7 +80,13 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         databases = databases_of(host, ctx)
         options = ChatsOptions(by=by, character_id=character_id, sender=sender)
         request = await source.search_request(
-            query, options, limit=limit, offset=offset, snippet_length=snippet_length, databases=databases
+            query,
+            options,
+            limit=limit,
+            offset=offset,
+            snippet_length=snippet_length,
+            databases=databases,
+            mode=mode,
         )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..storage.db import Migration
-from ..storage.schema import chunked_tables_v1, file_stat_v3, page_index_v2
+from ..storage.schema import chunked_tables_v1, dense_vectors_v4, file_stat_v3, page_index_v2
 
 MIGRATIONS = (
     Migration(
@@ -14,4 +14,5 @@ MIGRATIONS = (
     ),
     Migration(2, "covering index for ranking pages", page_index_v2("media")),
     Migration(3, "size and modification time of imported files", file_stat_v3("media")),
+    Migration(4, "vectors of the chunks for semantic search", dense_vectors_v4("media")),
 )

@@ -15,6 +15,7 @@ from ..tooling import (
     AnchorQuery,
     GetRetrieval,
     Limit,
+    Mode,
     Offset,
     Query,
     SnippetLength,
@@ -46,6 +47,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's documents (PDF, Word, EPUB, text), web pages, transcripts and emails.
 
@@ -55,7 +57,13 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         """
         options = MediaOptions(media_types=media_types, date_from=date_from, date_to=date_to)
         request = await source.search_request(
-            query, options, limit=limit, offset=offset, snippet_length=snippet_length, order_by=order_by
+            query,
+            options,
+            limit=limit,
+            offset=offset,
+            snippet_length=snippet_length,
+            order_by=order_by,
+            mode=mode,
         )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))

@@ -14,6 +14,7 @@ from ..tooling import (
     AnchorQuery,
     GetRetrieval,
     Limit,
+    Mode,
     Offset,
     Query,
     SnippetLength,
@@ -41,6 +42,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
         order_by: Annotated[OrderBy | None, Field(description="relevance (default) or recent.")] = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's notes (Markdown/text files, e.g. an Obsidian vault).
 
@@ -53,6 +55,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             offset=offset,
             snippet_length=snippet_length,
             order_by=order_by,
+            mode=mode,
         )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))

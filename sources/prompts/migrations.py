@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..storage.db import Migration
-from ..storage.schema import chunked_tables_v1, file_stat_v3, page_index_v2
+from ..storage.schema import chunked_tables_v1, dense_vectors_v4, file_stat_v3, page_index_v2
 
 MIGRATIONS = (
     Migration(
@@ -13,6 +13,7 @@ MIGRATIONS = (
     ),
     Migration(2, "covering index for ranking pages", page_index_v2("prompts")),
     Migration(3, "size and modification time of imported files", file_stat_v3("prompts")),
+    Migration(4, "vectors of the chunks for semantic search", dense_vectors_v4("prompts")),
     # Items now carry a summary: forget the files' hashes, so the next import re-reads every
     # prompt (an unchanged file would be skipped) and updates the items that changed.
     Migration(4, "re-read every file on the next import (summaries)", "DELETE FROM prompts_files;\n"),

@@ -13,6 +13,7 @@ from ..tooling import (
     AnchorQuery,
     GetRetrieval,
     Limit,
+    Mode,
     Offset,
     Query,
     SnippetLength,
@@ -51,6 +52,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         limit: Limit = 10,
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
+        mode: Mode = "auto",
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's saved LLM prompts (system and user prompt templates).
 
@@ -59,7 +61,12 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         matching field. Read one with prompts_get.
         """
         request = await source.search_request(
-            query, PromptsOptions(fields=fields), limit=limit, offset=offset, snippet_length=snippet_length
+            query,
+            PromptsOptions(fields=fields),
+            limit=limit,
+            offset=offset,
+            snippet_length=snippet_length,
+            mode=mode,
         )
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))

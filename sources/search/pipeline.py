@@ -16,6 +16,9 @@ from ..retrieval import Defaults
 from ..storage.db import Database
 from ..text.snippets import clamp_snippet_length
 from . import results
+from .dense.fusion import HybridFuser
+from .dense.query_type import query_type, route
+from .dense.retriever import DenseRetriever
 from .lexical.retriever import LexicalRetriever
 from .query import parse_query
 from .request import Found, SearchContext, SearchedSource, SearchRequest
@@ -23,7 +26,6 @@ from .stages import (
     AllItems,
     Diversifier,
     Expander,
-    FirstList,
     Fuser,
     Reranker,
     Retriever,
@@ -39,8 +41,8 @@ class SearchPipeline:
     """The stages in order; each list runs its stages one after another."""
 
     expanders: tuple[Expander, ...] = field(default_factory=lambda: (SameQuery(),))
-    retrievers: tuple[Retriever, ...] = field(default_factory=lambda: (LexicalRetriever(),))
-    fuser: Fuser = field(default_factory=FirstList)
+    retrievers: tuple[Retriever, ...] = field(default_factory=lambda: (DenseRetriever(), LexicalRetriever()))
+    fuser: Fuser = field(default_factory=HybridFuser)
     rerankers: tuple[Reranker, ...] = field(default_factory=lambda: (SameOrder(),))
     diversifier: Diversifier = field(default_factory=AllItems)
 
@@ -63,14 +65,19 @@ class SearchPipeline:
             return results.empty(model, warnings)
         order_by = cast(OrderBy, request.order_by or defaults.order_by)  # settings validate the default
         ctx = SearchContext(source, db, request, order_by, snippet_length, warnings)
+        ctx.query_type = query_type(request.query)
+        way = route(request.mode, ctx.query_type)
+        ctx.lexical, ctx.dense = way.lexical, way.dense
         for expander in self.expanders:
             query = await expander.expand(ctx, query)
         lists: list[Found] = []
         for retriever in self.retrievers:
-            found = await retriever.retrieve(ctx, query)
+            if isinstance(retriever, LexicalRetriever) and not ctx.lexical:
+                continue  # mode semantic, answered by the embeddings
+            found = await retriever.retrieve(ctx.pooled(), query)
             if found is not None:
                 lists.append(found)
-        fused = self.fuser.fuse(ctx, lists)
+        fused = await self.fuser.fuse(ctx, query, lists)
         for reranker in self.rerankers:
             fused = await reranker.rerank(ctx, query, fused)
         fused = self.diversifier.diversify(ctx, fused)

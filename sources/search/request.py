@@ -8,15 +8,18 @@ pipeline (`pipeline.py`) turns it into a `SearchResponse`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, get_args
 
 import aiosqlite
 
-from ..models import OrderBy
+from ..models import OrderBy, ScoreType
 from ..storage.db import Database
 
 FtsColumn = Literal["title", "body"]
+SearchMode = Literal["auto", "lexical", "semantic", "hybrid"]
+"""How a search retrieves: `auto` picks by the query's type (`dense/query_type.py`); `lexical`
+is bm25 alone, `semantic` the embeddings alone, `hybrid` both fused."""
 FTS_COLUMNS: tuple[FtsColumn, ...] = get_args(FtsColumn)
 
 
@@ -39,6 +42,7 @@ class SearchRequest:
     filters: list[Filter] = field(default_factory=list)
     columns: tuple[FtsColumn, ...] | None = None
     """Match only in these FTS columns (`("body",)`: not in titles); None matches in all."""
+    mode: SearchMode = "auto"
     details: bool = True
     """False: leave each result's snippet and matched terms to `ResultItem.fill_details`, for
     callers (knowledge_search) that keep only some of the results."""
@@ -70,6 +74,24 @@ class SearchContext:
     order_by: OrderBy
     snippet_length: int
     warnings: list[str] = field(default_factory=list)
+    query_type: str | None = None
+    """exact, semantic or mixed (`dense/query_type.py`)."""
+    lexical: bool = True
+    """Whether bm25 retrieves (not with `mode = semantic`)."""
+    dense: bool = False
+    """Whether the embeddings may retrieve (the query's route); the dense stage says if they can."""
+    pool: int | None = None
+    """Set by a stage that fuses: every retriever returns its best `pool` items from the first
+    (offset 0), and the fuser cuts the page."""
+    hints: list[str] = field(default_factory=list)
+    """Why a stage was skipped or failed (`provider_hint`); any makes the response `degraded`."""
+
+    def pooled(self) -> SearchContext:
+        """The context a retriever sees: with a `pool`, the first `pool` items of the ranking
+        (the warnings and hints are shared)."""
+        if self.pool is None:
+            return self
+        return replace(self, request=replace(self.request, offset=0, limit=self.pool))
 
     @property
     def depth(self) -> int:
@@ -88,6 +110,8 @@ class Found:
     """The estimated number of matching items; None: no query term matches anything."""
     terms_of: Callable[[int], list[str]] | None = None
     """The query terms a hit chunk (by rowid) matches, when the ranking knows them."""
+    scores: dict[int, tuple[float, ScoreType]] | None = None
+    """A fused ranking's 0..1 score and its kind per item rowid; None: the calibrated bm25."""
 
 
 NOTHING = Found([], None)

@@ -22,7 +22,7 @@ from typing import Any
 
 import aiosqlite
 
-from ..models import ResultItem, SearchResponse
+from ..models import ResultItem, ScoreType, SearchResponse
 from ..text.snippets import make_snippet
 from .lexical.sql import hit_chunk
 from .query import ParsedQuery
@@ -39,11 +39,12 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
     offset, snippet_length = ctx.request.offset, ctx.snippet_length
     hit_chunks = [hit_chunk(row) for row in rows]
     matcher = QueryMatcher(query)
+    scored = found.scores or {}
     results = [
         ctx.source.result(
             row,
             chunk,
-            score=calibrated(row["b"] * ctx.request.bm25_scale, len(query.terms)),
+            **_score(scored.get(row["id"]), row["b"] * ctx.request.bm25_scale, len(query.terms)),
             rank=offset + position + 1,
             match_count=row["n"],
         )
@@ -68,7 +69,7 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
 def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any]) -> SearchResponse[Any]:
     """The response of `model` (the source's `SearchResponse[...]`) for the described page."""
     if found.total is None:
-        return empty(model, ctx.warnings)
+        return empty(model, ctx.warnings, ctx)
     offset = ctx.request.offset
     has_more = len(found.rows) > ctx.request.limit
     shown = collapse(results)
@@ -80,6 +81,7 @@ def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any])
         total_estimated=max(found.total - (len(results) - len(shown)), offset + len(shown)),
         top_score=max((r.score for r in shown), default=None),
         warnings=ctx.warnings,
+        **_transparency(ctx),
     )
 
 
@@ -117,11 +119,34 @@ def collapse(results: list[Any]) -> list[Any]:
     return kept
 
 
-def empty(model: type[Any], warnings: list[str]) -> SearchResponse[Any]:
+def empty(model: type[Any], warnings: list[str], ctx: SearchContext | None = None) -> SearchResponse[Any]:
     """A response with no results."""
     return model(  # type: ignore[no-any-return]
-        results=[], count=0, has_more=False, next_offset=None, total_estimated=0, warnings=warnings
+        results=[],
+        count=0,
+        has_more=False,
+        next_offset=None,
+        total_estimated=0,
+        warnings=warnings,
+        **(_transparency(ctx) if ctx is not None else {}),
     )
+
+
+def _score(fused: tuple[float, ScoreType] | None, bm25: float, terms: int) -> dict[str, Any]:
+    """A result's score: the fused one when a fuser gave it, else the calibrated bm25."""
+    if fused is None:
+        return {"score": calibrated(bm25, terms)}
+    return {"score": fused[0], "score_type": fused[1]}
+
+
+def _transparency(ctx: SearchContext) -> dict[str, Any]:
+    """What the response says about how it was made: the query's type, and any stage that
+    could not run (`degraded`, `provider_hint`)."""
+    return {
+        "query_type": ctx.query_type,
+        "degraded": True if ctx.hints else None,
+        "provider_hint": "; ".join(ctx.hints) if ctx.hints else None,
+    }
 
 
 def _describe(result: ResultItem, chunk: aiosqlite.Row, found: Matches, snippet_length: int) -> None:

@@ -7,7 +7,7 @@
 | parse     | the user's text                         | `ParsedQuery` (`query.parse_query`)        |
 | expand    | the parsed query                        | a `ParsedQuery` (more terms, or the same)  |
 | retrieve  | the query                               | `Found`: ranked page rows, or None (pass)  |
-| fuse      | one `Found` per retriever               | one `Found`                                |
+| fuse      | the query, one `Found` per retriever    | one `Found`                                |
 | rerank    | the query and the fused `Found`         | a `Found` in a better order                |
 | diversify | the reranked `Found`                    | a `Found` without crowding                 |
 | describe  | the query and the page's rows           | results (`results.describe`)               |
@@ -15,9 +15,11 @@
 
 Every stage reads the `SearchContext` (source, database, request, order, snippet length) and
 may add a line to its `warnings`. A new capability is a new stage object in the pipeline's
-list (`pipeline.SearchPipeline`), not an edit of the others. Today only parse, the lexical
-retriever (`lexical.LexicalRetriever`), describe and page do anything; expand, fuse, rerank
-and diversify are the identities below, so their places exist.
+list (`pipeline.SearchPipeline`), not an edit of the others. The default pipeline retrieves
+with the embeddings (`dense.retriever.DenseRetriever`, when the query's route, the model and
+the source's vectors allow) and bm25 (`lexical.LexicalRetriever`), and fuses them
+(`dense.fusion.HybridFuser`); expand, rerank and diversify are the identities below, so their
+places exist.
 
 Retrieved rows are the page's window (`offset` applied, one row more than `limit` when there
 are more), so a stage that reorders sees the page only; one that needs a deeper pool asks the
@@ -48,7 +50,7 @@ class Retriever(Protocol):
 class Fuser(Protocol):
     """Merge the lists of several retrievers (lexical, dense…) into one ranking."""
 
-    def fuse(self, ctx: SearchContext, found: Sequence[Found]) -> Found: ...
+    async def fuse(self, ctx: SearchContext, query: ParsedQuery, found: Sequence[Found]) -> Found: ...
 
 
 class Reranker(Protocol):
@@ -73,7 +75,7 @@ class SameQuery:
 class FirstList:
     """fuse: with one retriever there is nothing to merge: its list (or no match at all)."""
 
-    def fuse(self, ctx: SearchContext, found: Sequence[Found]) -> Found:
+    async def fuse(self, ctx: SearchContext, query: ParsedQuery, found: Sequence[Found]) -> Found:
         return found[0] if found else NOTHING
 
 

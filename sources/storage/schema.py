@@ -87,3 +87,32 @@ def file_stat_v3(p: str) -> str:
         f"ALTER TABLE {p}_files ADD COLUMN size INTEGER;\n"
         f"ALTER TABLE {p}_files ADD COLUMN mtime_ns INTEGER;\n"
     )
+
+
+def dense_vectors_v4(p: str) -> str:
+    """Sentence-embedding vectors of the chunks (`search/dense/`). `<p>_vectors` holds each
+        embedded text's window vectors (float32, concatenated) keyed by the hash of the model and
+        the text, so a re-imported chunk with unchanged text is never embedded again;
+        `<p>_chunk_vectors` says which text each chunk has vectors for. A chunk without a row there
+        is waiting to be embedded; deleting or editing a chunk forgets its row (vectors no chunk
+        uses any more are removed by the next `embed`). Idempotent (IF NOT EXISTS): a database whose
+    version was set back (to re-run a later migration) keeps its vectors."""
+    return f"""
+CREATE TABLE IF NOT EXISTS {p}_vectors (
+    id INTEGER PRIMARY KEY,
+    text_hash TEXT NOT NULL UNIQUE,
+    windows INTEGER NOT NULL,
+    vectors BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {p}_chunk_vectors (
+    chunk_id INTEGER PRIMARY KEY,
+    text_hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS {p}_chunk_vectors_hash ON {p}_chunk_vectors(text_hash);
+CREATE TRIGGER IF NOT EXISTS {p}_chunks_vd AFTER DELETE ON {p}_chunks BEGIN
+    DELETE FROM {p}_chunk_vectors WHERE chunk_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS {p}_chunks_vu AFTER UPDATE OF title, body ON {p}_chunks BEGIN
+    DELETE FROM {p}_chunk_vectors WHERE chunk_id = old.id;
+END;
+"""

@@ -177,8 +177,8 @@ async def test_a_broken_source_becomes_a_warning_and_the_others_still_answer(
     conn.execute("DROP TABLE prompts_chunks_fts")
     conn.commit()
     conn.close()
-    async with client_factory() as client:
-        out = await search(client, query="meeting", seen="show")
+    async with client_factory() as client:  # lexical: the notes' missing vectors would be a hint too
+        out = await search(client, query="meeting", seen="show", mode="lexical")
     assert out["degraded"] is True and out["provider_hint"] == "prompts"
     assert any(w.startswith("prompts:") for w in out["warnings"])
     assert out["results"] and {source_of(r) for r in out["results"]} == {"notes"}
@@ -197,7 +197,7 @@ async def test_a_slow_source_is_cut_off_at_the_time_limit(
     monkeypatch.setattr(type(SOURCES["chats"]), "search", slow)
     # 2 s: the others answer in milliseconds, but a loaded CI machine must not cut them off too
     async with connect(source_timeout_s=2) as client:
-        out = await search(client, query="meeting", seen="show")
+        out = await search(client, query="meeting", seen="show", mode="lexical")
     assert out["degraded"] is True and out["provider_hint"] == "chats"
     assert any("within 2 s" in w for w in out["warnings"]) and out["results"]
 

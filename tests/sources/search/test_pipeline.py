@@ -12,6 +12,7 @@ import pytest
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.notes.source import NotesSource
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.dense.retriever import DenseRetriever
 from knowledge_mcp.sources.search.lexical.retriever import LexicalRetriever
 from knowledge_mcp.sources.search.pipeline import DEFAULT_PIPELINE, SearchPipeline
 from knowledge_mcp.sources.search.query import ParsedQuery, Term
@@ -36,9 +37,11 @@ def titles(response: Any) -> list[str]:
     return [r.title for r in response.results]
 
 
-async def test_the_default_pipeline_is_the_lexical_retriever_between_no_op_stages(notes_db: Database) -> None:
-    assert [type(s) for s in DEFAULT_PIPELINE.retrievers] == [LexicalRetriever]
-    request = SearchRequest("sourdough levain starter", limit=5)
+async def test_the_default_pipeline_in_lexical_mode_is_the_lexical_retriever_between_no_op_stages(
+    notes_db: Database,
+) -> None:
+    assert [type(s) for s in DEFAULT_PIPELINE.retrievers] == [DenseRetriever, LexicalRetriever]
+    request = SearchRequest("sourdough levain starter", limit=5, mode="lexical")
     default = await notes.search(notes_db, request, Defaults())
     spelled_out = SearchPipeline(
         (SameQuery(),), (LexicalRetriever(),), FirstList(), (SameOrder(),), AllItems()
@@ -87,7 +90,7 @@ async def test_the_fuser_gets_every_answering_retrievers_list_and_a_passing_one_
             return None
 
     class LastList:
-        def fuse(self, ctx: SearchContext, found: Sequence[Found]) -> Found:
+        async def fuse(self, ctx: SearchContext, query: ParsedQuery, found: Sequence[Found]) -> Found:
             seen.append(len(found))
             return found[-1]
 

@@ -1,0 +1,70 @@
+"""Compute the vectors a source's chunks are missing, a batch at a time (`knowledge-mcp embed`,
+`import --embed`).
+
+Each batch is committed on its own: a run killed half-way keeps every batch it finished and
+the next run starts from the chunks still missing. Texts that already have vectors (the same
+text under another chunk, an unchanged re-import) are linked, not embedded again. The model
+runs on a worker thread, so the event loop (a server's searches) is not held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...storage.db import Database
+from . import vectors
+from .embedder import Embedder, Vectors
+
+BATCH_CHUNKS = 32
+
+Progress = Callable[[int, int], None]
+"""Told (chunks with vectors, chunks) after each batch."""
+
+
+@dataclass
+class EmbedReport:
+    chunks: int = 0
+    """Chunks of the source."""
+    embedded: int = 0
+    """Texts embedded by this run."""
+    linked: int = 0
+    """Chunks given vectors this run (embedded, or already known by their text)."""
+    windows: int = 0
+    """Model windows computed by this run."""
+
+
+async def embed_missing(
+    db: Database,
+    table: str,
+    model: Embedder,
+    progress: Progress | None = None,
+    batch: int = BATCH_CHUNKS,
+) -> EmbedReport:
+    """Give every chunk of `table` its vectors; only texts without any are embedded."""
+    cover = await vectors.coverage(db, table)
+    report = EmbedReport(chunks=cover.chunks)
+    done, after = cover.embedded, 0
+    while True:
+        rows = await vectors.missing(db, table, after, batch)
+        if not rows:
+            break
+        after = int(rows[-1][0])
+        texts = {int(r[0]): vectors.embedded_text(r[1], r[2]) for r in rows}
+        hashes = {chunk: vectors.text_hash(model.model_id, t) for chunk, t in texts.items()}
+        have = await vectors.known(db, table, sorted(set(hashes.values())))
+        todo = {h: texts[c] for c, h in hashes.items() if h not in have}
+        new: dict[str, Vectors] = {}
+        if todo:
+            computed = await asyncio.to_thread(model.embed_windows, list(todo.values()))
+            new = dict(zip(todo, computed, strict=True))
+        await vectors.write_batch(db, table, new, list(hashes.items()))
+        report.embedded += len(new)
+        report.windows += sum(len(v) for v in new.values())
+        report.linked += len(rows)
+        done += len(rows)
+        if progress is not None:
+            progress(min(done, cover.chunks), cover.chunks)
+    await vectors.drop_unused(db, table)
+    return report

