@@ -69,6 +69,12 @@ def item_id(hit: dict[str, Any]) -> str:
     return str(hit["uri"]).split("://", 1)[1]
 
 
+def score_types(page: dict[str, Any]) -> list[str]:
+    """Each hit's score type as the wire says it: on the hit, else once on the page when every
+    hit shares it, else the default (fts)."""
+    return [str(hit.get("score_type") or page.get("score_type") or "fts") for hit in page["results"]]
+
+
 def source_of(hit: dict[str, Any]) -> str:
     """A search hit's source: the scheme of its uri (`notes://<id>`)."""
     return str(hit["uri"]).split("://", 1)[0]

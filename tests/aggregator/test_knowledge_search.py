@@ -267,4 +267,5 @@ async def test_seen_items_are_down_ranked_by_default_and_named(connect: Callable
     assert again["seen_applied"]["mode"] == "downrank" and top["uri"] in again["seen_applied"]["uris"]
     assert again["seen_applied"]["count"] == len(again["seen_applied"]["uris"]) == 1
     halved = [r for r in again["results"] if r["uri"] == top["uri"]]
-    assert not halved or halved[0]["score"] == pytest.approx(top["score"] * 0.5, abs=1e-6)
+    # scores have 3 digits on the wire
+    assert not halved or halved[0]["score"] == pytest.approx(top["score"] * 0.5, abs=1e-3)

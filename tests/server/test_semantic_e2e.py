@@ -15,7 +15,7 @@ from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
 from knowledge_mcp.sources.storage.db import database_path, open_database
-from tests.conftest import FIXTURES, import_into
+from tests.conftest import FIXTURES, import_into, score_types
 from tests.server.test_knowledge_e2e import stdio
 
 pytestmark = pytest.mark.anyio
@@ -62,7 +62,7 @@ async def test_over_stdio_a_question_finds_its_note_by_meaning_and_not_by_words(
         question = "which novels did I enjoy last summer?"
         hybrid = await search(client, question)
         assert "July reading" in titles(hybrid)
-        assert {r["score_type"] for r in hybrid["results"]} == {"hybrid"}
+        assert set(score_types(hybrid)) == {"hybrid"}
         assert hybrid["query_type"] == "semantic" and "degraded" not in hybrid
 
         lexical = await search(client, question, mode="lexical", limit=10)
@@ -70,7 +70,7 @@ async def test_over_stdio_a_question_finds_its_note_by_meaning_and_not_by_words(
 
         phrase = await search(client, '"gave up on the Pynchon"')
         assert phrase["query_type"] == "exact"
-        assert titles(phrase) == ["July reading"] and phrase["results"][0]["score_type"] == "fts"
+        assert titles(phrase) == ["July reading"] and score_types(phrase)[0] == "fts"
 
         notes_tool = await client.call_tool("notes_search", {"query": "who fixed the heating?", "limit": 3})
         assert notes_tool.structured_content is not None
