@@ -83,6 +83,24 @@ async def embed_corpus(db: Any) -> float:
     return time.perf_counter() - started
 
 
+async def import_corpus(db: Any, beir: Path, corpus: list[dict[str, Any]]) -> float:
+    """Every document of `corpus` as a note of origin `<dataset>#<id>`; seconds."""
+    importer = Importer(notes, db)
+    origin = Path(beir.name)
+    stamp = dates.now()
+    started = time.perf_counter()
+    for doc in corpus:
+        item = ParsedItem(
+            str(doc["_id"]), doc.get("title") or str(doc["_id"]), doc.get("text", ""), stamp, stamp
+        )
+        await importer.write_item(origin, item)
+    import_s = time.perf_counter() - started
+    # As after `knowledge-mcp import`, which closes the database: its pages are in the
+    # database file, not only in the write-ahead log.
+    await db.fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+    return import_s
+
+
 async def evaluate(
     beir: Path,
     split: str,
@@ -104,19 +122,8 @@ async def evaluate(
         where = data_dir if data_dir is not None else Path(tmp)
         db = await open_database(database_path(where, "eval", "notes"), notes.migrations)
         try:
-            importer = Importer(notes, db)
+            import_s = await import_corpus(db, beir, corpus)
             origin = Path(beir.name)
-            stamp = dates.now()
-            started = time.perf_counter()
-            for doc in corpus:
-                item = ParsedItem(
-                    str(doc["_id"]), doc.get("title") or str(doc["_id"]), doc.get("text", ""), stamp, stamp
-                )
-                await importer.write_item(origin, item)
-            import_s = time.perf_counter() - started
-            # As after `knowledge-mcp import`, which closes the database: its pages are in the
-            # database file, not only in the write-ahead log.
-            await db.fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
             embed_s = await embed_corpus(db) if mode != "lexical" else 0.0
             # Searches rank from the source's memory copy once it is built (`memory_index`).
             started = time.perf_counter()

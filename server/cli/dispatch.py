@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="keep the imported corpus and its vectors here, so a second run does not embed again",
     )
+    ev.add_argument(
+        "--folds",
+        type=int,
+        help="with --retrieval hybrid: refit the fusion on K-1 folds of the queries, score the held-out one",
+    )
 
     bench = sub.add_parser("bench", help="speed and memory on a synthetic corpus")
     bench.add_argument("--size", type=int, default=10_000, help="about this many chunks (default 10000)")
@@ -221,6 +226,16 @@ def dispatch(args: argparse.Namespace) -> int:
             from knowledge_mcp.bench.split.evaluation import run_split_eval_command
 
             return run_split_eval_command(args.beir, args.split, args.json, args.limit_queries, args.session)
+        if args.folds is not None:
+            from knowledge_mcp.bench.dense.fit_command import run_fit_command
+
+            if args.retrieval != "hybrid" or args.folds < 2:
+                raise KnowledgeError(
+                    "--folds: cross-validates the hybrid fusion; use --retrieval hybrid, K >= 2"
+                )
+            return run_fit_command(
+                args.beir, args.split, args.folds, args.json, args.limit_queries, args.data_dir
+            )
         return run_eval_command(
             args.beir, args.split, args.json, args.limit_queries, args.retrieval, args.data_dir
         )
