@@ -109,7 +109,7 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
 _SERVER_MS = re.compile(r"tool=knowledge_search outcome=ok ms=([0-9.]+)")
 
 
-async def bench_aggregator(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
+async def bench_aggregator(corpus: Corpus, data_dir: Path, mode: str | None = None) -> dict[str, Any]:
     """`knowledge_search` over all sources through the real server and the in-memory client.
 
     `seen: show`, so every query costs the same: with the default `hide`, each source fetches
@@ -140,7 +140,7 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
             warmup_ms = (time.perf_counter() - t0) * 1000
             server_ms.clear()
             for kind, q in corpus.queries:
-                args = {"query": q, "limit": 10, "seen": "show"}
+                args = {"query": q, "limit": 10, "seen": "show"} | ({"mode": mode} if mode else {})
                 ms, result = await timed(client.call_tool("knowledge_search", args))
                 if result.is_error:
                     errors += 1
@@ -153,6 +153,7 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
     return {
         "tool": "knowledge_search",
         "seen": "show",
+        "mode": mode or "auto",
         "queries": len(latencies),
         "errors": errors,
         "warmup_ms": round(warmup_ms, 1),

@@ -47,4 +47,30 @@ def print_table(r: dict[str, Any]) -> None:
                 f"  errors {level['errors']}  partial {level.get('partial', 'n/a')}"
             )
         print(f"  server peak RSS {r['load']['server_peak_rss_mb']} MB")
+    if r.get("dense") is not None:
+        print_dense(r["dense"])
     print(f"peak RSS {r['peak_rss_mb']} MB (bench process); phases {r['phases_s']}")
+
+
+def print_dense(d: dict[str, Any]) -> None:
+    e = d["embedding"]
+    print(
+        f"embedding {e['passages']} real passages of ~{e['words_per_passage']} words"
+        f" ({e['windows']} windows): {e['passages_per_s']} passages/s,"
+        f" peak RSS {e['peak_rss_mb']} MB ({e['model']})"
+    )
+    h = d["hybrid_search_ms"]
+    print(f"hybrid search, {h['queries']} queries, each embedded (synthetic chunk vectors):")
+    for name, s in h["per_source"].items():
+        print(f"  {name:<11} {s['chunks']:>8} chunks  p50 {s['p50']} ms  p95 {s['p95']} ms")
+    k = d["knowledge_search_hybrid"]
+    ks, ms = k["server_ms"], k["latency_ms"]
+    print(
+        f"  knowledge_search (mode hybrid, {k['queries']} calls) p50 {ms['p50']} ms  p95 {ms['p95']} ms;"
+        f" server's own p50 {ks['p50']} ms  p95 {ks['p95']} ms"
+    )
+    x = d["dense_stage"]
+    print(
+        f"dense stage alone at {x['vectors']} vectors ({x['matrix_mb']} MB):"
+        f" exact p50 {x['exact_ms']['p50']} ms  p95 {x['exact_ms']['p95']} ms"
+    )

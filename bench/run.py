@@ -41,6 +41,8 @@ class BenchOptions:
     clients: tuple[int, ...] = (1, 10, 50)
     load_seconds: float = 10.0
     transport: str = "http"
+    dense: bool = False
+    dense_vectors: int = 1_000_000
 
 
 def peak_rss_mb() -> float:
@@ -114,6 +116,13 @@ async def run_bench(options: BenchOptions) -> dict[str, Any]:
             t0 = time.perf_counter()
             load = await bench_load(corpus, data_dir, options)
             lap("load", t0)
+        dense = None
+        if options.dense:
+            from .dense.speed import bench_dense
+
+            t0 = time.perf_counter()
+            dense = await bench_dense(corpus, data_dir, options.dense_vectors)
+            lap("dense", t0)
         disk_mb = round(sum(f.stat().st_size for f in data_dir.rglob("*") if f.is_file()) / 2**20, 1)
     for name, entry in per_source.items():
         entry["import"] = imports[name]
@@ -148,6 +157,7 @@ async def run_bench(options: BenchOptions) -> dict[str, Any]:
         "e2e": {"stdio": stdio},
         "http_e2e": http,
         "load": load,
+        "dense": dense,
     }
 
 

@@ -162,6 +162,17 @@ def build_parser() -> argparse.ArgumentParser:
         default="http",
         help="--load over HTTP or WebSocket (default http)",
     )
+    bench.add_argument(
+        "--dense",
+        action="store_true",
+        help="also measure embedding speed, hybrid search (synthetic vectors) and the dense stage alone",
+    )
+    bench.add_argument(
+        "--dense-vectors",
+        type=int,
+        default=1_000_000,
+        help="--dense: vectors for the dense stage alone (default 1000000)",
+    )
     return parser
 
 
@@ -190,6 +201,8 @@ def bench_options(args: argparse.Namespace) -> Any:
         raise KnowledgeError("--clients: comma-separated client counts, each 1..1000 (e.g. 1,10,50)")
     if not 0.5 <= args.load_seconds <= 3600:
         raise KnowledgeError("--load-seconds: must be 0.5..3600")
+    if not 1_000 <= args.dense_vectors <= 10_000_000:
+        raise KnowledgeError("--dense-vectors: must be 1000..10000000")
     return BenchOptions(
         size=args.size,
         seed=args.seed,
@@ -198,6 +211,8 @@ def bench_options(args: argparse.Namespace) -> Any:
         clients=clients,
         load_seconds=args.load_seconds,
         transport=args.load_transport,
+        dense=args.dense,
+        dense_vectors=args.dense_vectors,
     )
 
 
