@@ -72,3 +72,23 @@ def test_too_few_dense_vectors_are_refused() -> None:
         cwd=ROOT,
     )
     assert done.returncode == 1 and "--dense-vectors" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_clustered_vectors_are_unit_rows_near_their_centres() -> None:
+    from knowledge_mcp.bench.dense.ann import clustered
+
+    matrix = clustered(3_000, 384)
+    assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+    nearest = np.sort(matrix[:100] @ matrix.T, axis=1)[:, -2]  # the closest other vector
+    assert float(np.median(nearest)) > 0.2  # uniform random 384-d vectors: about 0.15
+
+
+@pytest.mark.parametrize("library", ["usearch", "hnswlib"])
+def test_an_ann_library_is_compared_with_the_exact_top_ten(library: str) -> None:
+    pytest.importorskip(library)
+    from knowledge_mcp.bench.dense.ann import compare
+
+    report = compare(3_000, library, dim=32, queries=10)
+    assert report["library"] == library and report["vectors"] == 3_000
+    assert 0.5 < report["recall@10"] <= 1.0
+    assert report["exact_matrix_mb"] == round(3_000 * 32 * 4 / 2**20, 1)

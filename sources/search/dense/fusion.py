@@ -11,7 +11,7 @@ train (809 queries; `knowledge-mcp eval --retrieval hybrid`, tuned on train only
 | embeddings alone | 0.6796 | 0.9306 | 0.6453 |
 | RRF, k = 60 (k = 10: 0.7347) | 0.7285 | 0.9576 | 0.6954 |
 | min-max 0.4/0.6 mix (the usual baseline; not kept) | 0.7422 | 0.9559 | 0.7122 |
-| **`logistic`** (the default) | **0.7487** | **0.9631** | **0.7192** |
+| **`logistic`** (the default) | **0.7487** | **0.9619** | **0.7192** |
 
 Fitted on the same queries it is scored on, the `logistic` row is in-sample; cross-validated by
 query (`knowledge-mcp eval --retrieval hybrid --folds 5`: refit on four fifths of the queries,

@@ -1,0 +1,114 @@
+"""An approximate index against exact numpy at N vectors: latency, recall@10, build time, memory.
+
+    python -m knowledge_mcp.bench.dense.ann [--vectors 1000000] [--library usearch|hnswlib]
+
+Not part of search (the dense stage is exact, `sources/search/dense/index.py`); this measures
+whether a library would be worth it, and which. The vectors are synthetic: unit vectors around
+`CLUSTERS` random centres (real embeddings cluster by topic; uniform random vectors in 384
+dimensions have no near neighbours and would understate every ANN's recall). The libraries are
+not dependencies: `pip install usearch` or `hnswlib` first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+from .speed import BLOCK, stats, unit_matrix
+
+CLUSTERS = 2_000
+SPREAD = 1.33
+"""The noise's length against the centre's (so a point's cosine to its centre is about 0.6)."""
+K = 10
+
+
+def clustered(n: int, dim: int, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = unit_matrix(CLUSTERS, dim, seed=seed + 100)
+    out = np.empty((n, dim), np.float32)
+    for start in range(0, n, BLOCK):
+        size = min(BLOCK, n - start)
+        noise = rng.standard_normal((size, dim), np.float32) * (SPREAD / dim**0.5)
+        block = centres[rng.integers(0, CLUSTERS, size)] + noise
+        out[start : start + size] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return out
+
+
+def exact_top(matrix: np.ndarray, probes: np.ndarray, k: int = K) -> tuple[list[set[int]], list[float]]:
+    """Each probe's exact top k (by cosine), and the time each took in ms."""
+    tops, ms = [], []
+    for q in probes:
+        t0 = time.perf_counter()
+        scores = np.einsum("ij,j->i", matrix, q)
+        tops.append({int(i) for i in np.argpartition(-scores, k)[:k]})
+        ms.append((time.perf_counter() - t0) * 1000)
+    return tops, ms
+
+
+def build(library: str, matrix: np.ndarray) -> Any:
+    if library == "usearch":
+        from usearch.index import Index
+
+        index = Index(ndim=matrix.shape[1], metric="cos", dtype="f16", connectivity=16, expansion_search=64)
+        index.add(np.arange(len(matrix)), matrix, threads=2)
+        return index
+    import hnswlib
+
+    index = hnswlib.Index(space="cosine", dim=matrix.shape[1])
+    index.init_index(max_elements=len(matrix), M=16, ef_construction=128)
+    index.add_items(matrix, np.arange(len(matrix)), num_threads=2)
+    index.set_ef(64)
+    return index
+
+
+def query(library: str, index: Any, q: np.ndarray, k: int = K) -> set[int]:
+    if library == "usearch":
+        return {int(key) for key in index.search(q, k, threads=1).keys}
+    labels, _ = index.knn_query(q, k=k, num_threads=1)
+    return {int(label) for label in labels[0]}
+
+
+def compare(n: int, library: str, dim: int = 384, queries: int = 100) -> dict[str, Any]:
+    matrix = clustered(n, dim)
+    probes = clustered(queries, dim, seed=2)
+    truth, exact_ms = exact_top(matrix, probes)
+    t0 = time.perf_counter()
+    index = build(library, matrix)
+    build_s = time.perf_counter() - t0
+    ms, hits = [], 0
+    for q, top in zip(probes, truth, strict=True):
+        t0 = time.perf_counter()
+        found = query(library, index, q)
+        ms.append((time.perf_counter() - t0) * 1000)
+        hits += len(found & top)
+    memory = index.memory_usage if library == "usearch" else None
+    return {
+        "library": library,
+        "vectors": n,
+        "dim": dim,
+        "queries": queries,
+        "exact_ms": stats(exact_ms),
+        "exact_matrix_mb": round(matrix.nbytes / 2**20, 1),
+        "ann_ms": stats(ms),
+        "recall@10": round(hits / (K * queries), 4),
+        "build_s": round(build_s, 1),
+        "index_mb": round(memory / 2**20, 1) if memory is not None else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m knowledge_mcp.bench.dense.ann")
+    parser.add_argument("--vectors", type=int, default=1_000_000)
+    parser.add_argument("--library", choices=["usearch", "hnswlib"], default="usearch")
+    parser.add_argument("--queries", type=int, default=100)
+    args = parser.parse_args(argv)
+    print(json.dumps(compare(args.vectors, args.library, queries=args.queries)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
