@@ -29,6 +29,8 @@ RECHECK_S = 30.0
 """At most one look per database this often (a count of chunks and of chunks with vectors)."""
 BATCH = 8
 PAUSE_S = 0.05
+MODEL_BATCH = 4
+"""Windows per run of the model: its peak memory grows with it (about 0.5 GB at 16)."""
 STOP_S = 30.0
 """How long `stop` waits for the batch being embedded before cancelling the worker."""
 KEY = "dense_background"
@@ -39,13 +41,18 @@ ModelLoader = Callable[[], Embedder | None]
 
 def background_model() -> Embedder | None:
     """The installed model on one thread of its own (the bundled MiniLM loaded again with one
-    intra-op thread; another embedder as it is); None without one."""
+    intra-op thread, a few windows a run and no memory arena, so its memory stays small; another
+    embedder as it is); None without one."""
     model = embedder()
     if model is None:
         return None
     from .dense.minilm import MiniLMEmbedder
 
-    return MiniLMEmbedder.load(threads=1) if isinstance(model, MiniLMEmbedder) else model
+    if not isinstance(model, MiniLMEmbedder):
+        return model
+    own = MiniLMEmbedder.load(threads=1, arena=False)
+    own.batch = MODEL_BATCH
+    return own
 
 
 def building(db: Database) -> bool:
