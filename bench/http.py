@@ -105,11 +105,13 @@ def peak_rss_of(pid: int) -> float | None:
 def server_env() -> dict[str, str]:
     """The environment for a server subprocess: none of the caller's KNOWLEDGE_MCP_* settings
     (a config file or secret of theirs must not change what is measured), quiet logs, no rate
-    limits."""
+    limits, no background embedding."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KNOWLEDGE_MCP_")}
     env["KNOWLEDGE_MCP_LOG_LEVEL"] = "WARNING"
     # Every load client is the one bench user: per-user rate limits would measure the limiter.
     env["KNOWLEDGE_MCP_RATE_LIMIT_PER_MINUTE"] = "0"
+    # A corpus without vectors would be embedded while it is measured (and turn hybrid midway).
+    env["KNOWLEDGE_MCP_EMBED_IN_BACKGROUND"] = "false"
     return env
 
 

@@ -18,6 +18,7 @@ from knowledge_mcp.aggregator import tools as aggregator_tools
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.storage.db import Database
 
 from .auth.limits import RateLimiter, rate_limit
@@ -58,7 +59,10 @@ class ServerHost:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.pool = DatabasePool(memory_index_max_chunks=settings.memory_index_max_chunks)
+        background = BackgroundIndexer() if settings.embed_in_background else None
+        self.pool = DatabasePool(
+            memory_index_max_chunks=settings.memory_index_max_chunks, background=background
+        )
         self._defaults = settings.defaults()
         self.sessions = SessionStore(
             settings.data_dir,
@@ -71,6 +75,12 @@ class ServerHost:
         self.authenticated = False
         # The credential check of HTTP, reused by the WebSocket handshake (None without auth).
         self.verifier: KnowledgeTokenVerifier | None = None
+
+    def start_background(self) -> None:
+        """Start the embedding worker (`embed_in_background`) on the running event loop: the
+        transports call it when they start serving."""
+        if self.pool.background is not None:
+            self.pool.background.start()
 
     def context(self, request: ServerRequestContext[Any, Any]) -> RequestContext:
         """The caller's context; the user comes from authentication, else the local user."""

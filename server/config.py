@@ -52,6 +52,7 @@ class Settings(BaseModel):
     source_timeout_s: float = Field(default=5.0, gt=0, le=120)
     memory_index_max_chunks: int = Field(default=20_000, ge=0, le=1_000_000)
     import_max_file_mb: float = Field(default=200.0, gt=0, le=1_000_000)
+    embed_in_background: bool = True
     # [deep_research]
     deep_research_aliases: Literal["auto", "always", "never"] = "auto"
     deep_research_clients: list[str] = Field(default_factory=list)

@@ -20,6 +20,7 @@ from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.storage.db import (
     Database,
     Migration,
@@ -75,25 +76,35 @@ class DatabasePool:
     was damaged) is opened again on its next use: the remedy a broken database's tool error
     gives works without restarting the server. The old connection is closed at shutdown, not
     under a request that may still be reading it.
+
+    With a `background` worker, each use of a source's database is told to it (it embeds what
+    lacks vectors, on its own connection); `close` stops it first.
     """
 
-    def __init__(self, memory_index_max_chunks: int | None = None) -> None:
+    def __init__(
+        self, memory_index_max_chunks: int | None = None, background: BackgroundIndexer | None = None
+    ) -> None:
         self._open: dict[Path, tuple[Database, FileIdentity]] = {}
         self._retired: list[Database] = []
         self._lock = asyncio.Lock()
         self._memory_index_max_chunks = memory_index_max_chunks
+        self.background = background
 
     async def get(self, path: Path, source: str) -> Database:
         """The database of `source` at `path`; one that cannot be used is a SourceUnavailableError
         naming the source, the cause and the remedy (and it is not kept: the next call tries again)."""
+        migrations = SOURCES[source].migrations
         try:
-            return await self.open(path, SOURCES[source].migrations)
+            db = await self.open(path, migrations)
         except sqlite3.DatabaseError as exc:
             failure = source_failure(exc, source, path.parent.name)
             if failure is None:
                 raise
             logger.warning("the {} database of user {} cannot be used: {}", source, path.parent.name, failure)
             raise failure from exc
+        if self.background is not None:
+            self.background.notice(db, source, migrations)
+        return db
 
     async def open(self, path: Path, migrations: Sequence[Migration]) -> Database:
         """The database at `path`, opened and migrated with `migrations` on first use."""
@@ -120,6 +131,8 @@ class DatabasePool:
                 await indexes.ready()
 
     async def close(self) -> None:
+        if self.background is not None:
+            await self.background.stop()
         for db in [*(db for db, _ in self._open.values()), *self._retired]:
             await db.close()
         self._open.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,6 +19,11 @@ from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+# The servers tests start (subprocesses inherit this) embed nothing in the background unless a
+# test asks: their results would otherwise turn from lexical to hybrid mid-test. The worker is
+# tested in tests/server/test_background_embedding.py.
+os.environ.setdefault("KNOWLEDGE_MCP_EMBED_IN_BACKGROUND", "false")
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ async def run_stdio(settings: Settings) -> None:
     mcp, host = build_server(settings)
     logger.info("serving stdio for user {}", settings.user)
     try:
+        host.start_background()
         await serve_stdio(mcp)
     finally:
         await host.pool.close()
@@ -88,6 +89,7 @@ async def run_http(settings: Settings) -> None:
     base = f"{settings.host}:{settings.port}"
     quiet_departure_logs()
     try:
+        host.start_background()
         app = QuietDepartures(http_and_ws(http, ws))
         await _serve(app, settings, f"http://{base}/mcp and ws://{base}/ws")
     finally:

@@ -91,9 +91,12 @@ class DenseIndexes:
         table = self.source.name
         stamp = await vectors.stamp(self.db, table)
         coverage = await vectors.coverage(self.db, table)
-        if self.index is None or stamp != self.index.stamp:
-            rows = await self.db.fetchall(vectors.sql(vectors.LOAD_SQL, table))
-            self.index = build(rows, coverage, stamp)
+        if self.index is None or (coverage.complete and stamp != self.index.stamp):
+            # While vectors are still being added (a background worker commits a batch every
+            # second or two) the index is not used: loading every vector again is left for
+            # when the source is complete.
+            rows = await self.db.fetchall(vectors.sql(vectors.LOAD_SQL, table)) if coverage.complete else []
+            self.index = build(rows, coverage, stamp if coverage.complete else ())
         self.index.coverage = coverage
         self.version = version
         return self.index

