@@ -50,6 +50,22 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
+def load_beir(
+    beir: Path, split: str, limit_queries: int | None = None
+) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, dict[str, int]], list[str]]:
+    """A BEIR dataset: its corpus, queries by id, the split's judgements, and the judged query
+    ids to evaluate (the first `limit_queries`). A missing file is a clear error."""
+    for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
+        if not (beir / name).exists():
+            raise KnowledgeError(
+                f"--beir: {beir / name} is missing (BEIR layout: corpus.jsonl, queries.jsonl, qrels/)"
+            )
+    corpus = read_jsonl(beir / "corpus.jsonl")
+    queries = {q["_id"]: q["text"] for q in read_jsonl(beir / "queries.jsonl")}
+    qrels = read_qrels(beir / f"qrels/{split}.tsv")
+    return corpus, queries, qrels, [q for q in qrels if q in queries][:limit_queries]
+
+
 def ndcg(ranked: list[str], relevant: dict[str, int], k: int) -> float:
     dcg = sum(relevant.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
     ideal = sorted(relevant.values(), reverse=True)[:k]
@@ -108,15 +124,7 @@ async def evaluate(
     retrieval: str = "lexical",
     data_dir: Path | None = None,
 ) -> dict[str, Any]:
-    for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
-        if not (beir / name).exists():
-            raise KnowledgeError(
-                f"--beir: {beir / name} is missing (BEIR layout: corpus.jsonl, queries.jsonl, qrels/)"
-            )
-    corpus = read_jsonl(beir / "corpus.jsonl")
-    queries = {q["_id"]: q["text"] for q in read_jsonl(beir / "queries.jsonl")}
-    qrels = read_qrels(beir / f"qrels/{split}.tsv")
-    qids = [q for q in qrels if q in queries][:limit_queries]
+    corpus, queries, qrels, qids = load_beir(beir, split, limit_queries)
     mode = RETRIEVAL_MODES[retrieval]
     with tempfile.TemporaryDirectory(prefix="knowledge-mcp-eval-") as tmp:
         where = data_dir if data_dir is not None else Path(tmp)

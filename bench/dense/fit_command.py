@@ -11,11 +11,10 @@ from typing import Any
 
 import anyio
 
-from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.storage.db import database_path, open_database
 
-from ..evaluation import embed_corpus, import_corpus, read_jsonl, read_qrels
+from ..evaluation import embed_corpus, import_corpus, load_beir
 from .candidates import collect
 from .fusion_fit import SEED, cross_validate
 
@@ -23,15 +22,7 @@ from .fusion_fit import SEED, cross_validate
 async def fit_report(
     beir: Path, split: str, k: int, data_dir: Path | None = None, limit_queries: int | None = None
 ) -> dict[str, Any]:
-    for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
-        if not (beir / name).exists():
-            raise KnowledgeError(
-                f"--beir: {beir / name} is missing (BEIR layout: corpus.jsonl, queries.jsonl, qrels/)"
-            )
-    corpus = read_jsonl(beir / "corpus.jsonl")
-    queries = {q["_id"]: q["text"] for q in read_jsonl(beir / "queries.jsonl")}
-    qrels = read_qrels(beir / f"qrels/{split}.tsv")
-    qids = [q for q in qrels if q in queries][:limit_queries]
+    corpus, queries, qrels, qids = load_beir(beir, split, limit_queries)
     with tempfile.TemporaryDirectory(prefix="knowledge-mcp-fit-") as tmp:
         where = data_dir if data_dir is not None else Path(tmp)
         db = await open_database(database_path(where, "eval", "notes"), notes.migrations)

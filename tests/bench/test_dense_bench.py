@@ -83,10 +83,10 @@ def test_clustered_vectors_are_unit_rows_near_their_centres() -> None:
     assert float(np.median(nearest)) > 0.2  # uniform random 384-d vectors: about 0.15
 
 
-@pytest.mark.parametrize("library", ["usearch", "hnswlib"])
-def test_an_ann_library_is_compared_with_the_exact_top_ten(library: str) -> None:
-    pytest.importorskip(library)
+def test_an_ann_library_is_compared_with_the_exact_top_ten() -> None:
     from knowledge_mcp.bench.dense.ann import compare
+
+    library = "usearch"  # the dev install brings it (hnswlib, the other choice, needs a compiler)
 
     report = compare(3_000, library, dim=32, queries=10)
     assert report["library"] == library and report["vectors"] == 3_000
