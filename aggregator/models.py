@@ -1,15 +1,15 @@
-"""The aggregator's result shapes: the union of every source's result and get models (DESIGN §5)."""
+"""The aggregator's result shapes: a page merged from every source's results (DESIGN §5)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from knowledge_mcp.sources.characters.models import CharacterResult
-from knowledge_mcp.sources.chats.models import ChatMode, ChatNextStep, ChatResult
+from knowledge_mcp.sources.chats.models import ChatResult
 from knowledge_mcp.sources.media.models import MediaResult
-from knowledge_mcp.sources.models import GetResponse, NoteResult, SearchResponse
+from knowledge_mcp.sources.models import NoteResult, SearchResponse
 from knowledge_mcp.sources.prompts.models import PromptResult
 
 AnyResult = NoteResult | MediaResult | ChatResult | CharacterResult | PromptResult
@@ -32,16 +32,3 @@ class KnowledgeSearchResponse(SearchResponse[AnyResult]):  # type: ignore[type-v
     )
     seen_applied: SeenApplied | None = None
 
-
-class KnowledgeGetResponse(GetResponse[AnyResult]):  # type: ignore[type-var]
-    """The output of any source's get: chats add their paging fields and message content."""
-
-    meta: AnyResult  # type: ignore[assignment]
-    content: Any = Field(description="Text, or for chats the list of messages.")
-    mode_used: ChatMode = Field(  # type: ignore[assignment]
-        description="The retrieval mode applied; `page` for a page of chat messages."
-    )
-    next: ChatNextStep | None = None
-    page: int | None = None
-    page_count: int | None = None
-    message_count: int | None = None
