@@ -70,6 +70,11 @@ async def call(client: Any, tool: str, **args: Any) -> dict[str, Any]:
     return dict(result.structured_content)
 
 
+def serve_args(data_dir: Path) -> list[str]:
+    """The arguments after the Python executable that serve `data_dir` over stdio."""
+    return ["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)]
+
+
 def item_id(hit: dict[str, Any]) -> str:
     """A result's item id: the tail of its uri (`notes://<id>`), which is all the wire keeps."""
     return str(hit["uri"]).split("://", 1)[1]

@@ -23,7 +23,7 @@ from knowledge_mcp.server.config import Settings, load_settings
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
-from tests.conftest import FIXTURES, ROOT, call, import_into, score_types
+from tests.conftest import FIXTURES, ROOT, call, import_into, score_types, serve_args
 
 DENSE_NOTES = ROOT / "tests" / "sources" / "search" / "dense" / "notes"
 QUESTION = "which novels did I enjoy last summer?"
@@ -65,16 +65,7 @@ class StdioServer:
     def __init__(self, data_dir: Path, **env: str) -> None:
         base = {k: v for k, v in os.environ.items() if not k.startswith("KNOWLEDGE_MCP_")}
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "knowledge_mcp",
-                "serve",
-                "--transport",
-                "stdio",
-                "--data-dir",
-                str(data_dir),
-            ],
+            [sys.executable, *serve_args(data_dir)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

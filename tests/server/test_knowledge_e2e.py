@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
-from tests.conftest import FIXTURES, ROOT, import_into, source_of
+from tests.conftest import FIXTURES, ROOT, import_into, serve_args, source_of
 from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +40,7 @@ def stdio(data_dir: Path, **env: str) -> Client:
     base = {k: v for k, v in os.environ.items() if not k.startswith("KNOWLEDGE_MCP_")}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
+        args=serve_args(data_dir),
         env={**base, "KNOWLEDGE_MCP_DEEP_RESEARCH_ALIASES": "always", **env},
         cwd=str(ROOT),
     )

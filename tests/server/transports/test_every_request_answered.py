@@ -15,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, serve_args
 from tests.server.auth.test_auth import SECRET, start, token
 from tests.server.transports.test_http_e2e import stop
 from tests.server.transports.test_websocket import bearer, session
@@ -86,16 +86,7 @@ def assert_quiet_log(log: str) -> None:
 
 
 async def test_stdio_answers_every_malformed_line_and_keeps_serving(tmp_path: Path) -> None:
-    command = [
-        sys.executable,
-        "-m",
-        "knowledge_mcp",
-        "serve",
-        "--transport",
-        "stdio",
-        "--data-dir",
-        str(tmp_path),
-    ]
+    command = [sys.executable, *serve_args(tmp_path)]
     lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE})]
     lines += [json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
     lines += [raw for _, raw, _, _ in CASES] + [TOOLS_LIST]

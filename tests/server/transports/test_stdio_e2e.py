@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.budgets import within_budget
-from tests.conftest import ROOT, item_id
+from tests.conftest import ROOT, item_id, serve_args
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -29,10 +29,6 @@ EXPECTED_TOOLS = {
     "prompts_search",
     "prompts_get",
 }
-
-
-def serve_args(data_dir: Path) -> list[str]:
-    return ["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)]
 
 
 @pytest.fixture
