@@ -11,6 +11,7 @@ import io
 import posixpath
 import zipfile
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
 from ...errors import ImportFileError
@@ -81,20 +82,31 @@ def parse_docx(path: Path, raw: bytes) -> list[ParsedItem]:
         if name.lower().startswith(("heading", "title")):
             headings.append(text)
         paragraphs.append(text)
-    content = "\n\n".join(paragraphs)
-    title = _text(core, f"{DC}title") or (headings[0] if headings else "")
-    return [
-        document(
-            path,
-            "docx",
-            title,
-            content,
-            created=dates.parse_date(_text(core, f"{DCTERMS}created")),
-            summary_source=lead_text(content, set(headings)),
-            headings=headings[:MAX_HEADINGS],
-            author=_text(core, f"{DC}creator") or None,
-        )
-    ]
+    return [_packaged(path, "docx", core, f"{DCTERMS}created", "\n\n".join(paragraphs), headings)]
+
+
+def _packaged(
+    path: Path,
+    kind: str,
+    meta: ET.Element | None,
+    date_tag: str,
+    content: str,
+    headings: list[str],
+    **fields: Any,
+) -> ParsedItem:
+    """The document of a package (docx, epub): title, author and date from its Dublin Core
+    metadata (`date_tag` names its date), else the first heading for a title."""
+    return document(
+        path,
+        kind,
+        _text(meta, f"{DC}title") or (headings[0] if headings else ""),
+        content,
+        created=dates.parse_date(_text(meta, date_tag)),
+        summary_source=lead_text(content, set(headings)),
+        headings=headings[:MAX_HEADINGS],
+        author=_text(meta, f"{DC}creator") or None,
+        **fields,
+    )
 
 
 def _spine(archive: zipfile.ZipFile) -> tuple[ET.Element, list[str]]:
@@ -136,16 +148,5 @@ def parse_epub(path: Path, raw: bytes) -> ParsedFile:
         pages, left_out = _chapters(archive, names)
     headings = [h for page in pages for h in page.headings]
     content = normalize_text("\n\n".join(page.text for page in pages if page.text))
-    title = _text(opf, f"{DC}title") or (headings[0] if headings else "")
-    item = document(
-        path,
-        "epub",
-        title,
-        content,
-        created=dates.parse_date(_text(opf, f"{DC}date")),
-        summary_source=lead_text(content, set(headings)),
-        headings=headings[:MAX_HEADINGS],
-        author=_text(opf, f"{DC}creator") or None,
-        chapters=len(pages),
-    )
+    item = _packaged(path, "epub", opf, f"{DC}date", content, headings, chapters=len(pages))
     return ParsedFile([item] if content else [], notices=left_out)
