@@ -7,7 +7,7 @@ reason not to; a new stage is a new object in one of these lists.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from ..errors import InvalidArgumentError
@@ -20,8 +20,9 @@ from .dense.fusion import HybridFuser
 from .dense.query_type import query_type, route
 from .dense.retriever import DenseRetriever
 from .lexical.retriever import LexicalRetriever
-from .query import parse_query
+from .query import ParsedQuery, parse_query
 from .request import Found, SearchContext, SearchedSource, SearchRequest
+from .rerank.stage import CrossRanker
 from .stages import (
     AllItems,
     Diversifier,
@@ -29,7 +30,6 @@ from .stages import (
     Fuser,
     Reranker,
     Retriever,
-    SameOrder,
     SameQuery,
 )
 
@@ -43,7 +43,7 @@ class SearchPipeline:
     expanders: tuple[Expander, ...] = field(default_factory=lambda: (SameQuery(),))
     retrievers: tuple[Retriever, ...] = field(default_factory=lambda: (DenseRetriever(), LexicalRetriever()))
     fuser: Fuser = field(default_factory=HybridFuser)
-    rerankers: tuple[Reranker, ...] = field(default_factory=lambda: (SameOrder(),))
+    rerankers: tuple[Reranker, ...] = field(default_factory=lambda: (CrossRanker(),))
     diversifier: Diversifier = field(default_factory=AllItems)
 
     async def run(
@@ -70,6 +70,18 @@ class SearchPipeline:
         ctx.lexical, ctx.dense = way.lexical, way.dense
         for expander in self.expanders:
             query = await expander.expand(ctx, query)
+        pools = [p for p in (r.pool(ctx) for r in self.rerankers) if p is not None]
+        work = ctx.deepened(max(pools)) if pools else ctx
+        fused = await self.ranked(work, query)
+        for reranker in self.rerankers:
+            fused = await reranker.rerank(work, query, fused)
+        if work is not ctx:
+            fused, ctx = page_of(fused, ctx.request), replace(work, request=ctx.request)
+        fused = self.diversifier.diversify(ctx, fused)
+        return results.page(ctx, results.describe(ctx, query, fused), fused, model)
+
+    async def ranked(self, ctx: SearchContext, query: ParsedQuery) -> Found:
+        """retrieve and fuse: the fused ranking's rows for the context's window."""
         lists: list[Found] = []
         for retriever in self.retrievers:
             if isinstance(retriever, LexicalRetriever) and not ctx.lexical:
@@ -77,11 +89,12 @@ class SearchPipeline:
             found = await retriever.retrieve(ctx.pooled(), query)
             if found is not None:
                 lists.append(found)
-        fused = await self.fuser.fuse(ctx, query, lists)
-        for reranker in self.rerankers:
-            fused = await reranker.rerank(ctx, query, fused)
-        fused = self.diversifier.diversify(ctx, fused)
-        return results.page(ctx, results.describe(ctx, query, fused), fused, model)
+        return await self.fuser.fuse(ctx, query, lists)
+
+
+def page_of(found: Found, request: SearchRequest) -> Found:
+    """The page's window of rows ranked from the first (one more than the page when there are more)."""
+    return replace(found, rows=found.rows[request.offset : request.offset + request.limit + 1])
 
 
 DEFAULT_PIPELINE = SearchPipeline()

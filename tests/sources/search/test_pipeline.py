@@ -67,6 +67,9 @@ async def test_an_expander_adds_terms_the_retriever_then_finds(notes_db: Databas
 
 async def test_a_reranker_reorders_the_page_and_ranks_follow_the_new_order(notes_db: Database) -> None:
     class Reverse:
+        def pool(self, ctx: SearchContext) -> int | None:
+            return None  # the page is enough
+
         async def rerank(self, ctx: SearchContext, query: ParsedQuery, found: Found) -> Found:
             return replace(found, rows=list(reversed(found.rows[: ctx.request.limit])))
 

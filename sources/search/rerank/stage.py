@@ -1,0 +1,100 @@
+"""rerank: reorder the fused ranking's best candidates by a finer model, or leave them.
+
+Off unless the caller asked (`SearchRequest.rerank`, the tools' `rerank: true`). Then the
+pipeline asks the retrievers and the fuser for the first `pool` items instead of the page
+(`pool`: the backend's pool, or the page's depth when it reaches further), the backend scores
+(query, passage) for the first `backend.pool` of them within the time budget, they are reordered
+by that score (`order.py`: the fused scores stay, in place order), and the page is cut from the
+result. Pages past the pool are the fused order, which is the same there, so pages never
+overlap or skip.
+
+Any failure — no backend, an error, output not understood, the budget spent — leaves the fused
+order and says why in `provider_hint` (the response is `degraded`); the call never fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import anyio
+from loguru import logger
+
+from ...models import ScoreType
+from ..lexical.sql import hit_chunk
+from ..query import ParsedQuery
+from ..request import Found, SearchContext
+from ..scoring import calibrated
+from .backend import RerankError, Reranking
+from .order import passage, reordered, transplanted
+
+
+def wanted(ctx: SearchContext) -> Reranking | None:
+    """The caller's reranking, when this search can be reranked."""
+    rerank = ctx.request.rerank
+    if rerank is None or ctx.order_by != "relevance":
+        return None
+    return rerank
+
+
+class CrossRanker:
+    """rerank: the backend of the caller's `Reranking` over the fused pool's best items."""
+
+    def pool(self, ctx: SearchContext) -> int | None:
+        """How many of the fused ranking's items to retrieve (from the first), or None: the page."""
+        rerank = wanted(ctx)
+        if rerank is None:
+            return None
+        pool = rerank.backend.pool if rerank.backend is not None else 0
+        if ctx.request.offset >= pool:
+            return None  # a page past the pool: the fused order is the reranked order there
+        return max(pool, ctx.depth)
+
+    async def rerank(self, ctx: SearchContext, query: ParsedQuery, found: Found) -> Found:
+        rerank = wanted(ctx)
+        if rerank is None or self.pool(ctx) is None:
+            if rerank is not None and rerank.backend is None:
+                ctx.hints.append(f"not reranked: {rerank.why_not}")
+            return found
+        assert rerank.backend is not None
+        head = found.rows[: rerank.backend.pool]
+        if len(head) < 2:
+            return found
+        passages = [passage(row["title"], hit_chunk(row).get("body")) for row in head]
+        try:
+            with anyio.fail_after(rerank.timeout_s):
+                scores = await rerank.backend.score(ctx.request.query, passages)
+            if len(scores) != len(head):
+                raise ValueError(f"{len(scores)} scores for {len(head)} passages")
+        except TimeoutError:
+            ctx.hints.append(f"not reranked: {rerank.backend.name} took over {rerank.timeout_s:g} s")
+            return found
+        except Exception as exc:  # the stage's boundary: any failure leaves the fused order
+            logger.warning("rerank by {} failed: {}", rerank.backend.name, type(exc).__name__)
+            ctx.hints.append(f"not reranked: {rerank.backend.name} failed ({_reason(exc)})")
+            return found
+        return _reordered(ctx, query, found, scores)
+
+
+def _reason(exc: Exception) -> str:
+    """A short, content-free reason: our own errors' messages, else the exception's kind."""
+    if isinstance(exc, RerankError | ValueError):
+        return str(exc)[:160]
+    return type(exc).__name__
+
+
+def _reordered(ctx: SearchContext, query: ParsedQuery, found: Found, scores: list[float]) -> Found:
+    head = found.rows[: len(scores)]
+    fused = [_fused_score(ctx, found, row, len(query.terms)) for row in head]
+    order = reordered(scores)
+    rows = [head[n] for n in order] + found.rows[len(head) :]
+    kept: dict[int, tuple[float, ScoreType]] = dict(found.scores or {})
+    for n, score in zip(order, transplanted(fused), strict=True):
+        kept[head[n]["id"]] = (score, "rerank")
+    return replace(found, rows=rows, scores=kept)
+
+
+def _fused_score(ctx: SearchContext, found: Found, row: object, terms: int) -> float:
+    known = (found.scores or {}).get(row["id"])  # type: ignore[index]
+    if known is not None:
+        return known[0]
+    return calibrated(row["b"] * ctx.request.bm25_scale, terms)  # type: ignore[index]
