@@ -23,6 +23,7 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
+from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.tooling import databases_of
@@ -55,6 +56,7 @@ class KnowledgeQuery:
     seen: SeenMode = "downrank"
     session_id: str | None = None
     mode: SearchMode = "auto"
+    rerank: Reranking | None = None
 
 
 @dataclass
@@ -125,9 +127,12 @@ async def knowledge_search(
         )
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
         requests[name].details = False
+        requests[name].rerank = q.rerank
     if order_by == "relevance" and len(names) > 1:
         for name, scale in (await bm25_scales(host, ctx, names, q.query, timeout_s)).items():
             requests[name].bm25_scale = scale
+    if q.rerank is not None and q.rerank.backend is not None:
+        timeout_s += q.rerank.timeout_s  # each source's rerank stage has its own budget
     answers = await fan_out(host, ctx, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     response.session_applied = session is not None

@@ -19,10 +19,12 @@ from knowledge_mcp.sources.tooling import (
     Limit,
     Mode,
     Offset,
+    Rerank,
     SnippetLength,
     add_read_tool,
     render_get,
     render_search,
+    reranking_of,
     tool_result,
 )
 from knowledge_mcp.sources.wire import GetOutput, SearchOutput
@@ -69,6 +71,7 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         ] = "downrank",
         session_id: SessionId = None,
         mode: Mode = "auto",
+        rerank: Rerank = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search all of the user's knowledge in one ranked list: notes, media (documents, web pages,
         transcripts, emails), chats, character cards and prompts.
@@ -77,7 +80,8 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         Results this session already returned rank at half their score (seen=downrank; hide
         drops them, show ignores the session); `seen_applied` names them. Read one with
         knowledge_get(uri=uri, loc=loc, retrieval={mode: chunk_with_siblings, max_tokens: N}).
-        If a source fails, the others answer and `degraded` names it.
+        If a source fails, the others answer and `degraded` names it. rerank=true reorders the
+        top hits with the configured cross-encoder, else the client's model (sampling).
         """
         q = KnowledgeQuery(
             query,
@@ -91,6 +95,7 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
             seen,
             session_id,
             mode,
+            reranking_of(host, ctx, rerank),
         )
         response = await knowledge_search(host, ctx, q, timeout_s=source_timeout_s)
         text = render_search(response)

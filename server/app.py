@@ -19,6 +19,8 @@ from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.background import BackgroundIndexer
+from knowledge_mcp.sources.search.rerank.backend import Reranking
+from knowledge_mcp.sources.search.rerank.choice import reranking
 from knowledge_mcp.sources.storage.db import Database
 
 from .auth.limits import RateLimiter, rate_limit
@@ -150,6 +152,11 @@ class ServerHost:
 
     def client_name(self, ctx: Context) -> str | None:
         return client_name(ctx.request_context)
+
+    def reranking(self, ctx: Context) -> Reranking:
+        """The reranker of a `rerank: true` call: the configured model, else the client's sampling."""
+        s = self.settings
+        return reranking(ctx.session, s.rerank_model, s.rerank_tokenizer, s.rerank_timeout_s)
 
     def tool_name(self, name: str) -> str:
         if self.settings.tool_names == "dotted":

@@ -21,6 +21,7 @@ from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse
 from .registry import SOURCE_NAMES
 from .retrieval import Defaults
 from .search.request import SearchMode
+from .search.rerank.backend import Reranking
 from .storage.db import Database, source_failure
 from .wire import dump
 
@@ -29,6 +30,7 @@ P = ParamSpec("P")
 # The argument types every search tool shares: bounds here are what the tool errors name.
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
 Mode = Annotated[SearchMode, Field(description="auto (default), lexical, semantic or hybrid.")]
+Rerank = Annotated[bool, Field(description="Reorder the top hits with a finer model (slower).")]
 Limit = Annotated[int, Field(ge=1, le=100, description="Results per page.")]
 Offset = Annotated[int, Field(ge=0, le=10_000, description="Skip this many (pass next_offset).")]
 SnippetLength = Annotated[int | None, Field(description="Snippet characters, 50..1000.")]
@@ -76,6 +78,15 @@ class ToolHost(Protocol):
     def defaults(self, ctx: Context) -> Defaults: ...
 
     def tool_name(self, name: str) -> str: ...
+
+
+def reranking_of(host: ToolHost, ctx: Context, rerank: bool) -> Reranking | None:
+    """A search request's `rerank`: None unless asked; the host's choice of reranker (a host
+    that has none says so in the response)."""
+    if not rerank:
+        return None
+    choose = getattr(host, "reranking", None)
+    return choose(ctx) if choose is not None else Reranking(None, "this server has no reranker")
 
 
 def databases_of(host: ToolHost, ctx: Context) -> Callable[[str], Awaitable[Database]]:

@@ -17,12 +17,14 @@ from ..tooling import (
     Mode,
     Offset,
     Query,
+    Rerank,
     SnippetLength,
     ToolHost,
     add_read_tool,
     item_id_of,
     render_get,
     render_search,
+    reranking_of,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput
@@ -41,6 +43,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
         mode: Mode = "auto",
+        rerank: Rerank = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's roleplay character cards (V1/V2/V3, SillyTavern), the name weighted highest.
 
@@ -48,6 +51,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         matching field. Read one with characters_get(character_id=uri).
         """
         request = SearchRequest(query, limit, offset, snippet_length, mode=mode)
+        request.rerank = reranking_of(host, ctx, rerank)
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

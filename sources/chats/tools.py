@@ -16,12 +16,14 @@ from ..tooling import (
     Mode,
     Offset,
     Query,
+    Rerank,
     SnippetLength,
     ToolHost,
     add_read_tool,
     databases_of,
     item_id_of,
     render_search,
+    reranking_of,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput, dump
@@ -70,6 +72,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
         mode: Mode = "auto",
+        rerank: Rerank = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's chat history (ChatGPT and Claude exports, SillyTavern chats).
 
@@ -88,6 +91,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             databases=databases,
             mode=mode,
         )
+        request.rerank = reranking_of(host, ctx, rerank)
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         await source.complete(response.results, databases)

@@ -18,12 +18,14 @@ from ..tooling import (
     Mode,
     Offset,
     Query,
+    Rerank,
     SnippetLength,
     ToolHost,
     add_read_tool,
     item_id_of,
     render_get,
     render_search,
+    reranking_of,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput, dump
@@ -48,6 +50,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
         mode: Mode = "auto",
+        rerank: Rerank = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's documents (PDF, Word, EPUB, text), web pages, transcripts and emails.
 
@@ -65,6 +68,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             order_by=order_by,
             mode=mode,
         )
+        request.rerank = reranking_of(host, ctx, rerank)
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

@@ -17,12 +17,14 @@ from ..tooling import (
     Mode,
     Offset,
     Query,
+    Rerank,
     SnippetLength,
     ToolHost,
     add_read_tool,
     item_id_of,
     render_get,
     render_search,
+    reranking_of,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput
@@ -43,6 +45,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         snippet_length: SnippetLength = None,
         order_by: Annotated[OrderBy | None, Field(description="relevance (default) or recent.")] = None,
         mode: Mode = "auto",
+        rerank: Rerank = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's notes (Markdown/text files, e.g. an Obsidian vault).
 
@@ -57,6 +60,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             order_by=order_by,
             mode=mode,
         )
+        request.rerank = reranking_of(host, ctx, rerank)
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))

@@ -16,12 +16,14 @@ from ..tooling import (
     Mode,
     Offset,
     Query,
+    Rerank,
     SnippetLength,
     ToolHost,
     add_read_tool,
     item_id_of,
     render_get,
     render_search,
+    reranking_of,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput
@@ -53,6 +55,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
         offset: Offset = 0,
         snippet_length: SnippetLength = None,
         mode: Mode = "auto",
+        rerank: Rerank = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search the user's saved LLM prompts (system and user prompt templates).
 
@@ -68,6 +71,7 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
             snippet_length=snippet_length,
             mode=mode,
         )
+        request.rerank = reranking_of(host, ctx, rerank)
         db = await host.database(ctx, source.name)
         response = await source.search(db, request, host.defaults(ctx))
         return tool_result(response, render_search(response))
