@@ -31,9 +31,21 @@ from .order import passage, reordered, transplanted
 def wanted(ctx: SearchContext) -> Reranking | None:
     """The caller's reranking, when this search can be reranked."""
     rerank = ctx.request.rerank
-    if rerank is None or ctx.order_by != "relevance":
+    if rerank is None or rerank.backend is None or ctx.order_by != "relevance":
         return None
     return rerank
+
+
+def why_not(ctx: SearchContext) -> str | None:
+    """Why a search that asked to be reranked cannot be, or None."""
+    rerank = ctx.request.rerank
+    if rerank is None:
+        return None
+    if rerank.backend is None:
+        return rerank.why_not or "no reranker"
+    if ctx.order_by != "relevance":
+        return "order_by recent is a date order"
+    return None
 
 
 class CrossRanker:
@@ -42,35 +54,33 @@ class CrossRanker:
     def pool(self, ctx: SearchContext) -> int | None:
         """How many of the fused ranking's items to retrieve (from the first), or None: the page."""
         rerank = wanted(ctx)
-        if rerank is None:
-            return None
-        pool = rerank.backend.pool if rerank.backend is not None else 0
-        if ctx.request.offset >= pool:
-            return None  # a page past the pool: the fused order is the reranked order there
-        return max(pool, ctx.depth)
+        if rerank is None or rerank.backend is None or ctx.request.offset >= rerank.backend.pool:
+            return None  # past the pool, the fused order is the reranked order
+        return max(rerank.backend.pool, ctx.depth)
 
     async def rerank(self, ctx: SearchContext, query: ParsedQuery, found: Found) -> Found:
+        reason = why_not(ctx)
+        if reason is not None:
+            ctx.hints.append(f"not reranked: {reason}")
         rerank = wanted(ctx)
-        if rerank is None or self.pool(ctx) is None:
-            if rerank is not None and rerank.backend is None:
-                ctx.hints.append(f"not reranked: {rerank.why_not}")
+        if rerank is None or rerank.backend is None or self.pool(ctx) is None:
             return found
-        assert rerank.backend is not None
-        head = found.rows[: rerank.backend.pool]
+        backend = rerank.backend
+        head = found.rows[: backend.pool]
         if len(head) < 2:
             return found
         passages = [passage(row["title"], hit_chunk(row).get("body")) for row in head]
         try:
             with anyio.fail_after(rerank.timeout_s):
-                scores = await rerank.backend.score(ctx.request.query, passages)
+                scores = await backend.score(ctx.request.query, passages)
             if len(scores) != len(head):
                 raise ValueError(f"{len(scores)} scores for {len(head)} passages")
         except TimeoutError:
-            ctx.hints.append(f"not reranked: {rerank.backend.name} took over {rerank.timeout_s:g} s")
+            ctx.hints.append(f"not reranked: {backend.name} took over {rerank.timeout_s:g} s")
             return found
         except Exception as exc:  # the stage's boundary: any failure leaves the fused order
-            logger.warning("rerank by {} failed: {}", rerank.backend.name, type(exc).__name__)
-            ctx.hints.append(f"not reranked: {rerank.backend.name} failed ({_reason(exc)})")
+            logger.warning("rerank by {} failed: {}", backend.name, type(exc).__name__)
+            ctx.hints.append(f"not reranked: {backend.name} failed ({_reason(exc)})")
             return found
         return _reordered(ctx, query, found, scores)
 

@@ -146,3 +146,4 @@ async def test_a_date_order_is_not_reranked(notes_db: Database) -> None:
     recent = await search(notes_db, order_by="recent")
     answer = await search(notes_db, Reranking(backend), order_by="recent")
     assert uris(answer) == uris(recent) and backend.asked == []
+    assert answer.provider_hint == "not reranked: order_by recent is a date order"
