@@ -1,0 +1,1 @@
+"""The rerank stage measured: `python -m knowledge_mcp.bench.rerank.latency`."""
