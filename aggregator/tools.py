@@ -15,10 +15,13 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.tooling import (
     AnchorLoc,
     AnchorQuery,
+    Expand,
     GetRetrieval,
     Limit,
     Mode,
     Offset,
+    PerItem,
+    ResultFields,
     SnippetLength,
     add_read_tool,
     render_get,
@@ -69,6 +72,9 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         ] = "downrank",
         session_id: SessionId = None,
         mode: Mode = "auto",
+        expand: Expand = True,
+        per_item: PerItem = 1,
+        fields: ResultFields = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search all of the user's knowledge in one ranked list: notes, media (documents, web pages,
         transcripts, emails), chats, character cards and prompts.
@@ -91,6 +97,9 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
             seen,
             session_id,
             mode,
+            expand,
+            per_item,
+            fields,
         )
         response = await knowledge_search(host, ctx, q, timeout_s=source_timeout_s)
         text = render_search(response)
