@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("synonyms", nargs="+", help="its synonyms, best first (a search adds the first two)")
     remove = glossary_sub.add_parser("remove", help="remove a term and its synonyms")
     common(remove)
-    remove.add_argument("term")
+    remove.add_argument("term", help="the term to remove (any case)")
     common(glossary_sub.add_parser("list", help="list the terms and their synonyms"))
 
     token = sub.add_parser("token", help="mint an HS256 JWT for --user with the configured jwt_secret")
