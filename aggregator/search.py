@@ -24,10 +24,12 @@ from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedSt
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.search.rerank.backend import Reranking
+from knowledge_mcp.sources.search.request import ResultField, SearchMode, SearchRequest
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.tooling import databases_of
 
+from .diversity import capped, sorted_lists
 from .host import AggregatorHost, Session
 from .merge import Candidates, SeenMode, cut_page, fetch_size
 from .models import AnyResult, KnowledgeSearchResponse, SeenApplied
@@ -57,6 +59,9 @@ class KnowledgeQuery:
     session_id: str | None = None
     mode: SearchMode = "auto"
     rerank: Reranking | None = None
+    expand: bool = True
+    per_item: int = 1
+    fields: Sequence[ResultField] | None = None
 
 
 @dataclass
@@ -128,6 +133,9 @@ async def knowledge_search(
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
         requests[name].details = False
         requests[name].rerank = q.rerank
+        requests[name].expand = q.expand
+        requests[name].per_item = q.per_item
+        requests[name].fields = frozenset(q.fields or ())
     if order_by == "relevance" and len(names) > 1:
         for name, scale in (await bm25_scales(host, ctx, names, q.query, timeout_s)).items():
             requests[name].bm25_scale = scale
@@ -247,12 +255,12 @@ def merged_response(
         if a.response is None:
             warnings.append(f"{a.source}: {a.failure}; results come from the other sources")
             continue
-        lists.append(list(a.response.results))
+        lists.append(capped(list(a.response.results), q.per_item))
         truncated = truncated or a.response.has_more
         total += a.response.total_estimated
         warnings += a.response.warnings
     page = cut_page(
-        Candidates(lists, truncated, total),
+        Candidates(sorted_lists(lists, order_by), truncated, total),
         offset=q.offset,
         limit=q.limit,
         order_by=order_by,
@@ -286,6 +294,7 @@ def merged_response(
         total_estimated=page.total_estimated,
         top_score=max((r.score for r in page.results), default=None),
         warnings=list(dict.fromkeys(warnings)),
+        expanded_terms=next((a.response.expanded_terms for a in answers if a.response is not None), None),
         query_type=next((a.response.query_type for a in answers if a.response is not None), None),
         degraded=True if hints else None,
         provider_hint=", ".join(hints) if hints else None,

@@ -15,11 +15,14 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.tooling import (
     AnchorLoc,
     AnchorQuery,
+    Expand,
     GetRetrieval,
     Limit,
     Mode,
     Offset,
     Rerank,
+    PerItem,
+    ResultFields,
     SnippetLength,
     add_read_tool,
     render_get,
@@ -72,6 +75,9 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         session_id: SessionId = None,
         mode: Mode = "auto",
         rerank: Rerank = False,
+        expand: Expand = True,
+        per_item: PerItem = 1,
+        fields: ResultFields = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search all of the user's knowledge in one ranked list: notes, media (documents, web pages,
         transcripts, emails), chats, character cards and prompts.
@@ -96,6 +102,9 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
             session_id,
             mode,
             reranking_of(host, ctx, rerank),
+            expand,
+            per_item,
+            fields,
         )
         response = await knowledge_search(host, ctx, q, timeout_s=source_timeout_s)
         text = render_search(response)

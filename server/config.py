@@ -56,6 +56,7 @@ class Settings(BaseModel):
     rerank_model: Path | None = None
     rerank_tokenizer: Path | None = None  # None: tokenizer.json beside rerank_model
     rerank_timeout_s: float = Field(default=4.0, gt=0, le=60)
+    glossary_file: Path | None = None
     # [deep_research]
     deep_research_aliases: Literal["auto", "always", "never"] = "auto"
     deep_research_clients: list[str] = Field(default_factory=list)
@@ -91,6 +92,7 @@ class Settings(BaseModel):
         "public_url",
         "rerank_model",
         "rerank_tokenizer",
+        "glossary_file",
         mode="before",
     )
     @classmethod
@@ -146,6 +148,7 @@ class Settings(BaseModel):
             chars_per_token=self.chars_per_token,
             sibling_window=self.sibling_window,
             order_by=self.order_by,
+            glossary_file=self.glossary_file,
         )
 
 

@@ -56,8 +56,15 @@ class ResultItem(BaseModel):
         default=None, description="More hits of the same e-mail thread, folded into this one."
     )
     duplicates: list[str] | None = Field(default=None, description="URIs of items with the same content.")
-    _details: Callable[[], None] | None = PrivateAttr(default=None)
+    content: str | None = Field(default=None, description="The hit chunk's full text (fields: content).")
+    reason: str | None = Field(default=None, description="Why it matched (fields: reason).")
+    _details: Callable[[ResultItem], None] | None = PrivateAttr(default=None)
+    """Fills the snippet and matched terms of the result given (a copy too: `model_copy` shares it)."""
     _content_key: str | None = PrivateAttr(default=None)
+    _keep: frozenset[str] = PrivateAttr(default=frozenset())
+    """The search's `fields`: what its wire form keeps beyond the compact default (`wire.brief`)."""
+    _passage: bool = PrivateAttr(default=False)
+    """A further passage of an item listed before it (`per_item`)."""
 
     def lead(self, matched: bool) -> tuple[str, Loc] | None:
         """The text a search snippet shows, and where it is, in place of the hit chunk's:
@@ -69,7 +76,7 @@ class ResultItem(BaseModel):
         """Compute the snippet and matched terms a search left for later (`details=False`)."""
         details, self._details = self._details, None
         if details is not None:
-            details()
+            details(self)
 
 
 class NoteResult(ResultItem):

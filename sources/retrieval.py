@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from .models import Retrieval, RetrievalMode
 from .text.snippets import clamp, clamp_snippet_length
@@ -26,6 +27,7 @@ class Defaults:
     chars_per_token: int | None = None  # None: count real cl100k tokens
     sibling_window: int = 2
     order_by: str = "relevance"
+    glossary_file: Path | None = None  # the server's glossary, under each user's own
 
 
 @dataclass(frozen=True)

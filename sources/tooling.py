@@ -22,6 +22,7 @@ from .registry import SOURCE_NAMES
 from .retrieval import Defaults
 from .search.request import SearchMode
 from .search.rerank.backend import Reranking
+from .search.request import MAX_PER_ITEM, ResultField, SearchMode
 from .storage.db import Database, source_failure
 from .wire import dump
 
@@ -40,6 +41,10 @@ AnchorLoc = Annotated[
     WithJsonSchema({"type": "object"}),
     Field(description="The `loc` of a search result, to read around it."),
 ]
+# Search refinements, said tersely: every word is paid for on every turn (tests/server/test_lean_tools).
+Expand = Annotated[bool, Field(description="Add glossary synonyms.")]
+PerItem = Annotated[int, Field(ge=1, le=MAX_PER_ITEM, description="Passages per item.")]
+ResultFields = Annotated[list[ResultField] | None, Field(description="Add to each result.")]
 AnchorQuery = Annotated[str | None, Field(description="Without loc: anchor on the best match of this.")]
 GetRetrieval = Annotated[Retrieval | None, Field(description="How much to return; default a snippet.")]
 
@@ -129,8 +134,11 @@ def _hit_line(r: ResultItem) -> str:
         extras.append("tags: " + ", ".join(r.tags[:6]))
     if r.matched_terms:
         extras.append("matched: " + ", ".join(r.matched_terms))
+    if r.reason:
+        extras.append("why: " + r.reason)
     tail = f" ({'; '.join(extras)})" if extras else ""
-    return f"{r.rank}. [{r.score:.2f}] {r.title} — {r.uri}{tail}\n   {r.snippet}"
+    line = f"{r.rank}. [{r.score:.2f}] {r.title} — {r.uri}{tail}\n   {r.snippet}"
+    return line + (f"\n   content: {r.content}" if r.content else "")
 
 
 def render_search(response: SearchResponse[Any]) -> str:
@@ -138,6 +146,8 @@ def render_search(response: SearchResponse[Any]) -> str:
     if response.has_more:
         head += f"; next page: offset={response.next_offset}"
     lines = [head, *(_hit_line(r) for r in response.results)]
+    if response.expanded_terms:
+        lines.append("expanded: " + "; ".join(response.expanded_terms))
     lines += [f"warning: {w}" for w in response.warnings]
     return "\n".join(lines)
 

@@ -65,7 +65,11 @@ def dump(model: BaseModel) -> dict[str, Any]:
     if isinstance(data.get("meta"), dict):
         data["meta"] = compact_item(data["meta"])
     if isinstance(data.get("results"), list):
-        data["results"] = [brief(compact_item(item)) for item in data["results"]]
+        kept: list[frozenset[str]] = [getattr(r, "_keep", frozenset()) for r in getattr(model, "results", [])]
+        kept += [frozenset()] * (len(data["results"]) - len(kept))
+        data["results"] = [
+            brief(compact_item(item, keep), keep) for item, keep in zip(data["results"], kept, strict=True)
+        ]
         _hoist_score_type(data)
     if isinstance(data.get("top_score"), float):
         data["top_score"] = round(data["top_score"], SCORE_DIGITS)
@@ -83,11 +87,11 @@ def _hoist_score_type(page: dict[str, Any]) -> None:
         page["score_type"] = kind
 
 
-def compact_item(item: dict[str, Any]) -> dict[str, Any]:
+def compact_item(item: dict[str, Any], keep: frozenset[str] = frozenset()) -> dict[str, Any]:
     """One result without copies or empties: `id` (the uri's tail), `rank` (its place in the
     list, after `offset`), fields repeating another (`FIELD_COPIES`, `created_at` equal to
-    `last_modified`, a summary that opens the snippet), ids the loc repeats, empty lists and
-    strings; UTC timestamps end in Z; the score has three digits."""
+    `last_modified`, a summary that opens the snippet unless `keep` asks for it), ids the loc
+    repeats, empty lists and strings; UTC timestamps end in Z; the score has three digits."""
     item_id = item.get("id")
     if item_id is not None and item.get("uri") == f"{item.get('source')}://{item_id}":
         del item["id"]
@@ -96,7 +100,7 @@ def compact_item(item: dict[str, Any]) -> dict[str, Any]:
         _compact_loc(item, item["loc"], item_id)
     if item.get("conversation_id") == item_id:
         item.pop("conversation_id", None)
-    _drop_copies(item)
+    _drop_copies(item, keep)
     for key in [key for key, value in item.items() if value in ([], "", {})]:
         del item[key]
     for key in TIMESTAMPS:
@@ -118,7 +122,7 @@ def _compact_loc(item: dict[str, Any], loc: dict[str, Any], item_id: Any) -> Non
         item.pop("message_id", None)
 
 
-def _drop_copies(item: dict[str, Any]) -> None:
+def _drop_copies(item: dict[str, Any], keep: frozenset[str] = frozenset()) -> None:
     if item.get("created_at") == item.get("last_modified"):
         item.pop("created_at", None)
     for key, original in FIELD_COPIES:
@@ -129,16 +133,18 @@ def _drop_copies(item: dict[str, Any]) -> None:
     if item.get("attachment_count") == 0:
         del item["attachment_count"]
     summary = str(item.get("summary", ""))
-    if summary and summary[:SUMMARY_PROBE].strip("…") in str(item.get("snippet", "")):
+    opens_snippet = summary[:SUMMARY_PROBE].strip("…") in str(item.get("snippet", ""))
+    if summary and opens_snippet and "summary" not in keep:
         del item["summary"]
 
 
-def brief(hit: dict[str, Any]) -> dict[str, Any]:
+def brief(hit: dict[str, Any], keep: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A search hit says enough to decide whether to read the item: the fields that describe
-    the item at length (`DETAIL_FIELDS`) are in the get tools' `meta`; `source` is the uri's
-    scheme; the date is to the minute."""
+    the item at length (`DETAIL_FIELDS`) are in the get tools' `meta`, unless the search's
+    `fields` asks for them (`keep`); `source` is the uri's scheme; the date is to the minute."""
     for key in DETAIL_FIELDS:
-        hit.pop(key, None)
+        if key not in keep:
+            hit.pop(key, None)
     if str(hit.get("uri", "")).startswith(f"{hit.get('source')}://"):
         del hit["source"]
     modified = hit.get("last_modified")

@@ -100,6 +100,17 @@ def build_parser() -> argparse.ArgumentParser:
     common(revoke)
     revoke.add_argument("prefix", help="the key's prefix as `keys list` shows it (km_XXXXXXXX)")
 
+    glossary = sub.add_parser("glossary", help="the user's search glossary: add, remove, list")
+    glossary_sub = glossary.add_subparsers(dest="glossary_command", required=True)
+    add = glossary_sub.add_parser("add", help="add synonyms of a term (a word or a phrase)")
+    common(add)
+    add.add_argument("term", help='the term, e.g. BP or "blood pressure"')
+    add.add_argument("synonyms", nargs="+", help="its synonyms, best first (a search adds the first two)")
+    remove = glossary_sub.add_parser("remove", help="remove a term and its synonyms")
+    common(remove)
+    remove.add_argument("term", help="the term to remove (any case)")
+    common(glossary_sub.add_parser("list", help="list the terms and their synonyms"))
+
     token = sub.add_parser("token", help="mint an HS256 JWT for --user with the configured jwt_secret")
     common(token)
     token.add_argument(
@@ -288,6 +299,11 @@ def dispatch(args: argparse.Namespace) -> int:
         return anyio.run(
             run_keys, settings.data_dir, args.keys_command, args.user, getattr(args, "prefix", None)
         )
+    if args.command == "glossary":
+        from .glossary import run_glossary
+
+        term, synonyms = getattr(args, "term", None), getattr(args, "synonyms", [])
+        return run_glossary(settings.data_dir, settings.user, args.glossary_command, term, synonyms)
     if args.command == "token":
         from ..auth.tokens import mint_token
 

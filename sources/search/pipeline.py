@@ -19,18 +19,20 @@ from . import results
 from .dense.fusion import HybridFuser
 from .dense.query_type import query_type, route
 from .dense.retriever import DenseRetriever
+from .diversify import Passages
+from .glossary.expand import GlossaryExpander
 from .lexical.retriever import LexicalRetriever
 from .query import ParsedQuery, parse_query
 from .request import Found, SearchContext, SearchedSource, SearchRequest
 from .rerank.stage import CrossRanker
 from .stages import (
-    AllItems,
     Diversifier,
     Expander,
     Fuser,
     Reranker,
     Retriever,
     SameQuery,
+    SameOrder,
 )
 
 MAX_OFFSET = 10_000
@@ -40,11 +42,11 @@ MAX_OFFSET = 10_000
 class SearchPipeline:
     """The stages in order; each list runs its stages one after another."""
 
-    expanders: tuple[Expander, ...] = field(default_factory=lambda: (SameQuery(),))
+    expanders: tuple[Expander, ...] = field(default_factory=lambda: (GlossaryExpander(),))
     retrievers: tuple[Retriever, ...] = field(default_factory=lambda: (DenseRetriever(), LexicalRetriever()))
     fuser: Fuser = field(default_factory=HybridFuser)
     rerankers: tuple[Reranker, ...] = field(default_factory=lambda: (CrossRanker(),))
-    diversifier: Diversifier = field(default_factory=AllItems)
+    diversifier: Diversifier = field(default_factory=Passages)
 
     async def run(
         self,
@@ -65,6 +67,7 @@ class SearchPipeline:
             return results.empty(model, warnings)
         order_by = cast(OrderBy, request.order_by or defaults.order_by)  # settings validate the default
         ctx = SearchContext(source, db, request, order_by, snippet_length, warnings)
+        ctx.glossary_file = defaults.glossary_file
         ctx.query_type = query_type(request.query)
         way = route(request.mode, ctx.query_type)
         ctx.lexical, ctx.dense = way.lexical, way.dense

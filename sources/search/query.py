@@ -36,6 +36,8 @@ class Term:
     words: tuple[str, ...]
     prefix: bool = False
     label: str = field(default="", compare=False)
+    synonym_of: str = field(default="", compare=False)
+    """For a term a glossary added (`glossary/`): the query term it stands for."""
 
     @property
     def text(self) -> str:
@@ -50,10 +52,28 @@ class Term:
 @dataclass(frozen=True)
 class ParsedQuery:
     terms: tuple[Term, ...]
+    boost: int = 1
+    """How many times `terms` repeats the user's own terms before any synonyms: an expanded
+    query says its terms twice, so they weigh twice their synonyms in bm25's sum."""
 
     @property
     def is_empty(self) -> bool:
         return not self.terms
+
+    @property
+    def own_terms(self) -> tuple[Term, ...]:
+        """The user's terms (once), without the synonyms a glossary added."""
+        own = [t for t in self.terms if not t.synonym_of]
+        return tuple(own[: len(own) // self.boost])
+
+    @property
+    def expansions(self) -> dict[str, list[str]]:
+        """Each expanded term and the synonyms added for it, in order."""
+        added: dict[str, list[str]] = {}
+        for term in self.terms:
+            if term.synonym_of:
+                added.setdefault(term.synonym_of, []).append(term.text)
+        return added
 
     def match_expression(self) -> str:
         """The FTS5 MATCH string; empty when nothing searchable is left."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
 import aiosqlite
@@ -16,12 +17,17 @@ import aiosqlite
 from ..models import OrderBy, ScoreType
 from ..storage.db import Database
 from .rerank.backend import Reranking
+from .query import ParsedQuery
 
 FtsColumn = Literal["title", "body"]
 SearchMode = Literal["auto", "lexical", "semantic", "hybrid"]
 """How a search retrieves: `auto` picks by the query's type (`dense/query_type.py`); `lexical`
 is bm25 alone, `semantic` the embeddings alone, `hybrid` both fused."""
 FTS_COLUMNS: tuple[FtsColumn, ...] = get_args(FtsColumn)
+ResultField = Literal["content", "headings", "summary", "reason"]
+"""What a search result can add on request: the hit chunk's full text, the item's headings, its
+summary, and why it matched."""
+MAX_PER_ITEM = 5
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,12 @@ class SearchRequest:
     scale of all the user's sources together (`SharedStats.scale`)."""
     rerank: Reranking | None = None
     """The caller asked to rerank (`rerank/stage.py`): the backend chosen, or why there is none."""
+    expand: bool = True
+    """Add the glossaries' synonyms to the query (`glossary/expand.py`)."""
+    per_item: int = 1
+    """Up to this many passages (matching chunks) of one item, each its own result (`diversify.py`)."""
+    fields: frozenset[ResultField] = frozenset()
+    """What each result adds to the compact default (`ResultField`)."""
 
 
 class SearchedSource(Protocol):
@@ -88,6 +100,12 @@ class SearchContext:
     (offset 0), and the fuser cuts the page."""
     hints: list[str] = field(default_factory=list)
     """Why a stage was skipped or failed (`provider_hint`); any makes the response `degraded`."""
+    glossary_file: Path | None = None
+    """The server's glossary (setting `glossary_file`), under each user's own."""
+    expanded_terms: list[str] | None = None
+    """What the expand stage added, as the response says it."""
+    query: ParsedQuery | None = None
+    """The query as expanded, for the stages after retrieval that read the database again."""
 
     def pooled(self) -> SearchContext:
         """The context a retriever sees: with a `pool`, the first `pool` items of the ranking

@@ -23,6 +23,7 @@ from typing import Any
 import aiosqlite
 
 from ..models import ResultItem, ScoreType, SearchResponse
+from ..text.reasons import match_reason
 from ..text.snippets import make_snippet
 from .lexical.sql import hit_chunk
 from .query import ParsedQuery
@@ -32,38 +33,61 @@ from .stemming import Matches, QueryMatcher
 
 
 def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
-    """The source's results for the page's rows (the one row past the page is left out)."""
-    rows = found.rows[: ctx.request.limit]
+    """The source's results for the page's rows (the one row past the page is left out); an
+    item's further passages (`diversify.py`) follow it, each with its own chunk and loc."""
+    rows = page_rows(found.rows, ctx.request.limit)
     if not rows:
         return []
     offset, snippet_length = ctx.request.offset, ctx.snippet_length
     hit_chunks = [hit_chunk(row) for row in rows]
     matcher = QueryMatcher(query)
     scored = found.scores or {}
-    results = [
-        ctx.source.result(
-            row,
-            chunk,
-            **_score(scored.get(row["id"]), row["b"] * ctx.request.bm25_scale, len(query.terms)),
-            rank=offset + position + 1,
-            match_count=row["n"],
-        )
-        for position, (row, chunk) in enumerate(zip(rows, hit_chunks, strict=True))
-    ]
-    for result, chunk in zip(results, hit_chunks, strict=True):
+    terms = len(query.own_terms)
+    results: list[Any] = []
+    leads: dict[int, Any] = {}
+    for row, chunk in zip(rows, hit_chunks, strict=True):
+        bm25 = row["b"] * ctx.request.bm25_scale / query.boost  # the user's terms weigh as unexpanded
+        lead = leads.get(row["id"])
+        if lead is None:
+            hit = _score(scored.get(row["id"]), bm25, terms)
+            hit.update(rank=offset + len(leads) + 1, match_count=row["n"])
+        else:  # a further passage: its own bm25, never above its item's score
+            hit = {"score": min(lead.score, calibrated(bm25, terms)), "rank": lead.rank}
+            hit["match_count"] = lead.match_count
+        result = ctx.source.result(row, chunk, **hit)
         result._content_key = content_key(result.title, chunk["body"])
+        result._keep = ctx.request.fields
+        if lead is None:
+            leads[row["id"]] = result
+        else:
+            result._passage = True
+        results.append(result)
+    fill = partial(_fill, fields=ctx.request.fields, matcher=matcher, query=query)
     terms_of = found.terms_of
     if not ctx.request.details:
         for result, chunk in zip(results, hit_chunks, strict=True):
-            result._details = partial(_describe_later, result, chunk, matcher, snippet_length, terms_of)
+            known = None if result._passage else terms_of
+            result._details = partial(_describe_copy, chunk, matcher, snippet_length, known, fill)
     elif terms_of is not None:
         for result, chunk in zip(results, hit_chunks, strict=True):
-            _describe_later(result, chunk, matcher, snippet_length, terms_of)
+            known = None if result._passage else terms_of
+            _describe_later(result, chunk, matcher, snippet_length, known, fill)
     else:
         matches = matcher.find_all([(c["body"], c["title"]) for c in hit_chunks])
         for result, chunk, match in zip(results, hit_chunks, matches, strict=True):
-            _describe(result, chunk, match, snippet_length)
+            _describe(result, chunk, match, snippet_length, fill)
     return results
+
+
+def page_rows(rows: list[Any], limit: int) -> list[Any]:
+    """The rows of the page's first `limit` items (an item's passages follow it). Pure."""
+    items: set[Any] = set()
+    for n, row in enumerate(rows):
+        if row["id"] not in items:
+            if len(items) == limit:
+                return rows[:n]
+            items.add(row["id"])
+    return rows
 
 
 def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any]) -> SearchResponse[Any]:
@@ -71,13 +95,14 @@ def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any])
     if found.total is None:
         return empty(model, ctx.warnings, ctx)
     offset = ctx.request.offset
-    has_more = len(found.rows) > ctx.request.limit
+    items = len({r.uri for r in results})
+    has_more = len({row["id"] for row in found.rows}) > ctx.request.limit
     shown = collapse(results)
     return model(  # type: ignore[no-any-return]
         results=shown,
         count=len(shown),
         has_more=has_more,
-        next_offset=offset + len(results) if has_more else None,
+        next_offset=offset + items if has_more else None,
         total_estimated=max(found.total - (len(results) - len(shown)), offset + len(shown)),
         top_score=max((r.score for r in shown), default=None),
         warnings=ctx.warnings,
@@ -107,7 +132,7 @@ def collapse(results: list[Any]) -> list[Any]:
         if key is not None and key in by_content:
             leader = by_content[key]
             leader.duplicates = [*(leader.duplicates or []), result.uri]
-        elif thread_key is not None and thread_key in by_thread:
+        elif thread_key is not None and thread_key in by_thread and by_thread[thread_key].uri != result.uri:
             leader = by_thread[thread_key]
             leader.thread_hits = (leader.thread_hits or 0) + 1
         else:
@@ -143,19 +168,28 @@ def _transparency(ctx: SearchContext) -> dict[str, Any]:
     """What the response says about how it was made: the query's type, and any stage that
     could not run (`degraded`, `provider_hint`)."""
     return {
+        "expanded_terms": ctx.expanded_terms,
         "query_type": ctx.query_type,
         "degraded": True if ctx.hints else None,
         "provider_hint": "; ".join(ctx.hints) if ctx.hints else None,
     }
 
 
-def _describe(result: ResultItem, chunk: aiosqlite.Row, found: Matches, snippet_length: int) -> None:
+def _describe(
+    result: ResultItem,
+    chunk: aiosqlite.Row,
+    found: Matches,
+    snippet_length: int,
+    fill: Callable[[ResultItem, Any, list[str]], None] | None = None,
+) -> None:
     lead = result.lead(found.first is not None)
     if lead is None:
         result.snippet = make_snippet(chunk["body"], snippet_length, found.first)
     else:  # the source shows its lead text (a card's description) for a hit on the name alone
         result.snippet, result.loc = make_snippet(lead[0], snippet_length), lead[1]
-    result.matched_terms = found.terms
+    result.matched_terms = list(dict.fromkeys(found.terms))  # an expanded query says its terms twice
+    if fill is not None:
+        fill(result, chunk, result.matched_terms)
 
 
 def _describe_later(
@@ -164,10 +198,49 @@ def _describe_later(
     matcher: QueryMatcher,
     snippet_length: int,
     terms_of: Callable[[int], list[str]] | None = None,
+    fill: Callable[[ResultItem, Any, list[str]], None] | None = None,
 ) -> None:
     if terms_of is None:
         found = matcher.find(chunk["body"], chunk["title"])
     else:  # the ranking knows which terms the chunk matches: only the snippet's place is looked for
         terms = terms_of(chunk["id"])
         found = Matches(matcher.first_match(chunk["body"], terms), terms)
-    _describe(result, chunk, found, snippet_length)
+    _describe(result, chunk, found, snippet_length, fill)
+
+
+def _describe_copy(
+    chunk: aiosqlite.Row,
+    matcher: QueryMatcher,
+    snippet_length: int,
+    terms_of: Callable[[int], list[str]] | None,
+    fill: Callable[[ResultItem, Any, list[str]], None] | None,
+    result: ResultItem,
+) -> None:
+    """`_describe_later` for the result given last: the result or a copy of it (knowledge_search
+    down-ranks a seen result as a copy, which must get its snippet too)."""
+    _describe_later(result, chunk, matcher, snippet_length, terms_of, fill)
+
+
+def _fill(
+    result: ResultItem,
+    chunk: Any,
+    matched: list[str],
+    *,
+    fields: frozenset[str],
+    matcher: QueryMatcher,
+    query: ParsedQuery,
+) -> None:
+    """The fields asked for beyond the compact default: the hit chunk's text, and the reason."""
+    if "content" in fields:
+        result.content = str(chunk["body"])
+    if "reason" in fields:
+        in_title = set(matcher.find(str(chunk["title"] or result.title)).terms) if matched else set()
+        in_body = set(matcher.find(str(chunk["body"])).terms) if matched else set()
+        tags = {t.lower() for t in result.tags}
+        result.reason = match_reason(
+            [t for t in matched if t in in_title],
+            [t for t in matched if t in in_body],
+            [t.text for t in query.own_terms if t.text.lower() in tags],
+            semantic=result.score_type == "dense" or (result.score_type == "hybrid" and not matched),
+            synonym_of={t.text: t.synonym_of for t in query.terms if t.synonym_of},
+        )

@@ -1,0 +1,1 @@
+"""Query expansion from a glossary: `file` reads and writes the YAML, `expand` adds synonyms."""
