@@ -22,9 +22,8 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
-from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
-from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.request import ResultField, SearchMode, SearchRequest
+from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.tooling import databases_of

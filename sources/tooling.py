@@ -20,9 +20,8 @@ from .errors import KnowledgeError
 from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse
 from .registry import SOURCE_NAMES
 from .retrieval import Defaults
-from .search.request import SearchMode
-from .search.rerank.backend import Reranking
 from .search.request import MAX_PER_ITEM, ResultField, SearchMode
+from .search.rerank.backend import Reranking
 from .storage.db import Database, source_failure
 from .wire import dump
 

@@ -31,8 +31,6 @@ from .stages import (
     Fuser,
     Reranker,
     Retriever,
-    SameQuery,
-    SameOrder,
 )
 
 MAX_OFFSET = 10_000

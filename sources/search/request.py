@@ -16,8 +16,8 @@ import aiosqlite
 
 from ..models import OrderBy, ScoreType
 from ..storage.db import Database
-from .rerank.backend import Reranking
 from .query import ParsedQuery
+from .rerank.backend import Reranking
 
 FtsColumn = Literal["title", "body"]
 SearchMode = Literal["auto", "lexical", "semantic", "hybrid"]
