@@ -1,4 +1,5 @@
-"""The stages of the search pipeline, one small interface each, and the no-op stages.
+"""The stages of the search pipeline, one small interface each, and the identity stages (for
+pipelines that leave a place empty, as the tests' lexical-only one does).
 
     parse → expand → retrieve → fuse → rerank → diversify → describe → page
 
@@ -18,8 +19,9 @@ may add a line to its `warnings`. A new capability is a new stage object in the 
 list (`pipeline.SearchPipeline`), not an edit of the others. The default pipeline retrieves
 with the embeddings (`dense.retriever.DenseRetriever`, when the query's route, the model and
 the source's vectors allow) and bm25 (`lexical.LexicalRetriever`), and fuses them
-(`dense.fusion.HybridFuser`), reranks when the caller asks (`rerank.stage.CrossRanker`); expand
-and diversify are the identities below, so their places exist.
+(`dense.fusion.HybridFuser`), expands the query from the glossaries
+(`glossary.expand.GlossaryExpander`), reranks when the caller asks (`rerank.stage.CrossRanker`)
+and adds an item's further passages when `per_item` asks (`diversify.Passages`).
 
 Retrieved rows are the page's window (`offset` applied, one row more than `limit` when there
 are more), so a stage that reorders sees the page only; one that needs a deeper pool asks the
