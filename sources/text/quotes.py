@@ -31,14 +31,12 @@ DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 QUOTE_TABLE = {ord(c): "'" for c in SINGLE_QUOTES} | {ord(c): '"' for c in DOUBLE_QUOTES}
 DASH_TABLE = {ord(c): "-" for c in DASHES}
 # What a snippet adds around a quote copied from it, and marks a client may wrap it in.
-EDGES = " \t\r\n\u00a0…\"'" + SINGLE_QUOTES + DOUBLE_QUOTES
+EDGES = " \t\r\n\u00a0…\"'\u2018\u2019\u201a\u201b" + DOUBLE_QUOTES
 WORD = re.compile(r"\w+")
 # Words found more often than this in a text are too common to place the closest passage.
 COMMON_HITS = 5000
 # How many of a quote's words (the longest) place its closest passage.
 PLACING_WORDS = 8
-# How many word positions either side of the best window the closest passage tries.
-REFINE_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -219,9 +217,12 @@ def _best_window(folded: str, words: list[str], width: int) -> int | None:
 
 
 def closest_passage(text: str, quote: str, folded: Folded | None = None) -> Closest | None:
-    """The passage of `text` most like `quote` (about as many words, starting at a word), and
-    how alike they are (difflib's ratio of the normalised forms, 0..1); None when no word of the
-    quote occurs in the text."""
+    """The passage of `text` most like `quote`, and how alike they are (difflib's ratio of the
+    normalised forms, 0..1); None when no word of the quote occurs in the text.
+
+    The quote's words are aligned with the words around its best window (difflib's matching
+    blocks), and the passage runs from where the quote's first word falls to where its last
+    does: a changed first or last word is still inside it."""
     quote = clean_quote(quote)
     target = normalise(quote)
     words = WORD.findall(target)
@@ -229,20 +230,22 @@ def closest_passage(text: str, quote: str, folded: Folded | None = None) -> Clos
     at = _best_window(folded.text, words, len(target)) if words else None
     if at is None:
         return None
-    region_start = max(0, at - 20 * REFINE_WORDS)
-    region = folded.text[region_start : at + 2 * len(target) + 20 * REFINE_WORDS]
-    starts = [m.start() for m in WORD.finditer(region)]
-    centre = bisect_right(starts, at - region_start) - 1
-    best: tuple[float, int, int] = (-1.0, 0, 0)
-    for first in starts[max(0, centre - REFINE_WORDS) : centre + REFINE_WORDS + 1]:
-        ends = [m.end() for m in WORD.finditer(region, first)][: len(words)]
-        if not ends:
-            continue
-        candidate = region[first : ends[-1]]
-        ratio = SequenceMatcher(None, target, normalise(candidate), autojunk=False).ratio()
-        if ratio > best[0]:
-            best = (ratio, region_start + first, region_start + ends[-1])
-    if best[0] < 0:
+    region_start = max(0, at - len(target))
+    region = folded.text[region_start : at + 2 * len(target)]
+    found = list(WORD.finditer(region))
+    blocks = [
+        b
+        for b in SequenceMatcher(
+            None, words, [m.group().lower() for m in found], autojunk=False
+        ).get_matching_blocks()
+        if b.size
+    ]
+    if not blocks:
         return None
-    span = folded.span(best[1], best[2])
-    return Closest(span.start, span.end, round(best[0], 3))
+    first = max(0, blocks[0].b - blocks[0].a)
+    last = min(len(found), blocks[-1].b + blocks[-1].size + len(words) - blocks[-1].a - blocks[-1].size) - 1
+    last = max(first, last)
+    start, end = region_start + found[first].start(), region_start + found[last].end()
+    ratio = SequenceMatcher(None, target, normalise(folded.text[start:end]), autojunk=False).ratio()
+    span = folded.span(start, end)
+    return Closest(span.start, span.end, round(ratio, 3))

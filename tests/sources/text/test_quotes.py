@@ -55,6 +55,12 @@ def test_the_closest_passage_of_a_changed_quote_is_the_original_with_a_high_simi
     assert 0.8 < closest.similarity < 1.0
 
 
+def test_the_closest_passage_keeps_a_changed_first_word() -> None:
+    closest = closest_passage(TEXT, "zebra rule of the starter")
+    assert closest is not None
+    assert TEXT[closest.start : closest.end] == "\ufb01rst rule of the starter"
+
+
 def test_no_closest_passage_when_no_word_of_the_quote_occurs() -> None:
     assert closest_passage(TEXT, "zebra quagga") is None
 
