@@ -15,10 +15,13 @@ from mcp.server.mcpserver import Context
 
 from knowledge_mcp.aggregator.routing import parse_uri
 from knowledge_mcp.aggregator.verify import checked_quote, verify_quote
+from knowledge_mcp.sources.registry import SOURCES
 
 from .timeline import Event, clip
 
 ITEM_HASH_SQL = "SELECT content_hash FROM {p}_items WHERE item_id = ?"
+TITLES_SQL = "SELECT item_id, title FROM {p}_items WHERE item_id IN ({marks})"
+TITLE_BATCH = 500
 CHUNK_SQL = """SELECT 1 FROM {p}_chunks c JOIN {p}_items i ON c.item_rowid = i.id
 WHERE i.item_id = ? AND c.chunk_uuid = ?"""
 
@@ -88,6 +91,25 @@ async def mark_stale(host: Any, ctx: Context, events: Sequence[Event]) -> list[E
             event = Event(event.kind, event.payload | {"stale": True}, event.at)
         marked.append(event)
     return marked
+
+
+async def titles(host: Any, ctx: Context, events: Sequence[Event]) -> dict[str, str]:
+    """The titles of the items the events read, checked or cited (gone ones are left out)."""
+    wanted: dict[str, set[str]] = {}
+    for event in events:
+        uri = event.payload.get("uri")
+        if event.kind in ("get", "cite", "verify") and isinstance(uri, str) and "://" in uri:
+            name, item_id = uri.split("://", 1)
+            if name in SOURCES:
+                wanted.setdefault(name, set()).add(item_id)
+    found: dict[str, str] = {}
+    for name, ids in wanted.items():
+        db = await host.database(ctx, name)
+        for at in range(0, len(ids), TITLE_BATCH):
+            batch = sorted(ids)[at : at + TITLE_BATCH]
+            sql = TITLES_SQL.format(p=name, marks=",".join("?" * len(batch)))
+            found |= {f"{name}://{row[0]}": str(row[1]) for row in await db.fetchall(sql, batch)}
+    return found
 
 
 def citation_view(record: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,17 @@ from typing import Any
 from .timeline import Event, Research
 
 URIS_SHOWN = 5
+Titles = dict[str, str]
+
+
+def _when(at: str) -> str:
+    """An event's time to the minute: 2026-11-24 01:36 UTC."""
+    return at[:16].replace("T", " ") + (" UTC" if at.endswith("+00:00") else "")
+
+
+def _item(uri: object, titles: Titles) -> str:
+    title = titles.get(str(uri))
+    return f"{title} ({uri})" if title else str(uri)
 
 
 def _quote(text: str) -> str:
@@ -32,18 +43,19 @@ def _verdict(payload: dict[str, Any]) -> str:
     return "not checked"
 
 
-def _line(event: Event) -> str:
+def _line(event: Event, titles: Titles) -> str:
     p = event.payload
     if event.kind == "search":
         uris = list(p.get("uris") or [])
         shown = ", ".join(uris[:URIS_SHOWN]) + (" …" if len(uris) > URIS_SHOWN else "")
         return f"**Searched** {_quote(p.get('query', ''))} → {p.get('count', len(uris))} result(s): {shown}"
     if event.kind == "get":
-        return f"**Read** {p.get('uri')}"
+        return f"**Read** {_item(p.get('uri'), titles)}"
     if event.kind == "verify":
-        return f"**Checked a quote** in {p.get('uri')}: {_quote(p.get('quote', ''))} — {_verdict(p)}"
+        quote = _quote(p.get("quote", ""))
+        return f"**Checked a quote** in {_item(p.get('uri'), titles)}: {quote} — {_verdict(p)}"
     if event.kind == "cite":
-        parts = [f"**Cited** {p.get('uri')}"]
+        parts = [f"**Cited** {_item(p.get('uri'), titles)}"]
         if p.get("claim"):
             parts.append(f"for: {p['claim']}")
         if p.get("quote"):
@@ -56,47 +68,55 @@ def _line(event: Event) -> str:
     return f"**{event.kind}**"
 
 
-def _claims(events: Sequence[Event]) -> list[str]:
+def _claims(events: Sequence[Event], titles: Titles) -> list[str]:
     lines = []
     for event in events:
         p = event.payload
         if event.kind != "cite":
             continue
         head = p.get("claim") or "(no claim given)"
-        line = f"- {head} — [{p.get('uri')}]({p.get('uri')})"
+        uri = p.get("uri")
+        line = f"- {head} — [{titles.get(str(uri), uri)}]({uri})"
         if p.get("quote"):
-            line += f": {_quote(p['quote'])} ({_verdict(p)})"
+            line += f": {_quote(p['quote'])}, {_verdict(p)}"
         if p.get("stale"):
             line += " **stale**"
         lines.append(line)
     return lines
 
 
-def _sources(events: Sequence[Event]) -> list[str]:
+def _sources(events: Sequence[Event], titles: Titles) -> list[str]:
     uses: dict[str, dict[str, None]] = {}
     for event in events:
         uri = event.payload.get("uri")
         if event.kind in ("get", "cite") and uri:
             uses.setdefault(str(uri), {})["read" if event.kind == "get" else "cited"] = None
-    return [f"- {uri} ({', '.join(how)})" for uri, how in uses.items()]
+    return [f"- {_item(uri, titles)}: {', '.join(how)}" for uri, how in uses.items()]
 
 
-def markdown(session_id: str, research: Research | None, events: Sequence[Event]) -> str:
+def markdown(
+    session_id: str, research: Research | None, events: Sequence[Event], titles: Titles | None = None
+) -> str:
+    """The timeline as Markdown; `titles` names the items by uri (else the uri alone)."""
+    titles = titles or {}
     title = f"Research: {research.name}" if research is not None else f"Session {session_id}"
     lines = [f"# {title}", ""]
     if research is not None:
         lines += [
-            f"Session `{session_id}`, started {research.created_at}, last activity {research.updated_at}.",
+            f"Session `{session_id}`, started {_when(research.created_at)}, "
+            f"last activity {_when(research.updated_at)}.",
             "",
         ]
     lines += ["## Timeline", ""]
-    lines += [f"{n}. {event.at} — {_line(event)}" for n, event in enumerate(events, 1)] or ["(nothing yet)"]
-    claims, notes = _claims(events), [e.payload.get("text", "") for e in events if e.kind == "note"]
+    lines += [f"{n}. {_when(e.at)} — {_line(e, titles)}" for n, e in enumerate(events, 1)] or [
+        "(nothing yet)"
+    ]
+    claims, notes = _claims(events, titles), [e.payload.get("text", "") for e in events if e.kind == "note"]
     if claims:
         lines += ["", "## Claims and sources", "", *claims]
     if notes:
         lines += ["", "## Notes", "", *(f"- {text}" for text in notes)]
-    sources = _sources(events)
+    sources = _sources(events, titles)
     if sources:
         lines += ["", "## Items read or cited", "", *sources]
     return "\n".join(lines) + "\n"

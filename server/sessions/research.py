@@ -20,7 +20,7 @@ from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
 
 from . import export, timeline
-from .citations import mark_stale
+from .citations import mark_stale, titles
 from .store import StoredSession
 from .transport import validate_session_id
 
@@ -72,7 +72,7 @@ async def exported(host: Any, ctx: Context, session: StoredSession, fmt: ExportF
     if fmt == "json":
         data = export.as_json(session.session_id, about, events)
         return data, json.dumps(data, ensure_ascii=False, indent=1)
-    text = export.markdown(session.session_id, about, events)
+    text = export.markdown(session.session_id, about, events, await titles(host, ctx, events))
     return text, text
 
 

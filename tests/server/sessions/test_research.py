@@ -20,6 +20,7 @@ from knowledge_mcp.server.sessions import timeline
 from knowledge_mcp.server.sessions.store import MIGRATIONS, SessionStore
 from knowledge_mcp.sources.storage.db import open_database
 from tests.conftest import FIXTURES, call, error, import_into
+from tests.server.test_knowledge_e2e import stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -85,7 +86,7 @@ async def test_a_named_session_exports_its_timeline_in_order_and_survives_a_rest
     order = [
         "“levain starter”",
         "“sourdough bread”",
-        f"**Read** {made['uri']}",
+        f"({made['uri']})",
         "The levain needs time.",
         "Made up.",
     ]
@@ -115,6 +116,23 @@ async def test_a_named_session_exports_its_timeline_in_order_and_survives_a_rest
     assert (row["searches"], row["citations"], row["notes"], row["events"]) == (2, 2, 1, 6)
     assert again["content"] == markdown
     assert resource.contents[0].text == markdown  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+async def test_over_stdio_a_research_session_outlives_the_server_process(data_dir: Path) -> None:
+    await import_into(data_dir, "notes", FIXTURES / "notes")
+    async with stdio(data_dir) as client:
+        session_id, _ = await a_research_session(client, data_dir)
+        markdown = (await call(client, "session_export"))["content"]
+    async with stdio(data_dir) as client:  # a new process: a new transport session, same store
+        listed = await call(client, "session_list")
+        again = await call(client, "session_export", session_id=session_id)
+        resumed = await call(client, "session_start", name="Sourdough hydration")
+        current = await call(client, "session_info")
+    assert [s["session_id"] for s in listed["sessions"]] == [session_id]
+    assert again["content"] == markdown
+    assert resumed["resumed"] is True and current["session_id"] == session_id
+    assert len(current["citations"]) == 2
 
 
 async def test_starting_a_known_name_resumes_it_and_the_connection_follows_it(make_client: Make) -> None:
