@@ -16,11 +16,12 @@ from typing import Annotated, Any
 
 import aiosqlite
 import anyio
+from loguru import logger
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
+from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.text.quotes import Folded, Span, clean_quote, closest_passage, find_quote
 from knowledge_mcp.sources.tooling import add_read_tool, tool_result
@@ -172,7 +173,10 @@ def register(mcp: MCPServer, host: AggregatorHost) -> None:
         session = await session_of(host, ctx, None)
         log = getattr(session, "log_verdict", None)
         if log is not None:
-            await log(quote, verdict.model_dump(mode="json", exclude_none=True))
+            try:
+                await log(quote, verdict.model_dump(mode="json", exclude_none=True))
+            except SessionWriteError:  # the verdict stands; only the timeline's note of it is lost
+                logger.warning("verify_quote: the session's timeline could not be written")
         return tool_result(verdict, render(verdict))
 
     add_read_tool(mcp, host, "verify_quote", "Verify a quote", verify_quote_tool)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from loguru import logger
 from mcp import Client
 
 from knowledge_mcp.server.app import ServerHost, build_server
@@ -48,11 +49,9 @@ def note_text(data_dir: Path, uri: str) -> str:
 
 
 def sentence_of(text: str) -> str:
-    """A sentence-long stretch of `text` (about 12 words, from its second paragraph on)."""
-    body = text[text.find("\n\n") + 2 :] if "\n\n" in text else text
-    words = [w for w in body.split() if w.isalpha()]
-    start = body.find(" ".join(words[2:4]))
-    return " ".join(body[start:].split()[:12])
+    """About a sentence of `text`: the first 12 words of its longest line."""
+    longest = max(text.splitlines(), key=len)
+    return " ".join(longest.split()[:12])
 
 
 async def a_research_session(client: Client, data_dir: Path) -> tuple[str, dict[str, Any]]:
@@ -176,6 +175,26 @@ async def test_a_citation_of_an_item_that_does_not_exist_says_so(make_client: Ma
         cited = await call(client, "session_cite", uris=["notes://nope"], claim="x", quote="any words")
     assert cited["cited"] == ["notes://nope"]
     assert any("notes://nope: no such item" in w for w in cited["warnings"])
+
+
+async def test_quotes_claims_and_notes_never_reach_the_log(make_client: Make, data_dir: Path) -> None:
+    await import_into(data_dir, "notes", FIXTURES / "notes")
+    lines: list[str] = []
+    sink = logger.add(lines.append, level="DEBUG", format="{message}")
+    try:
+        async with make_client() as client:
+            uri = (await call(client, "knowledge_search", query="levain starter"))["results"][0]["uri"]
+            quote = sentence_of(note_text(data_dir, uri))
+            assert len(quote) > 30
+            await call(client, "verify_quote", uri=uri, quote=quote)
+            await call(client, "session_cite", uris=[uri], claim="wombat claim", quote=quote)
+            await call(client, "session_note", text="wombat note")
+    finally:
+        logger.remove(sink)
+    logged = "\n".join(lines)
+    assert "arguments" in logged and "levain" in logged  # the query is there, at DEBUG
+    for secret in (quote, quote[:30], "wombat claim", "wombat note"):
+        assert secret not in logged
 
 
 async def test_research_tool_errors_name_the_field(make_client: Make) -> None:
