@@ -52,6 +52,8 @@ DROP_OLDEST_SQL = """DELETE FROM session_events WHERE id IN (
     SELECT id FROM session_events WHERE session_id = ? AND kind IN ('search', 'get', 'verify')
     ORDER BY id LIMIT ?)"""
 EVENTS_SQL = "SELECT kind, payload, created_at FROM session_events WHERE session_id = ? ORDER BY id"
+EVENTS_OF_KIND_SQL = """SELECT kind, payload, created_at FROM session_events
+WHERE session_id = ? AND kind = ? ORDER BY id"""
 CREATE_RESEARCH_SQL = "INSERT INTO research (session_id, name, created_at, updated_at) VALUES (?, ?, ?, ?)"
 RESEARCH_BY_NAME_SQL = "SELECT session_id FROM research WHERE name = ? ORDER BY created_at DESC LIMIT 1"
 RESEARCH_SQL = "SELECT session_id, name, created_at, updated_at FROM research WHERE session_id = ?"
@@ -111,8 +113,12 @@ async def append(db: Database, session_id: str, kind: str, payload: dict[str, An
             await conn.execute(DROP_OLDEST_SQL, (session_id, extra))
 
 
-async def events(db: Database, session_id: str) -> list[Event]:
-    rows = await db.fetchall(EVENTS_SQL, (session_id,))
+async def events(db: Database, session_id: str, kind: str | None = None) -> list[Event]:
+    """The session's events in order (only those of `kind`, when given)."""
+    if kind is None:
+        rows = await db.fetchall(EVENTS_SQL, (session_id,))
+    else:
+        rows = await db.fetchall(EVENTS_OF_KIND_SQL, (session_id, kind))
     return [Event(row[0], json.loads(row[1]), row[2]) for row in rows]
 
 

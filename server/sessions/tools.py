@@ -80,7 +80,7 @@ class SessionUpdate(SessionInfo):
 async def _info(host: Any, ctx: Context, session: StoredSession) -> dict[str, Any]:
     defaults = host.defaults(ctx)
     db = await host.sessions.database(session.user_id)
-    cites = [e for e in await timeline.events(db, session.session_id) if e.kind == "cite"]
+    cites = await timeline.events(db, session.session_id, "cite")
     about = await timeline.research(db, session.session_id)
     return {
         "name": about.name if about is not None else None,
