@@ -99,7 +99,7 @@ async def test_a_copied_quote_is_found_and_one_changed_word_names_the_closest_pa
     assert found["found"] is True
     expected = {"whitespace"} if "\n" in original else set()
     expected |= {"quotes"} if {"'", '"'} & set(original) else set()
-    assert set(found.get("normalisations", [])) == expected
+    assert set(found.get("normalisations", [])) == expected, original
     match = found["match"]
     assert text[match["offsets"][0] : match["offsets"][1]] == match["text"]
     assert " ".join(match["text"].split()) == " ".join(original.split())
