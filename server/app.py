@@ -13,7 +13,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from knowledge_mcp.aggregator import deep_research
+from knowledge_mcp.aggregator import deep_research, verify
 from knowledge_mcp.aggregator import tools as aggregator_tools
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCES, registrars
@@ -148,7 +148,8 @@ class ServerHost:
             key = transport_session_id(request, self.process_session_id)
         if key is None:
             return None
-        return await self.sessions.open(self.context(request).user_id, key)
+        # A transport's own session follows the research session session_start made current.
+        return await self.sessions.open(self.context(request).user_id, key, follow=session_id is None)
 
     def client_name(self, ctx: Context) -> str | None:
         return client_name(ctx.request_context)
@@ -197,6 +198,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         register(mcp, host)
     register_session_tools(mcp, host)
     aggregator_tools.register(mcp, host, source_timeout_s=settings.source_timeout_s)
+    verify.register(mcp, host)
     deep_research.register(
         mcp,
         host,

@@ -64,6 +64,20 @@ def configure_logging(level: str = "INFO") -> None:
         uvicorn_log.addFilter(_HideQueryStrings())
 
 
+CONTENT_ARGUMENTS = frozenset({"quote", "claim", "text"})
+"""Arguments that carry words of the user's files or of an answer about them (verify_quote,
+session_cite, session_note): the DEBUG line gives their length only."""
+
+
+def _loggable(arguments: Any) -> Any:
+    if not isinstance(arguments, dict):
+        return arguments
+    return {
+        k: f"<{len(v)} chars>" if k in CONTENT_ARGUMENTS and isinstance(v, str) else v
+        for k, v in arguments.items()
+    }
+
+
 def log_requests(
     user_of: Callable[[ServerRequestContext[Any, Any]], str],
 ) -> ServerMiddleware[Any]:
@@ -82,7 +96,7 @@ def log_requests(
         params = ctx.params or {}
         tool = params.get("name") if ctx.method == "tools/call" else None
         if ctx.method == "tools/call":
-            arguments = json.dumps(params.get("arguments"), default=str)  # one line, escaped
+            arguments = json.dumps(_loggable(params.get("arguments")), default=str)  # one line, escaped
             logger.debug("request {} arguments {}", request_id, arguments[:2000])
         outcome = "cancelled"
         started = time.perf_counter()

@@ -5,7 +5,7 @@ again and again. The schemas pydantic generates carry a `title` on every propert
 `anyOf [X, null]` with `default: null` for every optional argument, and docstrings keep their
 source indentation. `publish_tools` removes that padding once, after every tool is registered
 (validation still runs on the full argument models), and drops the tools the `tool_profile`
-leaves out: `compact` keeps the cross-source tools and the session tools only.
+leaves out: `compact` keeps the cross-source tools, verify_quote and the session tools only.
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ COMPACT_TOOLS = frozenset(
         "session_cite",
         "session_set_defaults",
         "session_reset",
+        "session_start",
+        "session_list",
+        "session_note",
+        "session_export",
+        "verify_quote",
         "search",
         "fetch",
     }

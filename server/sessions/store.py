@@ -28,6 +28,7 @@ from knowledge_mcp.sources.errors import SessionWriteError
 from knowledge_mcp.sources.storage.db import Database, Migration, user_dir
 
 from ..context import DatabasePool
+from . import timeline
 
 SEEN_LIMIT = 5000
 QUERY_LIMIT = 50
@@ -54,18 +55,18 @@ MIGRATIONS = (
         CREATE INDEX sessions_expires_at ON sessions (expires_at);
         """,
     ),
+    timeline.MIGRATION,
 )
 
-SELECT_SQL = (
-    "SELECT seen, viewed, cited, recent_queries, defaults, expires_at FROM sessions WHERE session_id = ?"
-)
+SELECT_SQL = """SELECT seen, viewed, cited, recent_queries, defaults, expires_at, current
+FROM sessions WHERE session_id = ?"""
 UPSERT_SQL = """
-INSERT INTO sessions (session_id, seen, viewed, cited, recent_queries, defaults, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?)
+INSERT INTO sessions (session_id, seen, viewed, cited, recent_queries, defaults, expires_at, current)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (session_id) DO UPDATE SET
     seen = excluded.seen, viewed = excluded.viewed, cited = excluded.cited,
     recent_queries = excluded.recent_queries, defaults = excluded.defaults,
-    expires_at = excluded.expires_at
+    expires_at = excluded.expires_at, current = excluded.current
 """
 TOUCH_SQL = "UPDATE sessions SET expires_at = ? WHERE session_id = ?"
 DELETE_SQL = "DELETE FROM sessions WHERE session_id = ?"
@@ -98,6 +99,8 @@ class SessionState:
     cited: dict[str, None] = field(default_factory=dict)
     recent_queries: list[str] = field(default_factory=list)
     defaults: dict[str, Any] = field(default_factory=dict)
+    current: str | None = None
+    """The research session this (connection's) session follows (`session_start`)."""
 
     def copy(self) -> SessionState:
         return dataclasses.replace(
@@ -124,7 +127,7 @@ class SessionState:
             marks[uri] = None
         setattr(self, which, _bounded(marks, MARK_LIMIT))
 
-    def row(self, session_id: str) -> tuple[str, ...]:
+    def row(self, session_id: str) -> tuple[str | None, ...]:
         return (
             session_id,
             json.dumps(list(self.seen)),
@@ -133,11 +136,12 @@ class SessionState:
             json.dumps(self.recent_queries),
             json.dumps(self.defaults),
             _iso(self.expires_at),
+            self.current,
         )
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> SessionState:
-        seen, viewed, cited, queries, defaults, expires_at = row
+        seen, viewed, cited, queries, defaults, expires_at, current = row
         return cls(
             expires_at=datetime.fromisoformat(expires_at),
             seen=dict.fromkeys(json.loads(seen)),
@@ -145,16 +149,19 @@ class SessionState:
             cited=dict.fromkeys(json.loads(cited)),
             recent_queries=list(json.loads(queries)),
             defaults={k: v for k, v in json.loads(defaults).items() if k in DEFAULT_KEYS},
+            current=current,
         )
 
 
 class StoredSession:
     """A handle on one user's session; implements aggregator.host.Session."""
 
-    def __init__(self, store: SessionStore, key: Key, state: SessionState) -> None:
+    def __init__(self, store: SessionStore, key: Key, state: SessionState, via: str | None = None) -> None:
         self._store = store
         self._key = key
         self._state = state
+        self.via = via
+        """The transport session that led here by following its `current` research session."""
 
     @property
     def user_id(self) -> str:
@@ -191,12 +198,29 @@ class StoredSession:
 
     async def record_results(self, query: str, uris: Sequence[str]) -> None:
         await self._update(lambda s: s.record_results(query, uris))
+        payload = {"query": timeline.clip(query.strip()), "uris": list(uris[: timeline.SEARCH_URIS])}
+        await self.log("search", payload | {"count": len(uris)})
 
     async def mark_viewed(self, uri: str) -> None:
         await self._update(lambda s: s.mark("viewed", [uri]))
+        await self.log("get", {"uri": uri})
 
-    async def cite(self, uris: Sequence[str]) -> None:
+    async def cite(self, uris: Sequence[str], citations: Sequence[dict[str, Any]] = ()) -> None:
+        """Mark `uris` cited and log each citation (`citations`: uri, claim, quote, verdict…;
+        default: the bare uris)."""
         await self._update(lambda s: s.mark("cited", uris))
+        for citation in citations or [{"uri": uri} for uri in uris]:
+            await self.log("cite", citation)
+
+    async def note(self, text: str) -> None:
+        await self.log("note", {"text": timeline.clip(text)})
+
+    async def log_verdict(self, quote: str, verdict: dict[str, Any]) -> None:
+        """A verify_quote call: the quote, whether and where it was found."""
+        await self.log("verify", {"quote": timeline.clip(quote)} | verdict)
+
+    async def log(self, kind: str, payload: dict[str, Any]) -> None:
+        await self._store.append(self._key, kind, payload)
 
     async def set_defaults(self, values: Mapping[str, Any]) -> None:
         unknown = set(values) - set(DEFAULT_KEYS)
@@ -234,8 +258,20 @@ class SessionStore:
     def path(self, user_id: str) -> Path:
         return user_dir(self.data_dir, user_id) / "sessions.db"
 
-    async def open(self, user_id: str, session_id: str) -> StoredSession:
-        """The live session, its idle expiry pushed back; expired or unknown ids are fresh state."""
+    async def open(self, user_id: str, session_id: str, *, follow: bool = False) -> StoredSession:
+        """The live session, its idle expiry pushed back; expired or unknown ids are fresh state.
+
+        `follow` (a transport's session): the research session it follows, if `session_start`
+        made one current for it."""
+        session = await self._open(user_id, session_id)
+        current = session._state.current
+        if follow and current:
+            followed = await self._open(user_id, current)
+            followed.via = session_id
+            return followed
+        return session
+
+    async def _open(self, user_id: str, session_id: str) -> StoredSession:
         key = (user_id, session_id)
         async with self._lock(key):
             db = await self._database(user_id)
@@ -269,10 +305,11 @@ class SessionStore:
             return state
 
     async def reset(self, key: Key) -> SessionState:
-        """Forget the session; what follows starts fresh."""
+        """Forget the session; what follows starts fresh (a research session keeps its timeline)."""
         async with self._lock(key):
             db = await self._database(key[0])
             await _saved(db.write(DELETE_SQL, (key[1],)))
+            await _saved(db.write(timeline.FORGET_EVENTS_SQL, (key[1],)))
             state = SessionState(expires_at=self.now() + self.ttl)
             self._cache[key] = state
             return state
@@ -284,6 +321,24 @@ class SessionStore:
             db = await self._database(user_id)
             self._cache.pop(key, None)
             await _best_effort(db.write(DELETE_SQL, (session_id,)))
+            await _best_effort(db.write(timeline.FORGET_EVENTS_SQL, (session_id,)))
+
+    async def append(self, key: Key, kind: str, payload: dict[str, Any]) -> None:
+        """Log an event in the session's timeline (written through: a `SessionWriteError`)."""
+        db = await self._database(key[0])
+        await _saved(timeline.append(db, key[1], kind, payload, _iso(self.now())))
+
+    async def follow(self, user_id: str, session_id: str, research_id: str) -> None:
+        """Make `session_id` (a transport's session) follow the research session `research_id`."""
+
+        def point(state: SessionState) -> None:
+            state.current = research_id
+
+        await self.update((user_id, session_id), point)
+
+    async def database(self, user_id: str) -> Database:
+        """The user's sessions.db (migrated; expired sessions purged once per process)."""
+        return await self._database(user_id)
 
     def _lock(self, key: Key) -> asyncio.Lock:
         return self._locks[hash(key) % LOCK_STRIPES]
@@ -300,6 +355,7 @@ class SessionStore:
         if user_id not in self._purged:
             self._purged.add(user_id)
             await _best_effort(db.write(PURGE_SQL, (_iso(self.now()),)))
+            await _best_effort(db.write(timeline.PURGE_EVENTS_SQL, (_iso(self.now() - self.ttl),)))
         return db
 
 

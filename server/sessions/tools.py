@@ -1,4 +1,10 @@
-"""The session tools (DESIGN §8): session_info, session_cite, session_set_defaults, session_reset."""
+"""The session tools (DESIGN §8): session_info, session_cite, session_set_defaults, session_reset;
+and the research tools (`research.py`).
+
+Their published output schema is one small `SessionOutput` (the session id; the rest is
+described by the tools): the full `SessionInfo` would cost every host ~150 tokens per tool on
+every turn.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,9 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.text.snippets import clamp
 from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
 
+from . import research, timeline
+from .citations import citation_view, cite_records, mark_stale
+from .research import SessionOutput
 from .store import StoredSession
 
 MAX_CITE = 100
@@ -29,13 +38,15 @@ RANGES = {
 
 SessionId = Annotated[
     str | None,
-    Field(description="Your own session key (1..128 of A-Z a-z 0-9 . _ : -); default: this connection's."),
+    Field(description="Your own session key; default: the current one."),
 ]
-Knob = Annotated[int | None, Field(description="Omit to keep the current value.")]
+Knob = Annotated[int | None, Field(description="Omit to keep.")]
 
 
 class SessionHost(Protocol):
     async def session(self, ctx: Context, session_id: str | None) -> StoredSession | None: ...
+
+    async def database(self, ctx: Context, source: str) -> Any: ...
 
     def defaults(self, ctx: Context) -> Defaults: ...
 
@@ -58,14 +69,22 @@ class SessionInfo(BaseModel):
     recent_queries: list[str]
     defaults: SessionDefaults
     expires_at: str
+    name: str | None = None
+    citations: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class SessionUpdate(SessionInfo):
     warnings: list[str] = Field(default_factory=list)
 
 
-def _info(session: StoredSession, defaults: Defaults) -> dict[str, Any]:
+async def _info(host: Any, ctx: Context, session: StoredSession) -> dict[str, Any]:
+    defaults = host.defaults(ctx)
+    db = await host.sessions.database(session.user_id)
+    cites = await timeline.events(db, session.session_id, "cite")
+    about = await timeline.research(db, session.session_id)
     return {
+        "name": about.name if about is not None else None,
+        "citations": [citation_view(e.payload) for e in await mark_stale(host, ctx, cites)],
         "session_id": session.session_id,
         "seen": list(session.seen),
         "viewed": list(session.viewed),
@@ -86,8 +105,12 @@ def _render(info: SessionInfo) -> str:
     ]
     if info.recent_queries:
         lines.append("recent queries: " + "; ".join(info.recent_queries[-10:]))
-    if info.cited:
-        lines.append("cited: " + ", ".join(info.cited))
+    for c in info.citations:
+        line = f"cited {c['uri']}"
+        line += f" for {c['claim']!r}" if c.get("claim") else ""
+        if "found" in c:
+            line += " (quote verified)" if c["found"] else " (quote NOT found)"
+        lines.append(line + (" STALE: the source changed" if c.get("stale") else ""))
     lines += [f"warning: {w}" for w in getattr(info, "warnings", [])]
     return "\n".join(lines)
 
@@ -113,36 +136,39 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
             )
         return session
 
-    def respond(session: StoredSession, ctx: Context, warnings: list[str] | None = None) -> CallToolResult:
-        info = _info(session, host.defaults(ctx))
+    async def respond(
+        session: StoredSession, ctx: Context, warnings: list[str] | None = None
+    ) -> CallToolResult:
+        info = await _info(host, ctx, session)
         model = SessionInfo(**info) if warnings is None else SessionUpdate(**info, warnings=warnings)
         return tool_result(model, _render(model))
 
     async def session_info(
         ctx: Context, session_id: SessionId = None
-    ) -> Annotated[CallToolResult, SessionInfo]:
-        """What this research session remembers.
+    ) -> Annotated[CallToolResult, SessionOutput]:
+        """What this session remembers.
 
-        `seen`: items searches returned (knowledge_search leaves them out or lower, per `seen`);
-        `viewed`: read with a get tool; `cited`: recorded with session_cite; recent queries, the
-        effective defaults, and when the idle session expires.
+        `seen` (returned by searches), `viewed` (read), `citations` (claim, quote verdict, `stale`
+        if the source changed since), recent queries, defaults, expiry.
         """
-        return respond(await required(ctx, session_id), ctx)
+        return await respond(await required(ctx, session_id), ctx)
 
     async def session_cite(
-        uris: Annotated[
-            list[str], Field(description="Item URIs as search results give them, e.g. notes://<id>.")
-        ],
+        uris: Annotated[list[str], Field(description="Item uris, e.g. notes://<id>.")],
         ctx: Context,
+        claim: Annotated[str | None, Field(description="What they support.")] = None,
+        quote: Annotated[str | None, Field(description="Words quoted from them: verified.")] = None,
         session_id: SessionId = None,
-    ) -> Annotated[CallToolResult, SessionUpdate]:
-        """Record that your answer cites these items (1..100 uris, as search results give them).
+    ) -> Annotated[CallToolResult, SessionOutput]:
+        """Record that your answer cites these items (1..100 uris).
 
-        Citing twice is harmless; read `cited` back with session_info for a bibliography.
+        Give the `claim` they support and a `quote`: it is checked as verify_quote does (see
+        `citations`, `warnings`).
         """
         session = await required(ctx, session_id)
-        await session.cite(_check_uris(uris))
-        return respond(session, ctx, [])
+        records, warnings = await cite_records(host, ctx, _check_uris(uris), claim, quote)
+        await session.cite(uris, records)
+        return await respond(session, ctx, warnings)
 
     async def session_set_defaults(
         ctx: Context,
@@ -152,7 +178,7 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
         sibling_window: Knob = None,
         order_by: Annotated[str | None, Field(description="relevance or recent; omit to keep.")] = None,
         chars_per_token: Knob = None,
-    ) -> Annotated[CallToolResult, SessionUpdate]:
+    ) -> Annotated[CallToolResult, SessionOutput]:
         """Set this session's defaults for later searches and gets (omitted ones are kept).
 
         Out-of-range numbers are clamped (see `warnings`); a tool's own argument still wins;
@@ -172,18 +198,18 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
         if order_by is not None:
             values["order_by"] = order_by
         await session.set_defaults(values)
-        return respond(session, ctx, warnings)
+        return await respond(session, ctx, warnings)
 
     async def session_reset(
         ctx: Context, session_id: SessionId = None
-    ) -> Annotated[CallToolResult, SessionUpdate]:
+    ) -> Annotated[CallToolResult, SessionOutput]:
         """Forget this session's seen, viewed and cited items, queries and defaults.
 
-        Use it when starting an unrelated question.
+        Use it for an unrelated question; a named research session keeps its timeline.
         """
         session = await required(ctx, session_id)
         await session.reset()
-        return respond(session, ctx, [])
+        return await respond(session, ctx, [])
 
     writes = ToolAnnotations(
         read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -196,3 +222,4 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
         (session_reset, "Reset the research session", resets),
     ):
         mcp.add_tool(tool_errors(fn), name=host.tool_name(fn.__name__), title=title, annotations=hints)
+    research.register(mcp, host)

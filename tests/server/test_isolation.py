@@ -53,6 +53,7 @@ LIMITED_TOOL = "characters_search"
 RATE_LIMIT = 3
 PROTOCOL = "2025-11-25"
 BOB_SESSION = "bob-research-1"
+BOB_RESEARCH_NAME = "bob's secret study"
 BOB_MARKERS = tuple(MARKERS["bob"].values())
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 HTTP = httpx.Client(timeout=30)  # one keep-alive connection pool for the module; closed with the server
@@ -130,6 +131,7 @@ class World:
     bob_uris: dict[str, str] = field(default_factory=dict)
     bob_names: dict[str, str] = field(default_factory=dict)
     alice: dict[str, Rpc] = field(default_factory=dict)
+    bob_research: str = ""
 
 
 async def _populate(data_dir: Path, files: Path) -> tuple[str, str]:
@@ -181,6 +183,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         bob.structured("session_set_defaults", session_id=BOB_SESSION, snippet_length=77)
         bob.structured("session_cite", uris=[w.bob_uris["notes"]], session_id=BOB_SESSION)
         bob.structured("knowledge_search", query=MARKERS["bob"]["notes"])  # the transport session
+        w.bob_research = bobs_research_session(w, url)
         w.alice = {
             "jwt": Rpc(url, {"Authorization": f"Bearer {hs_token('alice')}"}),
             "api-key": Rpc(url, {"X-API-Key": alice_key}),
@@ -190,6 +193,18 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     finally:
         stop(process)
         HTTP.close()
+
+
+def bobs_research_session(w: World, url: str) -> str:
+    """bob's named research session (on a second connection of his): a search, a citation with a
+    quote, a note, each carrying his markers."""
+    rpc = Rpc(url, {"Authorization": f"Bearer {hs_token('bob')}"})
+    session_id = str(rpc.structured("session_start", name=BOB_RESEARCH_NAME)["session_id"])
+    rpc.structured("knowledge_search", query=MARKERS["bob"]["media"])
+    claim = f"claim about {MARKERS['bob']['prompts']}"
+    rpc.structured("session_cite", uris=[w.bob_uris["notes"]], claim=claim, quote=MARKERS["bob"]["notes"])
+    rpc.structured("session_note", text=f"bob's note on {MARKERS['bob']['chats']}")
+    return session_id
 
 
 def config_query(w: World) -> str:
@@ -239,6 +254,17 @@ ATTACKS: dict[str, Attack] = {
     "session_cite": lambda w: [{"uris": list(w.bob_uris.values()), "session_id": BOB_SESSION}],
     "session_set_defaults": lambda w: [{"session_id": BOB_SESSION, "snippet_length": 51}],
     "session_reset": lambda w: [{"session_id": BOB_SESSION}, {"session_id": w.bob.session_id}],
+    "session_start": lambda w: [{"name": BOB_RESEARCH_NAME}],
+    "session_list": lambda w: [{}, {"limit": 100}],
+    "session_note": lambda w: [{"text": "alice was here", "session_id": w.bob_research}],
+    "session_export": lambda w: [
+        {"session_id": w.bob_research},
+        {"session_id": w.bob_research, "format": "json"},
+        {"session_id": BOB_SESSION},
+    ],
+    "verify_quote": lambda w: [
+        {"uri": uri, "quote": MARKERS["bob"][source]} for source, uri in w.bob_uris.items()
+    ],
 }
 SESSION_TOOLS = {"session_info", "session_cite", "session_set_defaults", "session_reset"}
 
@@ -334,6 +360,22 @@ def test_alice_cannot_end_reset_or_retune_bobs_sessions(world: World) -> None:
     assert transport["session_id"] == world.bob.session_id
     assert world.bob_uris["notes"] in transport["seen"]
     assert transport["defaults"]["snippet_length"] == 300  # the config default, not alice's 51
+
+
+def test_alice_cannot_resume_export_read_or_write_bobs_research_session(world: World) -> None:
+    alice = world.alice["api-key"]
+    mine = alice.structured("session_start", name=BOB_RESEARCH_NAME)
+    assert mine["session_id"] != world.bob_research  # her own (new, or made by the matrix)
+    alice.structured("session_note", text="alice was here", session_id=world.bob_research)
+    uri = f"knowledge://sessions/{world.bob_research}/export.md"
+    for rpc in world.alice.values():
+        message = rpc.request("resources/read", {"uri": uri})
+        assert not any(m in json.dumps(message).lower() for m in BOB_MARKERS), message
+    bobs = world.bob.request("resources/read", {"uri": uri})["result"]["contents"][0]["text"]
+    assert MARKERS["bob"]["chats"] in bobs and MARKERS["bob"]["prompts"] in bobs
+    assert "alice was here" not in bobs
+    listed = world.bob.structured("session_list")["sessions"]
+    assert [s["name"] for s in listed] == [BOB_RESEARCH_NAME] and listed[0]["notes"] == 1
 
 
 def test_a_user_exhausting_a_tools_rate_limit_never_slows_another_user(world: World) -> None:

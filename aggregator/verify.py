@@ -1,0 +1,182 @@
+"""verify_quote: is this quote in that item? Where exactly, or what is closest (DESIGN §12).
+
+The quote is matched in the item's whole text (`sources/text/quotes.py`), whatever its source:
+a note, a document's page, an email body, a transcript's cues, a chat's messages, a card's or a
+prompt's fields. A match names the chunk it starts in by its stable id (the hash of the chunk's
+text, so a re-import that changes the text changes it), its character offsets in the item and
+the source's `loc` for a get; where a person would cite it by something else, `at` says so (a
+PDF page, a transcript cue's time, a chat message's sender, a card's field).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import aiosqlite
+import anyio
+from loguru import logger
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.text.quotes import Folded, Span, clean_quote, closest_passage, find_quote
+from knowledge_mcp.sources.tooling import add_read_tool, tool_result
+from knowledge_mcp.sources.wire import LOC_ITEM_IDS
+
+from .host import AggregatorHost
+from .routing import parse_uri
+from .search import session_of
+
+MAX_QUOTE = 5000
+# Chunk fields a person cites a passage by, beside its loc.
+CITED_BY = ("page", "start_s", "end_s", "sender", "field")
+
+
+class Passage(BaseModel):
+    """A passage of the item: its own words, the chunk's stable id, [start, end) offsets in the
+    item's text, the loc for a get, and `at`: a page, a cue's start_s, a sender or a field."""
+
+    text: str
+    chunk_id: str
+    offsets: list[int]
+    loc: dict[str, Any]
+    at: dict[str, Any] | None = None
+
+
+class QuoteVerdict(BaseModel):
+    uri: str
+    found: bool
+    normalisations: list[str] = Field(default_factory=list)
+    match: Passage | None = None
+    closest: Passage | None = None
+    similarity: float | None = None
+
+
+class VerdictOutput(BaseModel):
+    """The published schema of a verdict (`QuoteVerdict`), without the nested models' schemas."""
+
+    model_config = ConfigDict(extra="allow")
+
+    found: bool
+    normalisations: list[str] = Field(default_factory=list, description="Needed to match.")
+    match: dict[str, Any] | None = Field(default=None, description="{text, chunk_id, offsets, loc, at}")
+    closest: dict[str, Any] | None = Field(default=None, description="Not found: the most similar passage.")
+    similarity: float | None = Field(default=None, description="Of closest, 0..1.")
+
+
+def anchor_chunk(chunks: Sequence[aiosqlite.Row], span: Span) -> aiosqlite.Row:
+    """The chunk a span starts in (chunks overlap: the one holding most of the span)."""
+    holding = [c for c in chunks if c["start_offset"] <= span.start < c["end_offset"]] or list(chunks)
+    return max(holding, key=lambda c: (min(c["end_offset"], span.end) - span.start, -c["chunk_index"]))
+
+
+def cue_time(item: aiosqlite.Row, offset: int) -> dict[str, Any]:
+    """A transcript's cue holding `offset` (its cues are the text, one per line), else nothing."""
+    cues = json.loads(item["meta"]).get("cues") or []
+    at = 0
+    for cue in cues:
+        at += len(cue.get("text", "")) + 1
+        if offset < at:
+            return {"start_s": cue.get("start_s"), "end_s": cue.get("end_s")}
+    return {}
+
+
+def passage(source: Any, item: aiosqlite.Row, chunks: Sequence[aiosqlite.Row], span: Span) -> Passage:
+    chunk = anchor_chunk(chunks, span)
+    loc = source.loc(item, chunk).model_dump(exclude_none=True)
+    for key in LOC_ITEM_IDS:
+        if loc.get(key) == item["item_id"]:
+            del loc[key]
+    fields = source.fields(item, chunk) | {"field": chunk["field"]} | cue_time(item, span.start)
+    at = {k: fields[k] for k in CITED_BY if fields.get(k) is not None}
+    return Passage(
+        text=item["content"][span.start : span.end],
+        chunk_id=chunk["chunk_uuid"],
+        offsets=[span.start, span.end],
+        loc=loc,
+        at=at or None,
+    )
+
+
+def verdict_of(source: Any, item: aiosqlite.Row, chunks: Sequence[aiosqlite.Row], quote: str) -> QuoteVerdict:
+    """The verdict on `quote` in one loaded item (CPU only: run it off the event loop)."""
+    text: str = item["content"]
+    uri = source.uri(item["item_id"])
+    exact = text.find(clean_quote(quote)) >= 0
+    folded = None if exact else Folded.of(text)  # folded once, for the match and the closest
+    match = find_quote(text, quote, folded)
+    if match is not None:
+        return QuoteVerdict(
+            uri=uri,
+            found=True,
+            normalisations=list(match.normalisations),
+            match=passage(source, item, chunks, match),
+        )
+    closest = closest_passage(text, quote, folded or Folded.of(text))
+    if closest is None:
+        return QuoteVerdict(uri=uri, found=False)
+    return QuoteVerdict(
+        uri=uri,
+        found=False,
+        closest=passage(source, item, chunks, closest),
+        similarity=closest.similarity,
+    )
+
+
+def checked_quote(quote: str) -> str:
+    if len(quote) > MAX_QUOTE:
+        raise InvalidArgumentError("quote", f"at most {MAX_QUOTE} characters; quote a shorter passage")
+    if not clean_quote(quote):
+        raise InvalidArgumentError("quote", "give the words to look for, as the item says them")
+    return quote
+
+
+async def verify_quote(host: AggregatorHost, ctx: Context, uri: str, quote: str) -> QuoteVerdict:
+    """The verdict on `quote` in the item `uri` names, for the caller's databases."""
+    name, item_id = parse_uri(uri, None, None)
+    quote = checked_quote(quote)
+    source = SOURCES[name]
+    item, chunks = await source.load_item(await host.database(ctx, name), item_id)
+    return await anyio.to_thread.run_sync(verdict_of, source, item, chunks, quote)
+
+
+def render(verdict: QuoteVerdict) -> str:
+    if verdict.match is not None:
+        how = ", ".join(verdict.normalisations) or "exactly"
+        m = verdict.match
+        return f"found in {verdict.uri} ({how}) at {m.offsets}, chunk {m.chunk_id}, loc {m.loc}: {m.text}"
+    if verdict.closest is not None:
+        c = verdict.closest
+        return (
+            f"not found in {verdict.uri}; closest (similarity {verdict.similarity}) at {c.offsets}, "
+            f"loc {c.loc}: {c.text}"
+        )
+    return f"not found in {verdict.uri}, and none of its words either"
+
+
+def register(mcp: MCPServer, host: AggregatorHost) -> None:
+    async def verify_quote_tool(
+        uri: Annotated[str, Field(description="The item's uri, e.g. media://<id>.")],
+        quote: Annotated[str, Field(description="The words you want to quote.")],
+        ctx: Context,
+    ) -> Annotated[CallToolResult, VerdictOutput]:
+        """Check that a quote is in an item before citing it.
+
+        Ignores whitespace, quotation marks, dashes, ligatures and case (`normalisations`).
+        `match`: the item's own words, chunk_id, offsets, loc. Not found: the `closest` passage.
+        """
+        verdict = await verify_quote(host, ctx, uri, quote)
+        session = await session_of(host, ctx, None)
+        log = getattr(session, "log_verdict", None)
+        if log is not None:
+            try:
+                await log(quote, verdict.model_dump(mode="json", exclude_none=True))
+            except SessionWriteError:  # the verdict stands; only the timeline's note of it is lost
+                logger.warning("verify_quote: the session's timeline could not be written")
+        return tool_result(verdict, render(verdict))
+
+    add_read_tool(mcp, host, "verify_quote", "Verify a quote", verify_quote_tool)

@@ -1,0 +1,118 @@
+"""Citations: what `session_cite` records of each cited item, and whether it still holds.
+
+A citation records the item's content hash and, when its quote is found (`verify_quote`), the
+stable id of the chunk that holds it (the hash of the chunk's text). A later re-import that
+changes the text changes those ids, so the citation shows as `stale` instead of silently
+pointing at other words; an item deleted since is stale too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from knowledge_mcp.aggregator.routing import parse_uri
+from knowledge_mcp.aggregator.verify import checked_quote, verify_quote
+from knowledge_mcp.sources.registry import SOURCES
+
+from .timeline import Event, clip
+
+ITEM_HASH_SQL = "SELECT content_hash FROM {p}_items WHERE item_id = ?"
+TITLES_SQL = "SELECT item_id, title FROM {p}_items WHERE item_id IN ({marks})"
+TITLE_BATCH = 500
+CHUNK_SQL = """SELECT 1 FROM {p}_chunks c JOIN {p}_items i ON c.item_rowid = i.id
+WHERE i.item_id = ? AND c.chunk_uuid = ?"""
+
+
+async def cite_records(
+    host: Any, ctx: Context, uris: Sequence[str], claim: str | None, quote: str | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One record per uri (claim, quote, verdict, passage id, item hash), and warnings for
+    items that do not exist and quotes not found."""
+    if quote is not None:
+        checked_quote(quote)
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for uri in uris:
+        record: dict[str, Any] = {"uri": uri}
+        if claim:
+            record["claim"] = clip(claim.strip())
+        if quote:
+            record["quote"] = clip(quote.strip())
+        name, item_id = parse_uri(uri, None, None)
+        db = await host.database(ctx, name)
+        row = await db.fetchone(ITEM_HASH_SQL.format(p=name), (item_id,))
+        if row is None:
+            warnings.append(f"{uri}: no such item; cited as given")
+            records.append(record)
+            continue
+        record["item_hash"] = row[0]
+        if quote:
+            record |= await _verdict(host, ctx, uri, quote, warnings)
+        records.append(record)
+    return records, warnings
+
+
+async def _verdict(host: Any, ctx: Context, uri: str, quote: str, warnings: list[str]) -> dict[str, Any]:
+    verdict = await verify_quote(host, ctx, uri, quote)
+    if verdict.match is not None:
+        found: dict[str, Any] = {"found": True, "chunk_id": verdict.match.chunk_id}
+        found["offsets"] = verdict.match.offsets
+        if verdict.normalisations:
+            found["normalisations"] = verdict.normalisations
+        return found
+    warning = f"{uri}: the quote is not in this item"
+    if verdict.closest is not None:
+        warning += f"; closest (similarity {verdict.similarity}): {verdict.closest.text!r}"
+    warnings.append(warning)
+    return {"found": False, "similarity": verdict.similarity}
+
+
+async def is_stale(host: Any, ctx: Context, record: dict[str, Any]) -> bool | None:
+    """Whether a citation's passage (or item) changed since; None when nothing was recorded."""
+    if "item_hash" not in record:
+        return None
+    name, item_id = parse_uri(str(record["uri"]), None, None)
+    db = await host.database(ctx, name)
+    if record.get("chunk_id"):
+        row = await db.fetchone(CHUNK_SQL.format(p=name), (item_id, record["chunk_id"]))
+        return row is None
+    row = await db.fetchone(ITEM_HASH_SQL.format(p=name), (item_id,))
+    return row is None or row[0] != record["item_hash"]
+
+
+async def mark_stale(host: Any, ctx: Context, events: Sequence[Event]) -> list[Event]:
+    """`events` with `stale: true` on each citation whose passage changed."""
+    marked: list[Event] = []
+    for event in events:
+        if event.kind == "cite" and await is_stale(host, ctx, event.payload):
+            event = Event(event.kind, event.payload | {"stale": True}, event.at)
+        marked.append(event)
+    return marked
+
+
+async def titles(host: Any, ctx: Context, events: Sequence[Event]) -> dict[str, str]:
+    """The titles of the items the events read, checked or cited (gone ones are left out)."""
+    wanted: dict[str, set[str]] = {}
+    for event in events:
+        uri = event.payload.get("uri")
+        if event.kind in ("get", "cite", "verify") and isinstance(uri, str) and "://" in uri:
+            name, item_id = uri.split("://", 1)
+            if name in SOURCES:
+                wanted.setdefault(name, set()).add(item_id)
+    found: dict[str, str] = {}
+    for name, ids in wanted.items():
+        db = await host.database(ctx, name)
+        for at in range(0, len(ids), TITLE_BATCH):
+            batch = sorted(ids)[at : at + TITLE_BATCH]
+            sql = TITLES_SQL.format(p=name, marks=",".join("?" * len(batch)))
+            found |= {f"{name}://{row[0]}": str(row[1]) for row in await db.fetchall(sql, batch)}
+    return found
+
+
+def citation_view(record: dict[str, Any]) -> dict[str, Any]:
+    """What session_info shows of a citation: no hashes or offsets."""
+    keys = ("uri", "claim", "quote", "found", "similarity", "stale")
+    return {k: record[k] for k in keys if record.get(k) is not None}
