@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import aiosqlite
 import anyio
 from loguru import logger
 
@@ -103,8 +104,9 @@ def _reordered(ctx: SearchContext, query: ParsedQuery, found: Found, scores: lis
     return replace(found, rows=rows, scores=kept)
 
 
-def _fused_score(ctx: SearchContext, found: Found, row: object, terms: int) -> float:
-    known = (found.scores or {}).get(row["id"])  # type: ignore[index]
+def _fused_score(ctx: SearchContext, found: Found, row: aiosqlite.Row, terms: int) -> float:
+    """The score the fused ranking gives `row`: the fuser's, else its calibrated bm25."""
+    known = (found.scores or {}).get(row["id"])
     if known is not None:
         return known[0]
-    return calibrated(row["b"] * ctx.request.bm25_scale, terms)  # type: ignore[index]
+    return calibrated(row["b"] * ctx.request.bm25_scale, terms)
