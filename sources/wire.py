@@ -154,7 +154,7 @@ def brief(hit: dict[str, Any], keep: frozenset[str] = frozenset()) -> dict[str, 
 
 
 class Hit(BaseModel):
-    """A hit; its source adds fields (media: from, subject, page…; chats: sender, role…)."""
+    """A hit; its source adds its own fields."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -183,7 +183,7 @@ class GetOutput(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    meta: Hit
+    meta: dict[str, Any] = Field(description="The item's uri, title and its source's fields.")
     content: Any = Field(description="Text; for chats the messages.")
     mode_used: str
     truncated: bool
