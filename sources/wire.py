@@ -154,7 +154,7 @@ def brief(hit: dict[str, Any], keep: frozenset[str] = frozenset()) -> dict[str, 
 
 
 class Hit(BaseModel):
-    """A hit; its source adds its own fields."""
+    """A hit; its source adds fields (media: from, subject, page…; chats: sender, role…)."""
 
     model_config = ConfigDict(extra="allow")
 
