@@ -53,6 +53,10 @@ class Settings(BaseModel):
     memory_index_max_chunks: int = Field(default=20_000, ge=0, le=1_000_000)
     import_max_file_mb: float = Field(default=200.0, gt=0, le=1_000_000)
     embed_in_background: bool = True
+    # [writing]
+    read_only: bool = False
+    notes_dir: Path | None = None
+    duplicate_check_ms: int = Field(default=750, ge=0, le=60_000)
     # [deep_research]
     deep_research_aliases: Literal["auto", "always", "never"] = "auto"
     deep_research_clients: list[str] = Field(default_factory=list)
@@ -81,7 +85,7 @@ class Settings(BaseModel):
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 
-    @field_validator("jwt_secret", "jwt_issuer", "jwt_audience", "public_url", mode="before")
+    @field_validator("jwt_secret", "jwt_issuer", "jwt_audience", "public_url", "notes_dir", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
