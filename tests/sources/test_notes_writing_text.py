@@ -25,6 +25,7 @@ RENDER_CASES = [
     ("a colon and quotes survive YAML", 'Re: "the plan"', [], {"title": 'Re: "the plan"'}),
     ("a title that looks like YAML stays text", "yes", [], {"title": "yes"}),
     ("non-ASCII", "Crème brûlée — notes", ["küche"], {"title": "Crème brûlée — notes", "tags": ["küche"]}),
+    ("a comma in the title", "Thinking, Fast and Slow", [], {"title": "Thinking, Fast and Slow"}),
 ]
 
 
@@ -34,10 +35,20 @@ RENDER_CASES = [
 def test_a_new_note_reads_back_with_its_title_tags_and_dates(
     case: str, title: str, tags: list[str], expected: dict[str, object]
 ) -> None:
-    front, body = split_front_matter(render_note(title, "Body text.\n", tags, WHEN))
+    text = render_note(title, "Body text.\n", tags, WHEN)
+    front, body = split_front_matter(text)
     assert {k: front[k] for k in expected} == expected
     assert str(front["created"]) == str(front["modified"]) == WHEN
     assert body.strip() == "Body text."
+    # one key a line (block style), so an update can set its `modified` line and still parse
+    updated, later = (
+        NoteText.parse(text).with_body("New.", "2027-01-01T00:00:00+00:00"),
+        "2027-01-01T00:00:00+00:00",
+    )
+    assert {k: v for k, v in split_front_matter(updated)[0].items() if k != "modified"} == {
+        k: v for k, v in front.items() if k != "modified"
+    }
+    assert str(split_front_matter(updated)[0]["modified"]) == later
 
 
 NOTE = "# Plan\n\nIntro.\n\n## Tasks\n\n- a\n- b\n\n### Sub\n\nnested\n\n## Log\n\nday 1\n"

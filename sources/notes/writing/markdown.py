@@ -29,7 +29,7 @@ def render_note(title: str, body: str, tags: list[str], when: str) -> str:
         fields["tags"] = tags
     fields["created"] = when
     fields["modified"] = when
-    head = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000)
+    head = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
     return f"---\n{head}---\n\n{body.strip(chr(10))}\n"
 
 
