@@ -14,6 +14,8 @@ import pytest
 from knowledge_mcp.sources.notes import source
 from knowledge_mcp.sources.notes.writing import duplicates
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.dense.embedder import embedder
+from knowledge_mcp.sources.search.dense.indexing import embed_missing
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.text.frontmatter import split_front_matter
 from tests.conftest import FIXTURES, call, import_into
@@ -238,3 +240,34 @@ async def test_the_duplicate_check_gives_up_past_its_budget(data_dir: Path, clie
     finally:
         await db.close()
     assert verdict.timed_out and not verdict.duplicates
+
+
+async def test_with_vectors_the_check_compares_embeddings(
+    data_dir: Path, tmp_path: Path, client_factory: Any
+) -> None:
+    model = embedder()
+    if model is None:
+        pytest.skip("no embedding model installed (knowledge-mcp[semantic])")
+    vault = tmp_path / "small"
+    vault.mkdir()
+    note = (FIXTURES / "notes" / "reading" / "thinking-fast-and-slow.md").read_text(encoding="utf-8")
+    (vault / "kahneman.md").write_text(note, encoding="utf-8")
+    (vault / "starter.md").write_text(f"# Starter\n\n{STARTER}\n", encoding="utf-8")
+    await import_into(data_dir, "notes", vault)
+    db = await open_database(database_path(data_dir, "local", "notes"), source.migrations)
+    try:
+        await embed_missing(db, "notes", model)
+    finally:
+        await db.close()
+    front, body = split_front_matter(note)
+    async with client_factory(duplicate_check_ms=60_000) as client:
+        again = await call(client, "notes_create", title=front["title"], content=body)
+        other = await call(
+            client, "notes_create", title="Invoices", content="Send the invoice on Friday, net 30."
+        )
+    assert again["provider"] == "dense" and again["recommendation"] == "review_first"
+    assert (
+        again["duplicates"][0]["title"] == "Thinking, Fast and Slow"
+        and again["duplicates"][0]["similarity"] > 0.95
+    )
+    assert other["provider"] == "dense" and "recommendation" not in other

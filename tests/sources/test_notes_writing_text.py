@@ -92,7 +92,7 @@ def test_replacing_a_section_changes_only_its_text(
 
 
 def test_an_unknown_section_is_an_error_naming_the_field() -> None:
-    with pytest.raises(InvalidArgumentError, match="^section: the note has no heading 'Ideas'"):
+    with pytest.raises(InvalidArgumentError, match=r"^section: the note has no heading 'Ideas'"):
         replace_section(NOTE, "Ideas", "x")
     with pytest.raises(InvalidArgumentError, match="section"):
         replace_section(NOTE, "# Tasks", "x")  # Tasks is a level-2 heading
@@ -147,7 +147,7 @@ def test_an_update_changes_the_body_one_way(
 ) -> None:
     body = "old text\n## S\n\ny\n" if section else "old text"
     if expected in ("content", "section"):
-        with pytest.raises(InvalidArgumentError, match=f"^{expected}:"):
+        with pytest.raises(InvalidArgumentError, match=rf"^{expected}:"):
             new_body(body, content, append, section)
     else:
         assert new_body(body, content, append, section) == expected
@@ -194,7 +194,7 @@ def test_a_folder_is_a_relative_path_of_plain_names(
     folder: str | None, parts: tuple[str, ...] | None
 ) -> None:
     if parts is None:
-        with pytest.raises(InvalidArgumentError, match="^folder: must be a relative sub-folder"):
+        with pytest.raises(InvalidArgumentError, match=r"^folder: must be a relative sub-folder"):
             folder_parts(folder)
     else:
         assert folder_parts(folder) == parts

@@ -3,10 +3,11 @@ within a time budget, never blocking the write.
 
 Candidates are the notes a lexical search for the new text's top terms finds. Each is then
 compared with the new text: by the cosine of their embeddings when the model is installed and
-the candidate's chunks all have vectors (`search/dense`: the new text is embedded, the
-candidate's stored window vectors are read; each new window's best cosine, averaged), else by
-the overlap of their word shingles (`similarity.resemblance`). `provider` says which measured.
-Past the budget the check gives up and the write answers `duplicate_check_timeout`.
+the candidate's chunks all have vectors (`search/dense`: the new text's first window is embedded
+as a query is, while the search runs, and compared with each of the candidate's stored window
+vectors; the best counts), else by its word and word-pair counts (`similarity.resemblance`).
+`provider` says which measured. Past the budget the check gives up and the write answers
+`duplicate_check_timeout`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ...retrieval import Defaults
 from ...search.dense import embedder as models
@@ -61,15 +63,24 @@ async def _check(
     exclude: str | None,
     defaults: Defaults,
 ) -> DuplicateCheck:
-    terms = top_terms(f"{title}\n{text}")
-    request = SearchRequest(" ".join(terms), limit=CANDIDATES + 1, mode="lexical", details=False)
-    found = await source.search(db, request, defaults) if terms else None
-    ids = [r.id for r in found.results if r.id != exclude][:CANDIDATES] if found else []
-    if not ids:
-        return DuplicateCheck(provider=_provider(model is not None, model is None))
-    marks = ",".join("?" * len(ids))
-    items = await db.fetchall(ITEMS_SQL.format(marks=marks), ids)
-    dense = await _dense_scores(db, model, title, text, items) if model is not None else {}
+    # The new text's embedding (its first window, as a query is) runs while the search does.
+    embedding = (
+        asyncio.create_task(asyncio.to_thread(model.embed_query, embedded_text(title, text)))
+        if model
+        else None
+    )
+    try:
+        terms = top_terms(f"{title}\n{text}")
+        request = SearchRequest(" ".join(terms), limit=CANDIDATES + 1, mode="lexical", details=False)
+        found = await source.search(db, request, defaults) if terms else None
+        ids = [r.id for r in found.results if r.id != exclude][:CANDIDATES] if found else []
+        if not ids:
+            return DuplicateCheck(provider=_provider(model is not None, model is None))
+        items = await db.fetchall(ITEMS_SQL.format(marks=",".join("?" * len(ids))), ids)
+        dense = await _dense_scores(db, await embedding, items) if embedding is not None else {}
+    finally:
+        if embedding is not None and not embedding.done():
+            embedding.cancel()
     scored: list[Duplicate] = []
     for item in items:
         similarity = dense.get(item["id"])
@@ -90,26 +101,21 @@ def _provider(dense: bool, lexical: bool) -> Provider:
     return "dense" if dense else "lexical"
 
 
-async def _dense_scores(
-    db: Database, model: models.Embedder, title: str, text: str, items: Sequence[Any]
-) -> dict[int, float]:
-    """The embedding similarity of each candidate whose chunks all have vectors (by rowid);
-    empty when none has."""
-    marks = ",".join("?" * len(items))
-    rows = await db.fetchall(VECTORS_SQL.format(marks=marks), [item["id"] for item in items])
+async def _dense_scores(db: Database, new: npt.NDArray[np.float32], items: Sequence[Any]) -> dict[int, float]:
+    """Each candidate's best window cosine with the new text's vector (by rowid), for the
+    candidates whose chunks all have vectors; empty when none has."""
+    rows = await db.fetchall(
+        VECTORS_SQL.format(marks=",".join("?" * len(items))), [item["id"] for item in items]
+    )
     complete = {
         row["item_rowid"]: row["hashes"].split(",") for row in rows if row["chunks"] == row["embedded"] > 0
     }
-    if not complete:
-        return {}
-    new = (await asyncio.to_thread(model.embed_windows, [embedded_text(title, text)]))[0]
     scores: dict[int, float] = {}
     for rowid, hashes in complete.items():
         stored = await db.fetchall(WINDOWS_SQL.format(marks=",".join("?" * len(hashes))), hashes)
-        if not stored:
-            continue
-        matrix = np.vstack(
-            [np.frombuffer(r["vectors"], dtype=np.float32).reshape(int(r["windows"]), -1) for r in stored]
-        )
-        scores[rowid] = float(np.clip((new @ matrix.T).max(axis=1).mean(), 0.0, 1.0))
+        if stored:
+            matrix = np.vstack(
+                [np.frombuffer(r["vectors"], np.float32).reshape(int(r["windows"]), -1) for r in stored]
+            )
+            scores[rowid] = float(np.clip((matrix @ new).max(), 0.0, 1.0))
     return scores
