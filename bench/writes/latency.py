@@ -56,7 +56,7 @@ async def timed(client: Client, tool: str, args: dict[str, Any]) -> tuple[float,
     result = await client.call_tool(tool, args)
     elapsed = (time.perf_counter() - started) * 1000
     if result.is_error:
-        raise RuntimeError(f"{tool}: {result.content[0].text}")
+        raise RuntimeError(f"{tool}: {getattr(result.content[0], 'text', result.content[0])}")
     return elapsed, dict(result.structured_content or {})
 
 
