@@ -15,15 +15,17 @@ from starlette.responses import JSONResponse
 
 from knowledge_mcp.aggregator import deep_research, verify
 from knowledge_mcp.aggregator import tools as aggregator_tools
-from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.errors import KnowledgeError, WriteNotAllowedError
+from knowledge_mcp.sources.notes.writing import WritePermit
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.choice import reranking
-from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.db import Database, user_dir
 
 from .auth.limits import RateLimiter, rate_limit
+from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
@@ -42,7 +44,7 @@ from .sessions.transport import (
     validate_session_id,
 )
 from .tool_arguments import plain_argument_errors
-from .tool_list import publish_tools
+from .tool_list import WriteGate, publish_tools
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
@@ -113,6 +115,28 @@ class ServerHost:
         elapsed_ms = (time.perf_counter() - started) * 1000
         logger.debug("db ready user={} source={} in {:.1f} ms", request.user_id, source, elapsed_ms)
         return db
+
+    def write_refusal(self, request: ServerRequestContext[Any, Any]) -> str | None:
+        """Why this caller may not write, or None (`auth/scopes.write_refusal`)."""
+        return write_refusal(
+            read_only=self.settings.read_only,
+            authenticated=self.authenticated,
+            networked=request.request is not None,
+            scope=getattr(request.request, "scope", None),
+        )
+
+    def write_permit(self, ctx: Context) -> WritePermit:
+        """The caller's permit to write notes, or WriteNotAllowedError saying why not."""
+        refusal = self.write_refusal(ctx.request_context)
+        if refusal is not None:
+            raise WriteNotAllowedError(refusal)
+        user = self.context(ctx.request_context).user_id
+        return WritePermit(
+            home=user_dir(self.settings.data_dir, user),
+            local=ctx.request_context.request is None,
+            notes_dir=self.settings.notes_dir,
+            duplicate_check_ms=self.settings.duplicate_check_ms,
+        )
 
     def defaults(self, ctx: Context) -> Defaults:
         """Server config, overlaid by the request's config, then by the session's defaults
@@ -194,6 +218,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     mcp.middleware.append(apply_request_config)
     mcp.middleware.append(unknown_names(mcp))
     mcp.middleware.append(plain_argument_errors(mcp))
+    mcp.middleware.append(WriteGate(host.write_refusal))
     for register in registrars():
         register(mcp, host)
     register_session_tools(mcp, host)

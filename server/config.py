@@ -57,6 +57,10 @@ class Settings(BaseModel):
     rerank_tokenizer: Path | None = None  # None: tokenizer.json beside rerank_model
     rerank_timeout_s: float = Field(default=4.0, gt=0, le=60)
     glossary_file: Path | None = None
+    # [writing]
+    read_only: bool = False
+    notes_dir: Path | None = None
+    duplicate_check_ms: int = Field(default=750, ge=0, le=60_000)
     # [deep_research]
     deep_research_aliases: Literal["auto", "always", "never"] = "auto"
     deep_research_clients: list[str] = Field(default_factory=list)
@@ -93,6 +97,7 @@ class Settings(BaseModel):
         "rerank_model",
         "rerank_tokenizer",
         "glossary_file",
+        "notes_dir",
         mode="before",
     )
     @classmethod

@@ -89,6 +89,8 @@ def log_requests(
     """
     from mcp.shared.exceptions import MCPError  # here: the SDK loads only when a server is built
 
+    from .tool_list import is_write_tool
+
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # a notification: nothing answers it, nothing to time
             return await call_next(ctx)
@@ -96,7 +98,10 @@ def log_requests(
         params = ctx.params or {}
         tool = params.get("name") if ctx.method == "tools/call" else None
         if ctx.method == "tools/call":
-            arguments = json.dumps(_loggable(params.get("arguments")), default=str)  # one line, escaped
+            given = params.get("arguments")
+            if is_write_tool(tool) and isinstance(given, dict):  # a note's text is content: names only
+                given = sorted(given)
+            arguments = json.dumps(_loggable(given), default=str)  # one line, escaped
             logger.debug("request {} arguments {}", request_id, arguments[:2000])
         outcome = "cancelled"
         started = time.perf_counter()

@@ -11,9 +11,12 @@ leaves out: `compact` keeps the cross-source tools, verify_quote and the session
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any, Literal
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, ListToolsResult, TextContent
 
 ToolProfile = Literal["full", "compact"]
 
@@ -37,6 +40,10 @@ COMPACT_TOOLS = frozenset(
         "fetch",
     }
 )
+# The tools that change the user's knowledge: listed, and callable, only for callers who may
+# write (`auth/scopes.write_refusal`). Not in the compact profile: it is the read path at the
+# least cost, and a host that saves notes pays for two more tools on every turn.
+WRITE_TOOLS = frozenset({"notes_create", "notes_update"})
 # Keys of a schema object that name things rather than describe them: their values are maps
 # of names to schemas, so a property called `title` is kept.
 NAMED_SCHEMAS = ("properties", "$defs", "patternProperties")
@@ -83,3 +90,30 @@ def lean_schema(schema: Any) -> Any:
         del lean["anyOf"]
         lean = {**kept, **lean}
     return lean
+
+
+def is_write_tool(name: object) -> bool:
+    return isinstance(name, str) and name.replace(".", "_", 1) in WRITE_TOOLS
+
+
+class WriteGate:
+    """Server middleware: write tools are left out of tools/list for a caller who may not
+    write, and a call of one answers why not (one sentence) without running it."""
+
+    def __init__(self, refusal: Callable[[ServerRequestContext[Any, Any]], str | None]) -> None:
+        self.refusal = refusal
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call" and is_write_tool((ctx.params or {}).get("name")):
+            reason = self.refusal(ctx)
+            if reason is not None:
+                return CallToolResult(content=[TextContent(type="text", text=reason)], is_error=True)
+            return await call_next(ctx)
+        result = await call_next(ctx)
+        if ctx.method != "tools/list" or self.refusal(ctx) is None:
+            return result
+        if isinstance(result, ListToolsResult):
+            return result.model_copy(update={"tools": [t for t in result.tools if not is_write_tool(t.name)]})
+        if isinstance(result, dict) and isinstance(result.get("tools"), list):
+            return {**result, "tools": [t for t in result["tools"] if not is_write_tool(t.get("name"))]}
+        return result

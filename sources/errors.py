@@ -58,3 +58,7 @@ class SchemaVersionError(KnowledgeError):
 
 class ImportFileError(KnowledgeError):
     """One file could not be imported; the import goes on with the rest."""
+
+
+class WriteNotAllowedError(KnowledgeError):
+    """The caller may not change the knowledge base (a read-only credential or server)."""

@@ -9,12 +9,15 @@ from __future__ import annotations
 import hashlib
 import secrets
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.storage.db import Database, Migration, open_database, validate_user_id
+
+from .scopes import SCOPES, WRITE, scope_text, stored_scopes
 
 KEY_PREFIX = "km_"
 PREFIX_LENGTH = len(KEY_PREFIX) + 8
@@ -34,15 +37,19 @@ MIGRATIONS = (
         );
         """,
     ),
+    # Keys made before scopes existed keep '' (read-only): writing needs a new key made with
+    # `keys create --scope write`.
+    Migration(2, "scopes of api keys", "ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT '';"),
 )
 
-INSERT_KEY_SQL = "INSERT INTO api_keys (key_hash, prefix, user_id, created_at) VALUES (?, ?, ?, ?)"
-LIST_KEYS_SQL = "SELECT prefix, user_id, created_at, revoked FROM api_keys ORDER BY id"
+INSERT_KEY_SQL = "INSERT INTO api_keys (key_hash, prefix, user_id, created_at, scopes) VALUES (?, ?, ?, ?, ?)"
+LIST_KEYS_SQL = "SELECT prefix, user_id, created_at, revoked, scopes FROM api_keys ORDER BY id"
 LIST_USER_KEYS_SQL = (  # NOCASE: keys made before user ids were folded are listed too (ids are ASCII)
-    "SELECT prefix, user_id, created_at, revoked FROM api_keys WHERE user_id = ? COLLATE NOCASE ORDER BY id"
+    "SELECT prefix, user_id, created_at, revoked, scopes FROM api_keys WHERE user_id = ? COLLATE NOCASE "
+    "ORDER BY id"
 )
 REVOKE_KEY_SQL = "UPDATE api_keys SET revoked = 1 WHERE prefix = ?"
-USER_FOR_KEY_SQL = "SELECT user_id FROM api_keys WHERE key_hash = ? AND revoked = 0"
+USER_FOR_KEY_SQL = "SELECT user_id, scopes FROM api_keys WHERE key_hash = ? AND revoked = 0"
 COUNT_ACTIVE_SQL = "SELECT count(*) FROM api_keys WHERE revoked = 0"
 
 
@@ -68,6 +75,15 @@ class KeyRecord:
     user_id: str
     created_at: str
     revoked: bool
+    scopes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KeyGrant:
+    """What a valid key grants: its user and scopes."""
+
+    user_id: str
+    scopes: tuple[str, ...]
 
 
 class KeyStore:
@@ -80,13 +96,18 @@ class KeyStore:
     async def open(cls, data_dir: Path) -> KeyStore:
         return cls(await open_database(keys_path(data_dir), MIGRATIONS))
 
-    async def create(self, user_id: str) -> str:
-        """A new key for `user_id`; the only time the key itself is available."""
+    async def create(self, user_id: str, scopes: Sequence[str] = ()) -> str:
+        """A new key for `user_id` (read-only unless `scopes` holds `write`); the only time the
+        key itself is available."""
         user_id = validate_user_id(user_id)  # stored folded, as every identity is
+        unknown = [s for s in scopes if s not in SCOPES]
+        if unknown:
+            raise ApiKeyError(f"keys create: unknown scope {unknown[0]!r} (allowed: {', '.join(SCOPES)})")
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         created = datetime.now(UTC).isoformat(timespec="seconds")
+        row = (hash_key(key), key[:PREFIX_LENGTH], user_id, created, scope_text(scopes))
         async with self.db.transaction() as conn:
-            await conn.execute(INSERT_KEY_SQL, (hash_key(key), key[:PREFIX_LENGTH], user_id, created))
+            await conn.execute(INSERT_KEY_SQL, row)
         return key
 
     async def list(self, user_id: str | None = None) -> list[KeyRecord]:
@@ -94,7 +115,16 @@ class KeyStore:
             rows = await self.db.fetchall(LIST_KEYS_SQL)
         else:
             rows = await self.db.fetchall(LIST_USER_KEYS_SQL, (validate_user_id(user_id),))
-        return [KeyRecord(r["prefix"], r["user_id"], r["created_at"], bool(r["revoked"])) for r in rows]
+        return [
+            KeyRecord(
+                r["prefix"],
+                r["user_id"],
+                r["created_at"],
+                bool(r["revoked"]),
+                tuple(stored_scopes(r["scopes"])),
+            )
+            for r in rows
+        ]
 
     async def revoke(self, prefix: str) -> bool:
         async with self.db.transaction() as conn:
@@ -103,8 +133,13 @@ class KeyStore:
 
     async def user_for(self, key: str) -> str | None:
         """The user a valid, unrevoked key belongs to, else None."""
+        grant = await self.grant_for(key)
+        return None if grant is None else grant.user_id
+
+    async def grant_for(self, key: str) -> KeyGrant | None:
+        """The user and scopes of a valid, unrevoked key, else None."""
         row = await self.db.fetchone(USER_FOR_KEY_SQL, (hash_key(key),))
-        return None if row is None else str(row["user_id"])
+        return None if row is None else KeyGrant(str(row["user_id"]), tuple(stored_scopes(row["scopes"])))
 
     async def active_count(self) -> int:
         row = await self.db.fetchone(COUNT_ACTIVE_SQL)
@@ -125,21 +160,25 @@ async def has_active_keys(data_dir: Path) -> bool:
         await store.close()
 
 
-async def run_keys(data_dir: Path, action: str, user: str | None, prefix: str | None) -> int:
+async def run_keys(
+    data_dir: Path, action: str, user: str | None, prefix: str | None, scopes: Sequence[str] = ()
+) -> int:
     """`knowledge-mcp keys create|list|revoke`."""
     store = await KeyStore.open(data_dir)
     try:
         if action == "create":
             if user is None:
                 raise ApiKeyError("keys create: --user is required")
-            key = await store.create(user)
+            key = await store.create(user, scopes)
             print(key)
-            print(f"API key for {validate_user_id(user)} (shown once; store it now)", file=sys.stderr)
+            kind = "read-write" if WRITE in scopes else "read-only"
+            print(f"{kind} API key for {validate_user_id(user)} (shown once; store it now)", file=sys.stderr)
             return 0
         if action == "list":
             for record in await store.list(user):
                 state = "revoked" if record.revoked else "active"
-                print(f"{record.prefix}\t{record.user_id}\t{record.created_at}\t{state}")
+                scope = scope_text(record.scopes) or "read"
+                print(f"{record.prefix}\t{record.user_id}\t{record.created_at}\t{state}\t{scope}")
             return 0
         if action == "revoke":
             assert prefix is not None

@@ -30,6 +30,7 @@ from knowledge_mcp.sources.storage.db import Migration, validate_user_id
 from ..config import Settings
 from ..context import DatabasePool
 from .keys import MIGRATIONS, KeyStore, keys_path, looks_like_key
+from .scopes import claim_scopes, scope_text
 
 API_KEY_HEADER = b"x-api-key"
 
@@ -152,17 +153,21 @@ class KnowledgeTokenVerifier:
         claims = self.jwt.verify(token)
         if claims is None:
             return None
-        return _access_token(token, str(claims["sub"]), int(claims["exp"]), via="jwt")
+        return _access_token(token, str(claims["sub"]), int(claims["exp"]), "jwt", claim_scopes(claims))
 
     async def _verify_key(self, key: str) -> AccessToken | None:
         if not keys_path(self.data_dir).exists():
             return None
         store = KeyStore(await self.pool.open(keys_path(self.data_dir), self.migrations))
-        user = await store.user_for(key)
-        return None if user is None else _access_token(key, user, None, via="api_key")
+        grant = await store.grant_for(key)
+        return (
+            None if grant is None else _access_token(key, grant.user_id, None, "api_key", list(grant.scopes))
+        )
 
 
-def _access_token(token: str, user: str, expires_at: int | None, via: str) -> AccessToken | None:
+def _access_token(
+    token: str, user: str, expires_at: int | None, via: str, scopes: list[str]
+) -> AccessToken | None:
     try:
         user = validate_user_id(user)  # folded: `Alice` and `alice` are one user, one folder
     except KnowledgeError:
@@ -171,7 +176,7 @@ def _access_token(token: str, user: str, expires_at: int | None, via: str) -> Ac
     if expires_at is not None and expires_at < int(time.time()):
         return None
     return AccessToken(
-        token=token, client_id=user, scopes=[], expires_at=expires_at, subject=user, claims={"via": via}
+        token=token, client_id=user, scopes=scopes, expires_at=expires_at, subject=user, claims={"via": via}
     )
 
 
@@ -212,8 +217,9 @@ class ApiKeyHeader:
         await self.app(scope, receive, send)
 
 
-def mint_token(settings: Settings, user: str, ttl_s: int) -> str:
-    """An HS256 JWT for `user` signed with the configured `jwt_secret`."""
+def mint_token(settings: Settings, user: str, ttl_s: int, scopes: Sequence[str] = ()) -> str:
+    """An HS256 JWT for `user` signed with the configured `jwt_secret` (with a `scope` claim
+    when `scopes` are given: `write` lets it write notes)."""
     if settings.jwt_secret is None:
         raise AuthConfigError(
             "token: no jwt_secret configured (set KNOWLEDGE_MCP_JWT_SECRET or [auth] jwt_secret)"
@@ -228,4 +234,6 @@ def mint_token(settings: Settings, user: str, ttl_s: int) -> str:
         claims["iss"] = settings.jwt_issuer
     if settings.jwt_audience:
         claims["aud"] = settings.jwt_audience
+    if scopes:
+        claims["scope"] = scope_text(scopes)
     return jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm="HS256")

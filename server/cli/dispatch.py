@@ -36,6 +36,16 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def scope_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--scope",
+        action="append",
+        choices=("read", "write"),
+        help=f"what the {what} may do (repeatable; default read: search and read only; write: also "
+        "notes_create/notes_update)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="knowledge-mcp", description="Search and read your own knowledge over MCP."
@@ -96,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         action = keys_sub.add_parser(name, help=text)
         common(action)
+        if name == "create":
+            scope_option(action, "key")
     revoke = keys_sub.add_parser("revoke", help="revoke the key with this prefix")
     common(revoke)
     revoke.add_argument("prefix", help="the key's prefix as `keys list` shows it (km_XXXXXXXX)")
@@ -119,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=3600,
         help="lifetime in seconds, at most max_token_lifetime_s (default 3600)",
     )
+    scope_option(token, "token")
 
     demo = sub.add_parser("demo", help="import the fixtures into a throw-away dir and query the real server")
     demo.add_argument("--keep", action="store_true", help="keep the throw-away data dir")
@@ -297,7 +310,12 @@ def dispatch(args: argparse.Namespace) -> int:
         from ..auth.keys import run_keys
 
         return anyio.run(
-            run_keys, settings.data_dir, args.keys_command, args.user, getattr(args, "prefix", None)
+            run_keys,
+            settings.data_dir,
+            args.keys_command,
+            args.user,
+            getattr(args, "prefix", None),
+            getattr(args, "scope", None) or [],
         )
     if args.command == "glossary":
         from .glossary import run_glossary
@@ -307,7 +325,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "token":
         from ..auth.tokens import mint_token
 
-        print(mint_token(settings, settings.user, args.ttl))
+        print(mint_token(settings, settings.user, args.ttl, args.scope or []))
         return 0
     if args.command == "search":
         from .commands import print_results, run_search

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ..models import OrderBy
@@ -25,10 +25,12 @@ from ..tooling import (
     render_get,
     render_search,
     reranking_of,
+    tool_errors,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput
 from .source import NotesOptions, source
+from .writing import NoteWriter, WriteResult, WritingHost
 
 NoteId = Annotated[str, item_id_of("notes"), Field(description="A notes_search result's uri or id.")]
 
@@ -84,3 +86,69 @@ def register(mcp: MCPServer, host: ToolHost) -> None:
 
     add_read_tool(mcp, host, "notes_search", "Search notes", notes_search)
     add_read_tool(mcp, host, "notes_get", "Read a note", notes_get)
+    if isinstance(host, WritingHost):
+        register_writes(mcp, host)
+
+
+CREATES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+CHANGES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+Text = str | None
+
+
+def register_writes(mcp: MCPServer, host: WritingHost) -> None:
+    """notes_create and notes_update (listed only to callers who may write: `server/tool_list`)."""
+
+    async def writer(ctx: Context) -> NoteWriter:
+        permit = host.write_permit(ctx)
+        return NoteWriter(await host.database(ctx, source.name), permit, host.defaults(ctx))
+
+    async def notes_create(
+        title: str,
+        content: str,
+        ctx: Context,
+        tags: list[str] | None = None,
+        folder: Annotated[str | None, Field(description="Sub-folder, e.g. projects/x.")] = None,
+    ) -> CallToolResult:
+        """Save a new Markdown note in the user's notes folder.
+
+        Similar notes come back as duplicates; recommendation review_first: one is near-identical.
+        """
+        result = await (await writer(ctx)).create(title, content, tags, folder)
+        return tool_result(result, render_write(result))
+
+    async def notes_update(
+        note_id: NoteId,
+        ctx: Context,
+        content: Annotated[Text, Field(description="New body (or new section text).")] = None,
+        append: Annotated[Text, Field(description="Text to add at the end.")] = None,
+        section: Annotated[str | None, Field(description="Heading whose text content replaces.")] = None,
+        expected_version: int | None = None,
+    ) -> CallToolResult:
+        """Change a note: replace its body or one section, or append.
+
+        expected_version (notes_get's version) refuses the change if the note changed since.
+        """
+        result = await (await writer(ctx)).update(
+            note_id, content=content, append=append, section=section, expected_version=expected_version
+        )
+        return tool_result(result, render_write(result))
+
+    for fn, title, hints in (
+        (notes_create, "Create a note", CREATES),
+        (notes_update, "Update a note", CHANGES),
+    ):
+        tool = tool_errors(fn, source.name)
+        mcp.add_tool(tool, name=host.tool_name(fn.__name__), title=title, annotations=hints)
+
+
+def render_write(result: WriteResult) -> str:
+    lines = [f"{result.title} — {result.uri} ({result.path}, version {result.version})"]
+    if result.recommendation:
+        lines.append("recommendation: review_first (a near-identical note exists)")
+    lines += [f"similar: {d.title} — {d.uri} ({d.similarity:.2f})" for d in result.duplicates or []]
+    lines += [f"warning: {w}" for w in result.warnings or []]
+    return "\n".join(lines)

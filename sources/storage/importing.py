@@ -21,6 +21,7 @@ from ..text import dates
 from .chunking import chunk_text
 from .db import Database
 from .items import ChunkSpan, ItemParser, ParsedItem
+from .naming import stored_path
 from .runs import FileWork, ImportRun, ImportSummary
 from .walking import iter_files
 
@@ -70,6 +71,9 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 OPTIMIZE_MIN_CHUNKS = 10_000
 """An import writing at least this many chunks (and a tenth of the source) merges the index."""
 OPTIMIZE_SQL = "INSERT INTO {p}_chunks_fts({p}_chunks_fts) VALUES('optimize')"
+HAS_FOLDERS_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{p}_folders'"
+RECORD_FOLDER_SQL = """INSERT INTO {p}_folders (path, is_folder, imported_at) VALUES (?,?,?)
+    ON CONFLICT(path) DO UPDATE SET is_folder=excluded.is_folder, imported_at=excluded.imported_at"""
 COUNT_CHUNKS_SQL = "SELECT COUNT(*) FROM {p}_chunks"
 
 
@@ -92,7 +96,18 @@ class Importer:
         """Import files and folders (`runs.ImportRun`): the summary of what happened to each."""
         summary = await ImportRun(self).run(paths, prune=prune, on_file=on_file)
         await self.optimize_if_large()
+        await self.record_paths(paths)
         return summary
+
+    async def record_paths(self, paths: Sequence[Path]) -> None:
+        """Remember the files and folders this import was given, when the source's schema has
+        a `<p>_folders` table (notes: where new notes are written)."""
+        if await self.db.fetchone(self.sql(HAS_FOLDERS_SQL)) is None:
+            return
+        now = dates.now()
+        rows = [(str(stored_path(p.resolve())), int(p.is_dir()), now) for p in paths if p.exists()]
+        async with self.db.transaction() as conn:
+            await conn.executemany(self.sql(RECORD_FOLDER_SQL), rows)
 
     async def optimize_if_large(self) -> bool:
         """After a large import, merge the FTS index's segments into one (FTS5 `optimize`).

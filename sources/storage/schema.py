@@ -116,3 +116,15 @@ CREATE TRIGGER IF NOT EXISTS {p}_chunks_vu AFTER UPDATE OF title, body ON {p}_ch
     DELETE FROM {p}_chunk_vectors WHERE chunk_id = old.id;
 END;
 """
+
+
+def import_folders_v5(p: str) -> str:
+    """The files and folders a user imported (`Importer.run` records each given path), so the
+    server knows where the user's files live: the notes folder new notes are written into."""
+    return f"""
+CREATE TABLE IF NOT EXISTS {p}_folders (
+    path TEXT PRIMARY KEY,
+    is_folder INTEGER NOT NULL,
+    imported_at TEXT NOT NULL
+);
+"""

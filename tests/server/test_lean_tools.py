@@ -37,7 +37,7 @@ async def tool_tokens(data_dir: Path, **settings: Any) -> dict[str, int]:
 @pytest.mark.anyio
 async def test_the_default_tool_list_costs_a_host_at_most_ten_thousand_tokens(data_dir: Path) -> None:
     tokens = await tool_tokens(data_dir)
-    assert len(tokens) == 22
+    assert len(tokens) == 24  # with notes_create and notes_update (a local caller may write)
     assert sum(tokens.values()) <= FULL_BUDGET, tokens
 
 

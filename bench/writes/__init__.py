@@ -1,0 +1,1 @@
+"""The write tools measured: `python -m knowledge_mcp.bench.writes.latency`."""
