@@ -13,8 +13,10 @@ MIGRATIONS = (
     ),
     Migration(2, "covering index for ranking pages", page_index_v2("prompts")),
     Migration(3, "size and modification time of imported files", file_stat_v3("prompts")),
-    Migration(4, "vectors of the chunks for semantic search", dense_vectors_v4("prompts")),
     # Items now carry a summary: forget the files' hashes, so the next import re-reads every
     # prompt (an unchanged file would be skipped) and updates the items that changed.
     Migration(4, "re-read every file on the next import (summaries)", "DELETE FROM prompts_files;\n"),
+    # Released as a second version 4, which a database already at 4 never ran (idempotent, so
+    # one that ran both keeps its vectors).
+    Migration(5, "vectors of the chunks for semantic search", dense_vectors_v4("prompts")),
 )
