@@ -15,6 +15,7 @@ import aiosqlite
 
 from ..models import OrderBy, ScoreType
 from ..storage.db import Database
+from .scoring import Norm
 
 FtsColumn = Literal["title", "body"]
 SearchMode = Literal["auto", "lexical", "semantic", "hybrid"]
@@ -112,6 +113,9 @@ class Found:
     """The query terms a hit chunk (by rowid) matches, when the ranking knows them."""
     scores: dict[int, tuple[float, ScoreType]] | None = None
     """A fused ranking's 0..1 score and its kind per item rowid; None: the calibrated bm25."""
+    norm: Norm | None = None
+    """What the calibration measures a hit's bm25 against (the query's idf mass, the source's
+    rarest-word idf: `scoring.Norm`); None: unknown."""
 
 
 NOTHING = Found([], None)

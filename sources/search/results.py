@@ -39,12 +39,12 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
     offset, snippet_length = ctx.request.offset, ctx.snippet_length
     hit_chunks = [hit_chunk(row) for row in rows]
     matcher = QueryMatcher(query)
-    scored = found.scores or {}
+    scored, scale = found.scores or {}, ctx.request.bm25_scale
     results = [
         ctx.source.result(
             row,
             chunk,
-            **_score(scored.get(row["id"]), row["b"] * ctx.request.bm25_scale, len(query.terms)),
+            **_score(scored.get(row["id"]), calibrated(row["b"], len(query.terms), found.norm, scale)),
             rank=offset + position + 1,
             match_count=row["n"],
         )
@@ -132,10 +132,10 @@ def empty(model: type[Any], warnings: list[str], ctx: SearchContext | None = Non
     )
 
 
-def _score(fused: tuple[float, ScoreType] | None, bm25: float, terms: int) -> dict[str, Any]:
+def _score(fused: tuple[float, ScoreType] | None, lexical: float) -> dict[str, Any]:
     """A result's score: the fused one when a fuser gave it, else the calibrated bm25."""
     if fused is None:
-        return {"score": calibrated(bm25, terms)}
+        return {"score": lexical}
     return {"score": fused[0], "score_type": fused[1]}
 
 

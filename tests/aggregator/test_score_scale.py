@@ -12,6 +12,7 @@ from mcp import Client
 
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats
 from knowledge_mcp.sources.search.query import parse_query
+from knowledge_mcp.sources.search.scoring import unique_idf
 from tests.aggregator.conftest import structured
 
 pytestmark = pytest.mark.anyio
@@ -85,4 +86,6 @@ def test_a_source_s_bm25_is_scaled_to_the_idf_of_all_sources(
     local: IndexStats, others: list[IndexStats], query: str, expected: Any
 ) -> None:
     shared = SharedStats.of([local, *others])
-    assert shared.scale(local, parse_query(query).terms) == expected
+    # ... and carried from the source's unit of evidence to that of all the sources together.
+    unit = unique_idf(local.chunks) / unique_idf(shared.chunks)
+    assert shared.scale(local, parse_query(query).terms) / unit == expected

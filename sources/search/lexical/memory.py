@@ -15,6 +15,7 @@ import numpy as np
 from ...storage.db import Database
 from ..query import ParsedQuery, Term, parse_query
 from ..request import NOTHING, Found, SearchContext, SearchedSource
+from ..scoring import norm
 from ..stemming import stems
 from .memory_index import Hits, MemoryIndexes, QueryTerm, Ranked
 from .plan import CANDIDATE_CAP, PER_RESULT
@@ -68,7 +69,9 @@ class MemoryRetriever:
         total = int(rows[0]["total"]) if request.filters and rows else ranked.total
         texts = query.term_texts
         matched = ranked.terms_in([r["chunk_rowid"] for r in rows])
-        return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]])
+        distinct = {t.fts(): index.rows_of(q) for t, q in zip(query.terms, terms, strict=True)}
+        within = norm(distinct.values(), index.chunks)
+        return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]], norm=within)
 
 
 async def rank_in_memory(db: Database, source: SearchedSource, query: str, want: int = 10) -> Ranked | None:

@@ -1,4 +1,8 @@
-"""The lexical retrieve stage: the exact in-memory copy when it can answer, else FTS5."""
+"""The lexical retrieve stage: the exact in-memory copy when it can answer, else FTS5.
+
+Either way the hits carry the query's norm (`scoring.Norm`: its idf mass and the source's
+rarest-word idf), which the calibration measures each hit's bm25 against.
+"""
 
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ in the same round trip as the probes of uncached terms.
 count over all of their sources, so that a score means the same in every source (a source of
 forty prompts, where every word is rare or in half the rows, no longer scores on its own
 scale). Each source's bm25 is scaled by one factor per query (`scale`), which keeps its order.
+The factor also carries the calibration's unit (`scoring.Norm.unique`) from the source's size to
+that of all the sources together.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from cachetools import LRUCache
 
 from ...storage.db import Database
 from ..query import ParsedQuery, Term
+from ..scoring import unique_idf
 from .plan import estimate_keys, estimated_df, idf
 from .sql import ident
 
@@ -65,8 +68,12 @@ class SharedStats:
         mine, everyone = estimated_df(terms, local.df), estimated_df(terms, self.df)
         held = [t.fts() for t in terms if mine[t.fts()] > 0]
         own = sum(idf(mine[t], local.chunks) for t in held)
-        shared = sum(idf(max(everyone[t], mine[t]), max(self.chunks, local.chunks)) for t in held)
-        return shared / own if own > 0 else 1.0
+        chunks = max(self.chunks, local.chunks)
+        shared = sum(idf(max(everyone[t], mine[t]), chunks) for t in held)
+        # The calibration measures evidence in units of the source's rarest-word idf
+        # (`scoring.Norm.unique`); shared, the unit is that of all the sources together.
+        unit = unique_idf(local.chunks) / unique_idf(chunks)
+        return (shared / own if own > 0 else 1.0) * unit
 
 
 class TermStats:
