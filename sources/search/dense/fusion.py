@@ -41,19 +41,24 @@ from ..lexical.memory import memory_indexes, ranked_page
 from ..lexical.sql import SearchSpec
 from ..query import ParsedQuery
 from ..request import NOTHING, Found, SearchContext
-from ..scoring import calibrated
+from ..scoring import Norm, calibrated
 from .retriever import DenseFound
 
 Method = Literal["logistic", "rrf"]
 METHOD: Method = "logistic"
 # hybrid_score = sigmoid(LEXICAL_WEIGHT * logit(calibrated bm25) + COSINE_WEIGHT * cosine + BIAS)
-LEXICAL_WEIGHT = 0.7174
-COSINE_WEIGHT = 8.7283
-BIAS = -5.5481
+LEXICAL_WEIGHT = 0.7033
+COSINE_WEIGHT = 8.6825
+BIAS = -5.5577
 # dense_score = sigmoid(DENSE_SLOPE * cosine + DENSE_INTERCEPT)
 DENSE_SLOPE = 18.475
 DENSE_INTERCEPT = -13.4819
 RRF_K = 60
+FLOOR_COSINE = 0.40
+"""A search where no query word occurs (or, with `mode = semantic`, any search) whose best cosine
+is below this finds nothing: measured on SciFact train, 200 queries of random letters reach a
+best cosine of 0.20–0.38, and (query, random abstract) pairs 0.40 at their 99th percentile, while
+the 809 real queries' best cosine is below it for 1.6 % of them (and those match words)."""
 
 
 def _sigmoid(x: float) -> float:
@@ -110,12 +115,14 @@ def candidates(lexical: Found | None, dense: DenseFound, bm25_scale: float = 1.0
     return found
 
 
-def fused_score(c: Candidate, terms: int, method: Method, lexical: bool) -> float:
+def fused_score(
+    c: Candidate, terms: int, method: Method, lexical: bool, within: Norm | None = None, scale: float = 1.0
+) -> float:
     if method == "rrf":
         return rrf([c.lexical_rank, c.dense_rank] if lexical else [c.dense_rank])
     if not lexical:
         return dense_score(c.cosine)
-    return hybrid_score(calibrated(c.bm25 if c.bm25 is not None else 0.0, terms), c.cosine)
+    return hybrid_score(calibrated(c.bm25 if c.bm25 is not None else 0.0, terms, within, scale), c.cosine)
 
 
 class HybridFuser:
@@ -129,11 +136,19 @@ class HybridFuser:
         lexical = next((f for f in found if not isinstance(f, DenseFound)), None)
         if dense is None:
             return lexical if lexical is not None else NOTHING
-        pool = candidates(lexical, dense, ctx.request.bm25_scale)
+        weak = _below_floor(lexical, dense)
+        if weak is not None:
+            ctx.warnings.append(
+                f"nothing close: no query word occurs here and the closest meaning is weak "
+                f"(best cosine {weak:.2f} < {FLOOR_COSINE:.2f})"
+            )
+            return NOTHING
+        pool = candidates(lexical, dense)  # bm25 as the source computed it: scaled in `calibrated`
         kind: ScoreType = "hybrid" if ctx.lexical else "dense"
         terms = len(query.terms)
+        within, scale = (lexical.norm if lexical is not None else None), ctx.request.bm25_scale
         scored = sorted(
-            ((fused_score(c, terms, self.method, ctx.lexical), c) for c in pool.values()),
+            ((fused_score(c, terms, self.method, ctx.lexical, within, scale), c) for c in pool.values()),
             key=lambda sc: (-sc[0], sc[1].item),
         )
         ranked = [(c.item, c.chunk, -score, c.matches) for score, c in scored]
@@ -155,7 +170,17 @@ class HybridFuser:
             total if ranked else None,
             _terms_of(lexical, pool),
             {c.item: (score, kind) for score, c in scored},
+            within,
         )
+
+
+def _below_floor(lexical: Found | None, dense: DenseFound) -> float | None:
+    """The best cosine, when no query word matched (or bm25 did not run) and it is under the
+    floor; else None."""
+    if lexical is not None and lexical.total is not None:
+        return None
+    best = float(dense.best.max()) if len(dense.best) else 0.0
+    return best if best < FLOOR_COSINE else None
 
 
 def _terms_of(lexical: Found | None, pool: dict[int, Candidate]) -> Callable[[int], list[str]] | None:
