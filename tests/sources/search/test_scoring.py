@@ -153,7 +153,9 @@ def test_a_hit_matching_every_query_word_reads_the_same_in_a_small_or_a_large_co
 ) -> None:
     bm25, within = full_match(chunks, terms)
     reference_bm25, reference = full_match(5750, terms)
-    assert calibrated(bm25, terms, within) == pytest.approx(calibrated(reference_bm25, terms, reference), abs=1e-5)
+    assert calibrated(bm25, terms, within) == pytest.approx(
+        calibrated(reference_bm25, terms, reference), abs=1e-5
+    )
 
 
 @pytest.mark.parametrize("chunks", [12, 40, 100])
