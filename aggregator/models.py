@@ -31,4 +31,3 @@ class KnowledgeSearchResponse(SearchResponse[AnyResult]):  # type: ignore[type-v
         description="Hits of every source asked, best first; each keeps its source's fields."
     )
     seen_applied: SeenApplied | None = None
-
