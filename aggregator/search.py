@@ -23,6 +23,7 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
+from knowledge_mcp.sources.search.scoring import Norm
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.tooling import databases_of
@@ -126,8 +127,8 @@ async def knowledge_search(
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
         requests[name].details = False
     if order_by == "relevance" and len(names) > 1:
-        for name, scale in (await bm25_scales(host, ctx, names, q.query, timeout_s)).items():
-            requests[name].bm25_scale = scale
+        for name, (scale, norm) in (await bm25_scales(host, ctx, names, q.query, timeout_s)).items():
+            requests[name].bm25_scale, requests[name].norm = scale, norm
     answers = await fan_out(host, ctx, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     response.session_applied = session is not None
@@ -164,10 +165,10 @@ async def session_of(host: AggregatorHost, ctx: Context, session_id: str | None)
 
 async def bm25_scales(
     host: AggregatorHost, ctx: Context, names: list[str], query: str, timeout_s: float
-) -> dict[str, float]:
+) -> dict[str, tuple[float, Norm]]:
     """Each source's bm25 factor that weighs the query's words as all of `names` together do
-    (`SharedStats.scale`); a source that cannot say is left out (its search, in the fan-out,
-    then reports the failure)."""
+    (`SharedStats.scale`), and the query's norm over them all (`SharedStats.norm`); a source
+    that cannot say is left out (its search, in the fan-out, then reports the failure)."""
     parsed = parse_query(query)
     if parsed.is_empty:
         return {}
@@ -185,7 +186,8 @@ async def bm25_scales(
         for name in names:
             group.start_soon(ask, name)
     shared = SharedStats.of(list(found.values()))
-    return {name: shared.scale(stats, parsed.terms) for name, stats in found.items()}
+    everyone = shared.norm(parsed.terms)
+    return {name: (shared.scale(stats, parsed.terms), everyone) for name, stats in found.items()}
 
 
 async def fan_out(

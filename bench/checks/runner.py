@@ -37,6 +37,7 @@ from mcp_types import Implementation
 
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
+from knowledge_mcp.server.logs import configure_logging
 from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
@@ -111,7 +112,7 @@ async def load(folder: Path, data_dir: Path, embed: bool) -> dict[str, int]:
 async def run_checks(
     checks: dict[str, Any], folder: Path, mode: str, data_dir: Path | None
 ) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="knowledge-mcp-checks-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="knowledge-mcp-checks-", ignore_cleanup_errors=True) as tmp:
         where = data_dir if data_dir is not None else Path(tmp)
         counts = await load(folder, where, mode != "lexical")
         settings = Settings(
@@ -146,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, help="keep the import (and vectors) here for the next run")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
     args = parser.parse_args(argv)
+    configure_logging("WARNING")
     checks = tomllib.loads(args.checks.read_text(encoding="utf-8"))
     report = anyio.run(run_checks, checks, args.folder, args.mode, args.data_dir)
     if args.json:

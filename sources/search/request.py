@@ -50,6 +50,9 @@ class SearchRequest:
     bm25_scale: float = 1.0
     """bm25 is multiplied by this before calibration: knowledge_search puts every source on the
     scale of all the user's sources together (`SharedStats.scale`)."""
+    norm: Norm | None = None
+    """knowledge_search: the query's norm over all the user's sources (`SharedStats.norm`), which
+    the scaled bm25 is calibrated against instead of the source's own."""
 
 
 class SearchedSource(Protocol):

@@ -83,12 +83,13 @@ def coverage(bm25: float, mass: float) -> float:
 def calibrated(bm25: float, term_count: int, within: Norm | None = None, scale: float = 1.0) -> float:
     """The 0..1 score of a hit of bm25 `bm25` (as its source computed it) for a query of
     `term_count` terms; `scale` puts bm25 on the idf of all the user's sources together
-    (`SharedStats.scale`), `within` is the query's norm in the hit's source."""
+    (`SharedStats.scale`), and `within` is the query's norm on the same statistics: the hit's
+    source's own, or all the sources' (`SharedStats.norm`) when scaled."""
     evidence = max(0.0, -bm25 * scale) / math.sqrt(max(1, term_count))
     if within is None:
         return round(_sigmoid(SLOPE * evidence + INTERCEPT), 6)
     evidence *= REFERENCE_IDF / within.unique
-    x = EVIDENCE_WEIGHT * evidence + COVERAGE_WEIGHT * coverage(bm25, within.mass) + BIAS
+    x = EVIDENCE_WEIGHT * evidence + COVERAGE_WEIGHT * coverage(bm25 * scale, within.mass) + BIAS
     return round(_sigmoid(x), 6)
 
 

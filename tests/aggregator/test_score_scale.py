@@ -86,6 +86,26 @@ def test_a_source_s_bm25_is_scaled_to_the_idf_of_all_sources(
     local: IndexStats, others: list[IndexStats], query: str, expected: Any
 ) -> None:
     shared = SharedStats.of([local, *others])
-    # ... and carried from the source's unit of evidence to that of all the sources together.
-    unit = unique_idf(local.chunks) / unique_idf(shared.chunks)
-    assert shared.scale(local, parse_query(query).terms) / unit == expected
+    assert shared.scale(local, parse_query(query).terms) == expected
+
+
+@pytest.mark.parametrize(
+    ("stats", "query", "mass"),
+    [
+        # a word common in the small source (idf ~0 there) but rare overall weighs as it does overall
+        ([stats(10, apple=8), stats(10_000, apple=2)], "apple", math.log(10_000.5 / 10.5)),
+        # a word no source holds counts as the rarest
+        (
+            [stats(10, apple=1), stats(10_000, apple=0)],
+            "apple pear",
+            math.log(10_009.5 / 1.5) + math.log(10_010.5 / 0.5),
+        ),
+    ],
+)
+def test_the_shared_norm_weighs_the_query_words_over_all_sources(
+    stats: list[IndexStats], query: str, mass: float
+) -> None:
+    shared = SharedStats.of(stats)
+    within = shared.norm(parse_query(query).terms)
+    assert within.mass == pytest.approx(mass)
+    assert within.unique == pytest.approx(unique_idf(10_010))
