@@ -22,9 +22,10 @@ The fit has two signals, both taken from bm25 so that the order within a respons
   where: a title match weighs more). A hit matching one word of four rarely covers a quarter.
 
 On SciFact train the two together fit with log-loss 0.1198 against 0.1212 for the evidence
-alone (the former calibration, `SLOPE`/`INTERCEPT`, still used when the idf mass is unknown);
-relevant hits' median coverage is 0.96, all hits' 0.48. Without `norm` (no term statistics),
-the former fit applies.
+alone (the former calibration, `SLOPE`/`INTERCEPT`, still used when no norm is known); relevant
+hits' median coverage is 0.96, all hits' 0.48. Both are read on the statistics the hit's bm25 was
+weighed by: its source's own, or in `knowledge_search` those of all the user's sources together
+(the bm25 scaled by `SharedStats.scale`, the norm `SharedStats.norm`).
 """
 
 from __future__ import annotations
