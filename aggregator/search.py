@@ -20,6 +20,7 @@ from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.dense.fusion import FLOOR_WARNING
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
@@ -247,7 +248,8 @@ def merged_response(
         lists.append(list(a.response.results))
         truncated = truncated or a.response.has_more
         total += a.response.total_estimated
-        warnings += a.response.warnings
+        # A source with nothing close is no news while another answers (said below if none does).
+        warnings += [w for w in a.response.warnings if w != FLOOR_WARNING]
     page = cut_page(
         Candidates(lists, truncated, total),
         offset=q.offset,
@@ -261,6 +263,10 @@ def merged_response(
     for result in page.results:
         result.fill_details()
     warnings += page.warnings
+    if not page.results and any(
+        a.response is not None and FLOOR_WARNING in a.response.warnings for a in answers
+    ):
+        warnings.append(FLOOR_WARNING)
     if q.min_score is not None and page.best_score is not None and page.best_score < q.min_score:
         warnings.append(
             f"no result scored min_score={q.min_score:g} or more (best {page.best_score:.2f}); "

@@ -62,6 +62,10 @@ FLOOR_COSINE = 0.40
 is below this finds nothing: measured on SciFact train, 200 queries of random letters reach a
 best cosine of 0.20–0.38, and (query, random abstract) pairs 0.40 at their 99th percentile, while
 the 809 real queries' best cosine is below it for 1.6 % of them (and those match words)."""
+FLOOR_WARNING = (
+    f"nothing close: none of the query's words occur and nothing is near it in meaning "
+    f"(best cosine under {FLOOR_COSINE:.2f})"
+)
 
 
 def _sigmoid(x: float) -> float:
@@ -139,12 +143,8 @@ class HybridFuser:
         lexical = next((f for f in found if not isinstance(f, DenseFound)), None)
         if dense is None:
             return lexical if lexical is not None else NOTHING
-        weak = _below_floor(lexical, dense)
-        if weak is not None:
-            ctx.warnings.append(
-                f"nothing close: no query word occurs here and the closest meaning is weak "
-                f"(best cosine {weak:.2f} < {FLOOR_COSINE:.2f})"
-            )
+        if _below_floor(lexical, dense) is not None:
+            ctx.warnings.append(FLOOR_WARNING)
             return NOTHING
         pool = candidates(lexical, dense)  # bm25 as the source computed it: scaled in `calibrated`
         kind: ScoreType = "hybrid" if ctx.lexical else "dense"
