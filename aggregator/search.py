@@ -20,10 +20,12 @@ from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.dense.fusion import FLOOR_WARNING
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import ResultField, SearchMode, SearchRequest
 from knowledge_mcp.sources.search.rerank.backend import Reranking
+from knowledge_mcp.sources.search.scoring import Norm
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.tooling import databases_of
@@ -136,8 +138,8 @@ async def knowledge_search(
         requests[name].per_item = q.per_item
         requests[name].fields = frozenset(q.fields or ())
     if order_by == "relevance" and len(names) > 1:
-        for name, scale in (await bm25_scales(host, ctx, names, q.query, timeout_s)).items():
-            requests[name].bm25_scale = scale
+        for name, (scale, norm) in (await bm25_scales(host, ctx, names, q.query, timeout_s)).items():
+            requests[name].bm25_scale, requests[name].norm = scale, norm
     if q.rerank is not None and q.rerank.backend is not None:
         timeout_s += q.rerank.timeout_s  # each source's rerank stage has its own budget
     answers = await fan_out(host, ctx, requests, defaults, timeout_s)
@@ -176,10 +178,10 @@ async def session_of(host: AggregatorHost, ctx: Context, session_id: str | None)
 
 async def bm25_scales(
     host: AggregatorHost, ctx: Context, names: list[str], query: str, timeout_s: float
-) -> dict[str, float]:
+) -> dict[str, tuple[float, Norm]]:
     """Each source's bm25 factor that weighs the query's words as all of `names` together do
-    (`SharedStats.scale`); a source that cannot say is left out (its search, in the fan-out,
-    then reports the failure)."""
+    (`SharedStats.scale`), and the query's norm over them all (`SharedStats.norm`); a source
+    that cannot say is left out (its search, in the fan-out, then reports the failure)."""
     parsed = parse_query(query)
     if parsed.is_empty:
         return {}
@@ -197,7 +199,8 @@ async def bm25_scales(
         for name in names:
             group.start_soon(ask, name)
     shared = SharedStats.of(list(found.values()))
-    return {name: shared.scale(stats, parsed.terms) for name, stats in found.items()}
+    everyone = shared.norm(parsed.terms)
+    return {name: (shared.scale(stats, parsed.terms), everyone) for name, stats in found.items()}
 
 
 async def fan_out(
@@ -257,7 +260,8 @@ def merged_response(
         lists.append(capped(list(a.response.results), q.per_item))
         truncated = truncated or a.response.has_more
         total += a.response.total_estimated
-        warnings += a.response.warnings
+        # A source with nothing close is no news while another answers (said below if none does).
+        warnings += [w for w in a.response.warnings if w != FLOOR_WARNING]
     page = cut_page(
         Candidates(sorted_lists(lists, order_by), truncated, total),
         offset=q.offset,
@@ -271,6 +275,10 @@ def merged_response(
     for result in page.results:
         result.fill_details()
     warnings += page.warnings
+    if not page.results and any(
+        a.response is not None and FLOOR_WARNING in a.response.warnings for a in answers
+    ):
+        warnings.append(FLOOR_WARNING)
     if q.min_score is not None and page.best_score is not None and page.best_score < q.min_score:
         warnings.append(
             f"no result scored min_score={q.min_score:g} or more (best {page.best_score:.2f}); "

@@ -264,7 +264,15 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.split_sources:
             from knowledge_mcp.bench.split.evaluation import run_split_eval_command
 
-            return run_split_eval_command(args.beir, args.split, args.json, args.limit_queries, args.session)
+            return run_split_eval_command(
+                args.beir,
+                args.split,
+                args.json,
+                args.limit_queries,
+                args.session,
+                args.retrieval,
+                args.data_dir,
+            )
         if args.folds is not None:
             from knowledge_mcp.bench.dense.fit_command import run_fit_command
 

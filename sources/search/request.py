@@ -18,6 +18,7 @@ from ..models import OrderBy, ScoreType
 from ..storage.db import Database
 from .query import ParsedQuery
 from .rerank.backend import Reranking
+from .scoring import Norm
 
 FtsColumn = Literal["title", "body"]
 SearchMode = Literal["auto", "lexical", "semantic", "hybrid"]
@@ -64,6 +65,9 @@ class SearchRequest:
     """Up to this many passages (matching chunks) of one item, each its own result (`diversify.py`)."""
     fields: frozenset[ResultField] = frozenset()
     """What each result adds to the compact default (`ResultField`)."""
+    norm: Norm | None = None
+    """knowledge_search: the query's norm over all the user's sources (`SharedStats.norm`), which
+    the scaled bm25 is calibrated against instead of the source's own."""
 
 
 class SearchedSource(Protocol):
@@ -138,6 +142,9 @@ class Found:
     """The query terms a hit chunk (by rowid) matches, when the ranking knows them."""
     scores: dict[int, tuple[float, ScoreType]] | None = None
     """A fused ranking's 0..1 score and its kind per item rowid; None: the calibrated bm25."""
+    norm: Norm | None = None
+    """What the calibration measures a hit's bm25 against (the query's idf mass, the source's
+    rarest-word idf: `scoring.Norm`); None: unknown."""
 
 
 NOTHING = Found([], None)

@@ -41,18 +41,19 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
     offset, snippet_length = ctx.request.offset, ctx.snippet_length
     hit_chunks = [hit_chunk(row) for row in rows]
     matcher = QueryMatcher(query)
-    scored = found.scores or {}
+    scored, scale = found.scores or {}, ctx.request.bm25_scale
     terms = len(query.own_terms)
     results: list[Any] = []
     leads: dict[int, Any] = {}
     for row, chunk in zip(rows, hit_chunks, strict=True):
-        bm25 = row["b"] * ctx.request.bm25_scale / query.boost  # the user's terms weigh as unexpanded
+        # the user's own terms weigh as unexpanded (`ParsedQuery.boost`)
+        lexical = calibrated(row["b"] / query.boost, terms, found.norm, scale)
         lead = leads.get(row["id"])
         if lead is None:
-            hit = _score(scored.get(row["id"]), bm25, terms)
+            hit = _score(scored.get(row["id"]), lexical)
             hit.update(rank=offset + len(leads) + 1, match_count=row["n"])
         else:  # a further passage: its own bm25, never above its item's score
-            hit = {"score": min(lead.score, calibrated(bm25, terms)), "rank": lead.rank}
+            hit = {"score": min(lead.score, lexical), "rank": lead.rank}
             hit["match_count"] = lead.match_count
         result = ctx.source.result(row, chunk, **hit)
         result._content_key = content_key(result.title, chunk["body"])
@@ -157,10 +158,10 @@ def empty(model: type[Any], warnings: list[str], ctx: SearchContext | None = Non
     )
 
 
-def _score(fused: tuple[float, ScoreType] | None, bm25: float, terms: int) -> dict[str, Any]:
+def _score(fused: tuple[float, ScoreType] | None, lexical: float) -> dict[str, Any]:
     """A result's score: the fused one when a fuser gave it, else the calibrated bm25."""
     if fused is None:
-        return {"score": calibrated(bm25, terms)}
+        return {"score": lexical}
     return {"score": fused[0], "score_type": fused[1]}
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from knowledge_mcp.bench.evaluation import evaluate
 from knowledge_mcp.bench.split.corpus import SHARES, dominant_terms, source_for
 from knowledge_mcp.bench.split.evaluation import evaluate_split
 
@@ -82,3 +83,22 @@ async def test_the_split_is_searched_through_knowledge_search_and_compared_with_
         "downrank",
         "hide",
     }
+
+
+@pytest.mark.anyio
+async def test_the_hybrid_split_borrows_the_eval_s_vectors_and_reports_the_scores_reliability(
+    beir: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    await evaluate(beir, "train", retrieval="hybrid", data_dir=cache)  # embeds the 60 documents
+    report = await evaluate_split(
+        beir, "train", extra={"notes": 3, "media": 2}, retrieval="hybrid", cache=cache
+    )
+    assert report["retrieval"] == "hybrid"
+    assert set(report["vectors_percent"]) == {"single", *report["sources"]}
+    assert all(p == 100 for p in report["vectors_percent"].values())
+    assert report["split_sources"]["ndcg@10"] == report["single_index"]["ndcg@10"] == 1.0
+    buckets = report["split_sources"]["reliability"]
+    assert sum(b["hits"] for b in buckets) > 3
+    top = [b for b in buckets if b["hits"] and b["relevant"]]
+    assert top and float(top[-1]["bucket"].split("-")[0]) >= 0.5, "the right documents score high"

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..query import ParsedQuery, Term
 from ..request import NOTHING, Found, SearchContext
+from ..scoring import norm
 from .memory import memory_indexes, ranked_page
 from .plan import SearchPlan, estimate_keys, estimated_df, plan_search
 from .sql import SearchSpec, build_sample_sql, build_search_sql
@@ -69,7 +70,8 @@ async def _planned(
             # The sample holds every matching row: it is the whole answer, newest first.
             # Scoring it by bm25 would read every row again (FTS5 counts a term's rows for
             # its idf by reading them): a sparse phrase of common words paid twice.
-            return Found(rows, int(rows[0]["total"]) if rows else 0)
+            within = norm(estimated_df(query.terms, stats.df).values(), stats.chunks)
+            return Found(rows, int(rows[0]["total"]) if rows else 0, norm=within)
     else:
         rows = await db.fetchall(*build_search_sql(spec))
     if len(rows) <= request.limit and plan.refill is not None:
@@ -86,7 +88,7 @@ async def _planned(
     total = int(rows[0]["total"]) if rows else 0
     if not plan.exact:
         total = max(total, min(plan.estimated_rows, stats.items))
-    return Found(rows, total)
+    return Found(rows, total, norm=norm(estimated_df(query.terms, stats.df).values(), stats.chunks))
 
 
 async def _newest_items(

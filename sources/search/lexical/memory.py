@@ -15,8 +15,9 @@ import numpy as np
 from ...storage.db import Database
 from ..query import ParsedQuery, Term, parse_query
 from ..request import NOTHING, Found, SearchContext, SearchedSource
+from ..scoring import norm
 from ..stemming import stems
-from .memory_index import Hits, MemoryIndexes, QueryTerm, Ranked
+from .memory_index import Hits, MemoryIndex, MemoryIndexes, QueryTerm, Ranked
 from .plan import CANDIDATE_CAP, PER_RESULT
 from .sql import RankedRow, SearchSpec, build_ranked_sql, build_term_scores_sql
 
@@ -68,7 +69,9 @@ class MemoryRetriever:
         total = int(rows[0]["total"]) if request.filters and rows else ranked.total
         texts = query.term_texts
         matched = ranked.terms_in([r["chunk_rowid"] for r in rows])
-        return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]])
+        distinct = {t.fts(): _rows(index, t, q) for t, q in zip(query.terms, terms, strict=True)}
+        within = norm(distinct.values(), index.chunks)
+        return Found(rows, total, lambda rowid: [texts[n] for n in matched[rowid]], norm=within)
 
 
 async def rank_in_memory(db: Database, source: SearchedSource, query: str, want: int = 10) -> Ranked | None:
@@ -114,6 +117,14 @@ async def _scored_alone(db: Database, source: SearchedSource, terms: list[Term])
         (np.array([r for r, _ in mine], dtype=np.int64), np.array([b for _, b in mine], dtype=np.float64))
         for mine in by_term
     ]
+
+
+def _rows(index: MemoryIndex, term: Term, ranked: QueryTerm) -> int:
+    """A term's row count as FTS5's planner estimates it (`plan.estimated_df`: a phrase counts
+    its rarest word's rows), so both retrievers give the same norm."""
+    if len(term.words) > 1 and not term.prefix:
+        return min(index.rows_of(word) for word in stems(term.words))
+    return index.rows_of(ranked)
 
 
 def _plain(term: Term) -> bool:

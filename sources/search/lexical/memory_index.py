@@ -114,6 +114,13 @@ class MemoryIndex:
         value = math.log((self.chunks - rows + 0.5) / (rows + 0.5))
         return value if value > 0 else 1e-6
 
+    def rows_of(self, term: QueryTerm) -> int:
+        """How many rows `term` matches (what its idf counts)."""
+        if isinstance(term, str):
+            n = self.terms.get(term)
+            return 0 if n is None else self.bounds[n + 1] - self.bounds[n]
+        return len(term[0])
+
     def _contribution(self, term: QueryTerm) -> tuple[Ints, Floats]:
         """The chunk positions `term` matches and what it adds to their bm25 (positive)."""
         if isinstance(term, str):

@@ -127,9 +127,10 @@ def plan_search(
 
 
 def idf(rows: int, chunks: int) -> float:
-    """FTS5's idf of a term in `rows` of `chunks` rows (clamped just above zero, as FTS5 does)."""
-    value = math.log((chunks - rows + 0.5) / (rows + 0.5))
-    return value if value > 0 else 1e-6
+    """FTS5's idf of a term in `rows` of `chunks` rows (clamped just above zero, as FTS5 does;
+    so is a count past the rows, as an estimate can be)."""
+    ratio = (chunks - rows + 0.5) / (rows + 0.5)
+    return math.log(ratio) if ratio > 1 else 1e-6
 
 
 def _or(terms: list[Term], same_rows: Mapping[str, str] | None = None) -> str:

@@ -12,6 +12,8 @@ in the same round trip as the probes of uncached terms.
 count over all of their sources, so that a score means the same in every source (a source of
 forty prompts, where every word is rare or in half the rows, no longer scores on its own
 scale). Each source's bm25 is scaled by one factor per query (`scale`), which keeps its order.
+`norm` is the query's idf mass and unit over all the sources, which the calibration measures the
+scaled bm25 against (`SearchRequest.norm`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from cachetools import LRUCache
 
 from ...storage.db import Database
 from ..query import ParsedQuery, Term
+from ..scoring import Norm, norm
 from .plan import estimate_keys, estimated_df, idf
 from .sql import ident
 
@@ -67,6 +70,13 @@ class SharedStats:
         own = sum(idf(mine[t], local.chunks) for t in held)
         shared = sum(idf(max(everyone[t], mine[t]), max(self.chunks, local.chunks)) for t in held)
         return shared / own if own > 0 else 1.0
+
+    def norm(self, terms: tuple[Term, ...]) -> Norm:
+        """The query's norm over all the sources together (`scoring.Norm`): what every source's
+        scaled bm25 is calibrated against in `knowledge_search`, so that coverage and evidence
+        count a word as the whole collection does (in a source of one card, a name in most of
+        its chunks has an idf of ~0 of its own)."""
+        return norm(estimated_df(terms, self.df).values(), self.chunks)
 
 
 class TermStats:
