@@ -2,11 +2,12 @@
 
     python -m knowledge_mcp.bench.dense.ann [--vectors 1000000] [--library usearch|hnswlib]
 
-Not part of search (the dense stage is exact, `sources/search/dense/index.py`); this measures
-whether a library would be worth it, and which. The vectors are synthetic: unit vectors around
-`CLUSTERS` random centres (real embeddings cluster by topic; uniform random vectors in 384
-dimensions have no near neighbours and would understate every ANN's recall). The libraries are
-not dependencies: `pip install usearch` or `hnswlib` first.
+`usearch` is built as search builds it for a large source (`sources/search/dense/ann.py`: its
+dtype, connectivity and expansions; `--dtype` tries another storage); `hnswlib` is the
+alternative measured (not a dependency: `pip install hnswlib` first). The vectors are
+synthetic: unit vectors around `CLUSTERS` random centres (real embeddings cluster by topic;
+uniform random vectors in 384 dimensions have no near neighbours and would understate every
+ANN's recall).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import time
 from typing import Any
 
 import numpy as np
+
+from knowledge_mcp.sources.search.dense.ann import DTYPE, new_index
 
 from .speed import BLOCK, stats, unit_matrix
 
@@ -49,11 +52,9 @@ def exact_top(matrix: np.ndarray, probes: np.ndarray, k: int = K) -> tuple[list[
     return tops, ms
 
 
-def build(library: str, matrix: np.ndarray) -> Any:
+def build(library: str, matrix: np.ndarray, dtype: str = DTYPE) -> Any:
     if library == "usearch":
-        from usearch.index import Index
-
-        index = Index(ndim=matrix.shape[1], metric="cos", dtype="f16", connectivity=16, expansion_search=64)
+        index = new_index(matrix.shape[1], dtype)
         index.add(np.arange(len(matrix)), matrix, threads=2)
         return index
     import hnswlib
@@ -72,12 +73,12 @@ def query(library: str, index: Any, q: np.ndarray, k: int = K) -> set[int]:
     return {int(label) for label in labels[0]}
 
 
-def compare(n: int, library: str, dim: int = 384, queries: int = 100) -> dict[str, Any]:
+def compare(n: int, library: str, dim: int = 384, queries: int = 100, dtype: str = DTYPE) -> dict[str, Any]:
     matrix = clustered(n, dim)
     probes = clustered(queries, dim, seed=2)
     truth, exact_ms = exact_top(matrix, probes)
     t0 = time.perf_counter()
-    index = build(library, matrix)
+    index = build(library, matrix, dtype)
     build_s = time.perf_counter() - t0
     ms, hits = [], 0
     for q, top in zip(probes, truth, strict=True):
@@ -88,6 +89,7 @@ def compare(n: int, library: str, dim: int = 384, queries: int = 100) -> dict[st
     memory = index.memory_usage if library == "usearch" else None
     return {
         "library": library,
+        "dtype": dtype if library == "usearch" else "f32",
         "vectors": n,
         "dim": dim,
         "queries": queries,
@@ -105,8 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vectors", type=int, default=1_000_000)
     parser.add_argument("--library", choices=["usearch", "hnswlib"], default="usearch")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--dtype", choices=["f32", "f16", "i8"], default=DTYPE)
     args = parser.parse_args(argv)
-    print(json.dumps(compare(args.vectors, args.library, queries=args.queries)))
+    print(json.dumps(compare(args.vectors, args.library, queries=args.queries, dtype=args.dtype)))
     return 0
 
 

@@ -113,11 +113,22 @@ class AnnIndex:
     layout: Layout
 
 
-def _new_index(dim: int) -> Any:
+def usearch_index() -> Any:
+    """usearch's `Index` class, loaded after onnxruntime: loaded before it, usearch's compiled
+    module makes the process crash when onnxruntime is then imported (usearch 2.26,
+    onnxruntime 1.32, Linux x86-64)."""
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
+
     from usearch.index import Index
 
-    return Index(
-        ndim=dim, metric="ip", dtype=DTYPE, connectivity=CONNECTIVITY,
+    return Index
+
+
+def new_index(dim: int, dtype: str = DTYPE) -> Any:
+    """An empty index as search builds it (`bench.dense.ann` measures it so)."""
+    return usearch_index()(
+        ndim=dim, metric="ip", dtype=dtype, connectivity=CONNECTIVITY,
         expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH,
     )  # fmt: skip
 
@@ -125,18 +136,16 @@ def _new_index(dim: int) -> Any:
 def load(path: Path, dim: int) -> Any:
     """The index saved at `path`, or a new empty one when it is missing, unreadable or of
     another shape (it is then rebuilt from the database)."""
-    from usearch.index import Index
-
     if path.is_file():
         try:
-            index = Index.restore(str(path))
+            index = usearch_index().restore(str(path))
             if index is not None and index.ndim == dim:
                 return index
         except (ValueError, RuntimeError, OSError) as error:
             logger.warning(
                 "approximate index {} unreadable ({}); rebuilding it", path.name, type(error).__name__
             )
-    return _new_index(dim)
+    return new_index(dim)
 
 
 _ONE_SYNC_AT_A_TIME = threading.Lock()

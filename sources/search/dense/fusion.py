@@ -129,6 +129,7 @@ class HybridFuser:
         lexical = next((f for f in found if not isinstance(f, DenseFound)), None)
         if dense is None:
             return lexical if lexical is not None else NOTHING
+        dense = await dense.complete()  # its query embedded meanwhile (retriever.py)
         pool = candidates(lexical, dense, ctx.request.bm25_scale)
         kind: ScoreType = "hybrid" if ctx.lexical else "dense"
         terms = len(query.terms)
