@@ -2,7 +2,8 @@
 sync runs in a worker thread (`ann.sync`).
 
 Searches never wait for a sync: they use the index as it was (a few texts behind at most; an
-item gone since is dropped when the page is read from SQL). Only a source's very first sync,
+item gone since is dropped when the page is read from SQL), while the sync changes a copy of it
+(memory for two indexes meanwhile) that replaces it when done. Only a source's very first sync,
 when no saved file can be read, leaves it without an index: its searches are lexical until it
 ends (the retriever says so). One sync at a time per source; a change seen meanwhile starts
 another when it ends.
@@ -61,7 +62,8 @@ class ApproximateIndex:
         try:
             while True:
                 self._again = False
-                held = self.ready.index if self.ready is not None else None
+                # A copy: usearch may reallocate while it adds, under a search of the old one.
+                held = self.ready.index.copy() if self.ready is not None else None
                 self.ready = await asyncio.to_thread(ann.sync, self.db_path, self.table, held, self.threads)
                 if not self._again or self.wanted == self.stamp:
                     break

@@ -160,7 +160,8 @@ async def test_vectors_added_after_the_index_was_built_are_found(ann_db: Databas
     await search(ann_db, "how did I repair my boat?", "semantic")  # notices the new vectors
     synced = await indexes.ready()
     assert isinstance(synced, AnnIndex)
-    assert synced.index is built.index and len(synced.index) > held  # added to, not rebuilt
+    assert synced is not built and len(built.index) == held  # searches used it meanwhile
+    assert len(synced.index) == held + len(synced.layout.keys()) - len(built.layout.keys())
     found = await search(ann_db, "how did I repair my boat?", "semantic")
     assert found.results[0].title == "Kayak hull patch"
 
@@ -195,3 +196,24 @@ async def test_each_user_searches_an_index_of_their_own_notes(
     finally:
         await db.close()
     assert index_path(ada).read_bytes() == ada_file
+
+
+@pytest.mark.parametrize(
+    ("texts", "windows", "keys"),
+    [
+        ([], [], []),
+        ([1], [1], [256]),
+        ([1, 2], [3, 1], [256, 257, 258, 512]),
+        ([5], [300], [5 * 256 + n for n in range(255)]),  # at most 255 windows of a text
+    ],
+)
+def test_each_window_of_a_text_has_its_own_key(texts: list[int], windows: list[int], keys: list[int]) -> None:
+    got = ann.window_keys(np.array(texts, dtype=np.int64), np.array(windows, dtype=np.int64))
+    assert got.dtype == np.uint64 and got.tolist() == keys
+
+
+def test_a_text_shared_by_two_chunks_is_indexed_once() -> None:
+    h1, h2 = "0" * 13 + "1" + "f" * 18, "0" * 13 + "2" + "f" * 18
+    layout = ann.Layout.of([(10, 1, h1, 2), (11, 2, h1, 2), (12, 2, h2, 1)], stamp=())
+    assert layout.keys().tolist() == [256, 257, 512]
+    assert layout.items[layout.by_item].tolist() == [1, 2, 2]
