@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from knowledge_mcp.sources.search.dense.ann import DTYPE, new_index
 from knowledge_mcp.sources.search.dense.ann_hits import WINDOWS_PER_ITEM
 from knowledge_mcp.sources.search.dense.retriever import POOL
 
-from .speed import BLOCK, stats, unit_matrix
+from .speed import BLOCK, stats, the_model, unit_matrix
 
 CLUSTERS = 2_000
 SPREAD = 1.33
@@ -116,13 +117,67 @@ def compare(n: int, library: str, dim: int = 384, queries: int = 100, dtype: str
     }
 
 
+def real(db_path: Path, texts: list[str], dtype: str = DTYPE, table: str = "notes") -> dict[str, Any]:
+    """The approximate index against exact on a source's real vectors, through search's own
+    code (`ann.sync`, `ann_hits.search`; `index.DenseIndex`): each query's top ten items, for a
+    search of 10 and of the dense stage's pool. The database is copied first (the index is
+    written beside the copy)."""
+    import shutil
+    import sqlite3
+    import tempfile
+
+    from knowledge_mcp.sources.search.dense import ann as search_ann
+    from knowledge_mcp.sources.search.dense import ann_hits, vectors
+    from knowledge_mcp.sources.search.dense.index import build as build_exact
+
+    model = the_model()
+    probes = [model.embed_query(t) for t in texts]
+    with tempfile.TemporaryDirectory(prefix="knowledge-mcp-ann-") as tmp:
+        copy = Path(tmp) / db_path.name
+        shutil.copy(db_path, copy)
+        conn = sqlite3.connect(copy)
+        rows = conn.execute(vectors.sql(vectors.LOAD_SQL, table)).fetchall()
+        conn.close()
+        exact = build_exact(rows, vectors.Coverage(1, 1), ())
+        search_ann.DTYPE, kept = dtype, search_ann.DTYPE
+        try:
+            t0 = time.perf_counter()
+            index = search_ann.sync(copy, table, None, threads=2)
+            build_s = time.perf_counter() - t0
+        finally:
+            search_ann.DTYPE = kept
+        report: dict[str, Any] = {
+            "windows": len(exact.matrix),
+            "queries": len(probes),
+            "build_s": round(build_s, 2),
+        }
+        for n in (K, POOL):
+            hits, ms = 0, []
+            for q in probes:
+                best = exact.search(q).best
+                top = set(exact.items[np.argsort(-best, kind="stable")[:K]].tolist())
+                t0 = time.perf_counter()
+                found = ann_hits.search(index, q, n)
+                ms.append((time.perf_counter() - t0) * 1000)
+                hits += len(top & set(found.items[:K].tolist()))
+            report[f"items_{n}"] = {"ms": stats(ms), "recall@10": round(hits / (K * len(probes)), 4)}
+    return {"library": "usearch", "dtype": dtype, **report}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m knowledge_mcp.bench.dense.ann")
     parser.add_argument("--vectors", type=int, default=1_000_000)
     parser.add_argument("--library", choices=["usearch", "hnswlib"], default="usearch")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--dtype", choices=["f32", "f16", "i8"], default=DTYPE)
+    parser.add_argument("--real", type=Path, help="a notes database with vectors: its real vectors instead")
+    parser.add_argument("--queries-file", type=Path, help="--real: a BEIR queries.jsonl")
     args = parser.parse_args(argv)
+    if args.real is not None:
+        lines = args.queries_file.read_text(encoding="utf-8").splitlines() if args.queries_file else []
+        texts = [json.loads(line)["text"] for line in lines if line.strip()][: args.queries]
+        print(json.dumps(real(args.real, texts or ["what is this about?"], args.dtype)))
+        return 0
     print(json.dumps(compare(args.vectors, args.library, queries=args.queries, dtype=args.dtype)))
     return 0
 

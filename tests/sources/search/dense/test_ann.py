@@ -217,3 +217,12 @@ def test_a_text_shared_by_two_chunks_is_indexed_once() -> None:
     layout = ann.Layout.of([(10, 1, h1, 2), (11, 2, h1, 2), (12, 2, h2, 1)], stamp=())
     assert layout.keys().tolist() == [256, 257, 512]
     assert layout.items[layout.by_item].tolist() == [1, 2, 2]
+
+
+async def test_the_bench_compares_the_index_with_exact_on_real_vectors(data_dir: Path) -> None:
+    from knowledge_mcp.bench.dense.ann import real
+
+    report = real(database_path(data_dir, "local", "notes"), QUERIES, "f16")
+    assert report["queries"] == len(QUERIES) and report["windows"] > 0
+    assert report["items_10"]["recall@10"] >= 0.9 and report["items_99"]["recall@10"] >= 0.9
+    assert not index_path(database_path(data_dir, "local", "notes")).exists()  # a copy was indexed
