@@ -2,7 +2,7 @@
 
     python -m knowledge_mcp.bench.dense.ann [--vectors 1000000] [--library usearch|hnswlib]
 
-`usearch` is built as search builds it for a large source (`sources/search/dense/ann.py`: its
+`usearch` is built as search builds it for a large source (`sources/search/dense/ann/store.py`: its
 dtype, connectivity and expansions; `--dtype` tries another storage); `hnswlib` is the
 alternative measured (not a dependency: `pip install hnswlib` first). The vectors are
 synthetic: unit vectors around `CLUSTERS` random centres (real embeddings cluster by topic;
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from knowledge_mcp.sources.search.dense.ann import DTYPE, new_index
-from knowledge_mcp.sources.search.dense.ann_hits import WINDOWS_PER_ITEM
+from knowledge_mcp.sources.search.dense.ann.hits import WINDOWS_PER_ITEM
+from knowledge_mcp.sources.search.dense.ann.store import DTYPE, new_index
 from knowledge_mcp.sources.search.dense.retriever import POOL
 
 from .speed import BLOCK, stats, the_model, unit_matrix
@@ -126,8 +126,9 @@ def real(db_path: Path, texts: list[str], dtype: str = DTYPE, table: str = "note
     import sqlite3
     import tempfile
 
-    from knowledge_mcp.sources.search.dense import ann as search_ann
-    from knowledge_mcp.sources.search.dense import ann_hits, vectors
+    from knowledge_mcp.sources.search.dense import vectors
+    from knowledge_mcp.sources.search.dense.ann import hits as ann_hits
+    from knowledge_mcp.sources.search.dense.ann import store as search_ann
     from knowledge_mcp.sources.search.dense.index import build as build_exact
 
     model = the_model()

@@ -8,7 +8,7 @@
   hybrid`; the query is embedded for real on every search (its cache emptied first);
 - the dense stage alone at N synthetic vectors (default 1M): exact cosine with numpy and the
   best `POOL`, time per query and the matrix's memory; and the approximate index search builds
-  for large sources (`sources/search/dense/ann.py`): latency, recall@10 against exact.
+  for large sources (`sources/search/dense/ann/`): latency, recall@10 against exact.
 
 `python -m knowledge_mcp.bench.dense.speed --sizes 10000 100000` measures hybrid search alone
 on bench corpora of those sizes (in chunks; a source past `ann.MIN_WINDOWS` windows searches

@@ -1,5 +1,5 @@
 """A source's dense index: its vectors in memory for exact cosine search with numpy, or for a
-large source (`ann.min_windows()` windows or more) its approximate index (`ann.py`).
+large source (`ann.min_windows()` windows or more) its approximate index (`ann/store.py`).
 
 Loaded once per database and kept until a chunk gains or loses vectors (checked only after
 something was committed: `PRAGMA data_version`, probed on the memory copy's connection). The
@@ -21,9 +21,10 @@ import numpy.typing as npt
 from ...storage.db import Database
 from ..lexical.memory import memory_indexes
 from ..request import SearchedSource
-from . import ann, vectors
-from .ann import AnnIndex
-from .ann_index import ApproximateIndex
+from . import vectors
+from .ann import store as ann
+from .ann.store import AnnIndex
+from .ann.synced import ApproximateIndex
 from .embedder import Vectors
 
 Ints = npt.NDArray[np.int64]
@@ -105,7 +106,7 @@ class ExactHits:
 
 class Hits(Protocol):
     """What the fuser reads of one query's dense answer: items by position, each one's best
-    cosine and chunk (`ExactHits`, or `ann_hits.AnnHits` for a large source)."""
+    cosine and chunk (`ExactHits`, or `ann.hits.AnnHits` for a large source)."""
 
     @property
     def items(self) -> Ints: ...
@@ -120,7 +121,7 @@ class Hits(Protocol):
 
 @dataclass
 class DenseIndexes:
-    """The dense index of one source database: exact (in memory) or approximate (`ann.py`,
+    """The dense index of one source database: exact (in memory) or approximate (`ann/`,
     from `ann.min_windows()` windows on), followed as its vectors change."""
 
     db: Database

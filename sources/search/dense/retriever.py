@@ -18,8 +18,8 @@ from ..background import building
 from ..lexical.memory import SYNC_PAGE_ITEMS
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
-from . import ann_hits
-from .ann import AnnIndex
+from .ann import hits as ann_hits
+from .ann.store import AnnIndex
 from .embedder import Vectors, embedder, unavailable
 from .index import DenseIndex, Floats, Hits, dense_indexes
 from .query_vectors import QUERY_VECTORS
@@ -67,7 +67,7 @@ def skipped_because(ctx: SearchContext) -> str | None:
 
 class DenseRetriever:
     """Exact cosine over the source's vectors (`index.py`), or for a large source the nearest
-    windows of its approximate index (`ann.py`)."""
+    windows of its approximate index (`ann/`)."""
 
     async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
         if not ctx.dense:

@@ -14,9 +14,9 @@ import pytest
 
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search.dense import ann
 from knowledge_mcp.sources.search.dense import embedder as embedders
-from knowledge_mcp.sources.search.dense.ann import AnnIndex, index_path
+from knowledge_mcp.sources.search.dense.ann import store as ann
+from knowledge_mcp.sources.search.dense.ann.store import AnnIndex, index_path
 from knowledge_mcp.sources.search.dense.index import DenseIndex, dense_indexes
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest

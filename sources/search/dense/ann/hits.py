@@ -1,7 +1,7 @@
-"""One query's answer from the approximate index (`ann.py`): the nearest windows, their items.
+"""One query's answer from the approximate index (`store.py`): the nearest windows, their items.
 
 The index gives the nearest windows' keys and cosines; a key is a text, which one or more
-chunks have (`ann.Layout`): each item keeps its best window's cosine and chunk. The fuser also
+chunks have (`store.Layout`): each item keeps its best window's cosine and chunk. The fuser also
 asks for items the index did not return (bm25's candidates): their windows' vectors are read
 back from the index and their best cosine computed exactly (`positions`).
 """
@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .ann import WINDOW_BITS, AnnIndex, Ints, window_keys
-from .embedder import Vectors
-from .index import Floats
+from ..embedder import Vectors
+from ..index import Floats
+from .store import WINDOW_BITS, AnnIndex, Ints, window_keys
 
 WINDOWS_PER_ITEM = 3
 """Windows asked of the index per item wanted (an item may have several near windows)."""

@@ -1,5 +1,5 @@
 """A large source's approximate index as searches see it: the last one synced, while the next
-sync runs in a worker thread (`ann.sync`).
+sync runs in a worker thread (`store.sync`).
 
 Searches never wait for a sync: they use the index as it was (a few texts behind at most; an
 item gone since is dropped when the page is read from SQL), while the sync changes a copy of it
@@ -17,8 +17,8 @@ from typing import Any
 
 from loguru import logger
 
-from . import ann
-from .ann import AnnIndex
+from . import store
+from .store import AnnIndex
 
 
 class ApproximateIndex:
@@ -64,7 +64,7 @@ class ApproximateIndex:
                 self._again = False
                 # A copy: usearch may reallocate while it adds, under a search of the old one.
                 held = self.ready.index.copy() if self.ready is not None else None
-                self.ready = await asyncio.to_thread(ann.sync, self.db_path, self.table, held, self.threads)
+                self.ready = await asyncio.to_thread(store.sync, self.db_path, self.table, held, self.threads)
                 if not self._again or self.wanted == self.stamp:
                     break
         except Exception as error:  # searches stay as they were (exact pass or lexical)
