@@ -138,6 +138,8 @@ class DenseIndexes:
         version = memory_indexes(self.db, self.source).data_version()
         if version is None or version != self.version:
             await self._look(version)
+            # Only now: a search arriving meanwhile looks too (it must not find no index).
+            self.version = version
         if self.approximate is not None:
             return self.approximate.usable()
         assert self.index is not None
@@ -152,7 +154,6 @@ class DenseIndexes:
         table = self.source.name
         stamp = await vectors.stamp(self.db, table)
         self.coverage = await vectors.coverage(self.db, table)
-        self.version = version
         known = (
             self.approximate.stamp
             if self.approximate is not None
