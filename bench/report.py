@@ -62,7 +62,10 @@ def print_dense(d: dict[str, Any]) -> None:
     h = d["hybrid_search_ms"]
     print(f"hybrid search, {h['queries']} queries, each embedded (synthetic chunk vectors):")
     for name, s in h["per_source"].items():
-        print(f"  {name:<11} {s['chunks']:>8} chunks  p50 {s['p50']} ms  p95 {s['p95']} ms")
+        print(
+            f"  {name:<11} {s['chunks']:>8} chunks  p50 {s['p50']} ms  p95 {s['p95']} ms"
+            f"  ({s['dense_index']})"
+        )
     k = d["knowledge_search_hybrid"]
     ks, ms = k["server_ms"], k["latency_ms"]
     print(
@@ -73,4 +76,9 @@ def print_dense(d: dict[str, Any]) -> None:
     print(
         f"dense stage alone at {x['vectors']} vectors ({x['matrix_mb']} MB):"
         f" exact p50 {x['exact_ms']['p50']} ms  p95 {x['exact_ms']['p95']} ms"
+    )
+    a = x["approximate"]
+    print(
+        f"  approximate ({a['library']} {a['dtype']}, built in {a['build_s']} s, {a['index_mb']} MB):"
+        f" p50 {a['ann_ms']['p50']} ms  p95 {a['ann_ms']['p95']} ms, recall@10 {a['recall@10']}"
     )

@@ -56,7 +56,9 @@ class RecordingFuser(fusion.HybridFuser):
         dense = next((f for f in found if isinstance(f, DenseFound)), None)
         lexical = next((f for f in found if not isinstance(f, DenseFound)), None)
         if dense is not None:
+            dense = await dense.complete()
             self.last = (fusion.candidates(lexical, dense, ctx.request.bm25_scale), len(query.terms))
+            found = [f if not isinstance(f, DenseFound) else dense for f in found]
         return await super().fuse(ctx, query, found)
 
 

@@ -7,7 +7,12 @@
   real ones are, so the dense index is complete), then each source searched with `mode =
   hybrid`; the query is embedded for real on every search (its cache emptied first);
 - the dense stage alone at N synthetic vectors (default 1M): exact cosine with numpy and the
-  best `POOL`, time per query and the matrix's memory.
+  best `POOL`, time per query and the matrix's memory; and the approximate index search builds
+  for large sources (`sources/search/dense/ann/`): latency, recall@10 against exact.
+
+`python -m knowledge_mcp.bench.dense.speed --sizes 10000 100000` measures hybrid search alone
+on bench corpora of those sizes (in chunks; a source past `ann.MIN_WINDOWS` windows searches
+its approximate index).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense import vectors
 from knowledge_mcp.sources.search.dense.embedder import Embedder, embedder, unavailable
-from knowledge_mcp.sources.search.dense.index import DenseIndex
+from knowledge_mcp.sources.search.dense.index import DenseIndex, dense_indexes
 from knowledge_mcp.sources.search.dense.query_vectors import QUERY_VECTORS
 from knowledge_mcp.sources.search.dense.retriever import POOL, _best
 from knowledge_mcp.sources.search.request import SearchRequest
@@ -130,6 +135,10 @@ async def hybrid_search(queries: list[str], dbs: dict[str, Database]) -> dict[st
         db = dbs[name]
         chunks = await give_synthetic_vectors(db, name, model)
         await source.memory_indexes(db).ready()
+        # A large source's approximate index is built in the background: timed apart, then used.
+        t0 = time.perf_counter()
+        index = await dense_indexes(db, source).ready()
+        ready_s = time.perf_counter() - t0
         await source.search(db, SearchRequest("warm up", limit=10, mode="hybrid"), defaults)
         ms: list[float] = []
         hybrid = 0
@@ -140,7 +149,14 @@ async def hybrid_search(queries: list[str], dbs: dict[str, Database]) -> dict[st
             ms.append((time.perf_counter() - t0) * 1000)
             hybrid += any(r.score_type == "hybrid" for r in response.results)
         total = (await vectors.coverage(db, name)).chunks
-        per_source[name] = {"chunks": total, "vectors_given": chunks, "hybrid_answers": hybrid, **stats(ms)}
+        per_source[name] = {
+            "chunks": total,
+            "vectors_given": chunks,
+            "dense_index": "exact" if isinstance(index, DenseIndex) else "approximate",
+            "index_ready_s": round(ready_s, 2),
+            "hybrid_answers": hybrid,
+            **stats(ms),
+        }
     return {"queries": len(queries), "query_embedded_each_time": True, "per_source": per_source}
 
 
@@ -155,7 +171,11 @@ def unit_matrix(n: int, dim: int, seed: int = 1) -> np.ndarray:
 
 
 def dense_stage(n: int, dim: int = 384, queries: int = DENSE_QUERIES) -> dict[str, Any]:
-    """The dense stage alone over `n` synthetic one-window items: cosines, best per item, top POOL."""
+    """The dense stage alone over `n` synthetic one-window items: exact cosine (every item's best,
+    the top `POOL`) and the approximate index as search builds it (`bench.dense.ann`: latency
+    and recall@10 against exact)."""
+    from .ann import compare
+
     t0 = time.perf_counter()
     matrix = unit_matrix(n, dim)
     ids = np.arange(n, dtype=np.int64)
@@ -168,13 +188,15 @@ def dense_stage(n: int, dim: int = 384, queries: int = DENSE_QUERIES) -> dict[st
         _, best = index.cosines(q)
         _best(best, POOL)
         ms.append((time.perf_counter() - t0) * 1000)
+    del matrix, index
     return {
         "vectors": n,
         "dim": dim,
         "queries": queries,
         "build_s": round(build_s, 2),
-        "matrix_mb": round(matrix.nbytes / 2**20, 1),
+        "matrix_mb": round(n * dim * 4 / 2**20, 1),
         "exact_ms": stats(ms),
+        "approximate": compare(n, "usearch", dim, queries),
     }
 
 
@@ -200,3 +222,41 @@ async def bench_dense(corpus: Corpus, data_dir: Path, dense_vectors: int) -> dic
         "knowledge_search_hybrid": everywhere,
         "dense_stage": dense_stage(dense_vectors),
     }
+
+
+async def hybrid_at(size: int, seed: int = 1) -> dict[str, Any]:
+    """Hybrid search alone over a bench corpus of about `size` chunks (synthetic vectors)."""
+    import tempfile
+
+    from ..run import BenchOptions, prepare
+
+    with tempfile.TemporaryDirectory(prefix="knowledge-mcp-hybrid-") as tmp:
+        corpus, _, _ = await prepare(BenchOptions(size=size, seed=seed), Path(tmp))
+        queries = [q for _, q in corpus.queries]
+        spread = queries[:: max(1, len(queries) // DENSE_QUERIES)][:DENSE_QUERIES]
+        dbs = {
+            name: await open_database(database_path(Path(tmp), USER, name), source.migrations)
+            for name, source in SOURCES.items()
+        }
+        try:
+            return {"size": size, **await hybrid_search(spread, dbs)}
+        finally:
+            for db in dbs.values():
+                await db.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    import anyio
+
+    parser = argparse.ArgumentParser(prog="python -m knowledge_mcp.bench.dense.speed")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    args = parser.parse_args(argv)
+    for size in args.sizes:
+        print(json.dumps(anyio.run(hybrid_at, size)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -59,6 +59,8 @@ async def test_the_dense_phases_embed_real_passages_and_search_every_source_hybr
     assert everywhere["mode"] == "hybrid" and everywhere["errors"] == 0
     assert everywhere["queries"] == len(corpus.queries)
     assert report["dense_stage"]["vectors"] == 2_000
+    approximate = report["dense_stage"]["approximate"]
+    assert approximate["vectors"] == 2_000 and 0.5 < approximate["recall@10"] <= 1.0
     print_dense(report)
     assert "passages/s" in capsys.readouterr().out
 

@@ -143,6 +143,7 @@ class HybridFuser:
         lexical = next((f for f in found if not isinstance(f, DenseFound)), None)
         if dense is None:
             return lexical if lexical is not None else NOTHING
+        dense = await dense.complete()  # its query embedded meanwhile (retriever.py)
         if _below_floor(lexical, dense) is not None:
             ctx.warnings.append(FLOOR_WARNING)
             return NOTHING

@@ -1,15 +1,19 @@
-"""A source's vectors in memory, for exact cosine search with numpy.
+"""A source's dense index: its vectors in memory for exact cosine search with numpy, or for a
+large source (`ann.min_windows()` windows or more) its approximate index (`ann/store.py`).
 
 Loaded once per database and kept until a chunk gains or loses vectors (checked only after
-something was committed: the memory copy's `data_version` probe). The windows are kept sorted
-by item, so one matrix product and one `maximum.reduceat` give every item its best window's
-cosine (exact; 24–70 ms per query at 100k windows, idle to busy machine).
+something was committed: `PRAGMA data_version`, probed on the memory copy's connection). The
+windows are kept sorted by item, so one matrix product and one `maximum.reduceat` give every
+item its best window's cosine (exact; 0.3–1 ms per query at 6k windows, 8–24 ms at 100k).
+While vectors are being added neither is reloaded (searches are lexical until the source is
+complete); then the exact index is read again, or the approximate one takes in the difference
+in a worker thread while searches go on with it as it was.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +22,9 @@ from ...storage.db import Database
 from ..lexical.memory import memory_indexes
 from ..request import SearchedSource
 from . import vectors
+from .ann import store as ann
+from .ann.store import AnnIndex
+from .ann.synced import ApproximateIndex
 from .embedder import Vectors
 
 Ints = npt.NDArray[np.int64]
@@ -36,6 +43,9 @@ class DenseIndex:
     """Where each item's windows start in the matrix."""
     coverage: vectors.Coverage
     stamp: tuple[Any, ...] = ()
+
+    def search(self, query: Vectors) -> ExactHits:
+        return ExactHits(self, *self.cosines(query))
 
     def cosines(self, query: Vectors) -> tuple[Floats, Floats]:
         """Every window's cosine with `query`, and every item's best (in `items` order)."""
@@ -76,30 +86,100 @@ def build(rows: list[Any], coverage: vectors.Coverage, stamp: tuple[Any, ...]) -
 
 
 @dataclass
+class ExactHits:
+    """One query's cosines over an exact index: every window's and every item's best."""
+
+    index: DenseIndex
+    cosines: Floats
+    best: Floats
+
+    @property
+    def items(self) -> Ints:
+        return self.index.items
+
+    def positions(self, item_rowids: list[int]) -> dict[int, int]:
+        return self.index.positions(item_rowids)
+
+    def best_chunk(self, position: int, cosines: Floats) -> int:
+        return self.index.best_chunk(position, self.cosines)
+
+
+class Hits(Protocol):
+    """What the fuser reads of one query's dense answer: items by position, each one's best
+    cosine and chunk (`ExactHits`, or `ann.hits.AnnHits` for a large source)."""
+
+    @property
+    def items(self) -> Ints: ...
+
+    @property
+    def best(self) -> Floats: ...
+
+    def positions(self, item_rowids: list[int]) -> dict[int, int]: ...
+
+    def best_chunk(self, position: int, cosines: Floats) -> int: ...
+
+
+@dataclass
 class DenseIndexes:
-    """The dense index of one source database, reloaded when its vectors change."""
+    """The dense index of one source database: exact (in memory) or approximate (`ann/`,
+    from `ann.min_windows()` windows on), followed as its vectors change."""
 
     db: Database
     source: SearchedSource
     index: DenseIndex | None = None
     version: int | None = None
+    coverage: vectors.Coverage = field(default_factory=lambda: vectors.Coverage(0, 0))
+    approximate: ApproximateIndex | None = None
+    """The large source's approximate index (None: the source is searched exactly)."""
 
-    async def current(self) -> DenseIndex:
-        version = memory_indexes(self.db, self.source).version()
-        if self.index is not None and version is not None and version == self.version:
-            return self.index
+    async def current(self) -> DenseIndex | AnnIndex | None:
+        """The index to search now; None while a large source's first approximate index is
+        being built."""
+        version = memory_indexes(self.db, self.source).data_version()
+        if version is None or version != self.version:
+            await self._look(version)
+            # Only now: a search arriving meanwhile looks too (it must not find no index).
+            self.version = version
+        if self.approximate is not None:
+            return self.approximate.usable()
+        assert self.index is not None
+        return self.index
+
+    async def ready(self) -> DenseIndex | AnnIndex | None:
+        """The index once the approximate index's syncs under way have ended (tests, benches)."""
+        index = await self.current()
+        return await self.approximate.wait() if self.approximate is not None else index
+
+    async def _look(self, version: int | None) -> None:
         table = self.source.name
         stamp = await vectors.stamp(self.db, table)
-        coverage = await vectors.coverage(self.db, table)
-        if self.index is None or (coverage.complete and stamp != self.index.stamp):
-            # While vectors are still being added (a background worker commits a batch every
-            # second or two) the index is not used: loading every vector again is left for
-            # when the source is complete.
-            rows = await self.db.fetchall(vectors.sql(vectors.LOAD_SQL, table)) if coverage.complete else []
-            self.index = build(rows, coverage, stamp if coverage.complete else ())
-        self.index.coverage = coverage
-        self.version = version
-        return self.index
+        self.coverage = await vectors.coverage(self.db, table)
+        known = (
+            self.approximate.stamp
+            if self.approximate is not None
+            else (self.index.stamp if self.index else None)
+        )
+        if stamp == known:
+            return
+        if self.approximate is None and (
+            version is None or await vectors.windows(self.db, table) < ann.min_windows()
+        ):
+            if self.index is None or (self.coverage.complete and stamp != self.index.stamp):
+                # While vectors are still being added (a background worker commits a batch every
+                # second or two) the exact index is not reloaded: that is left for when the
+                # source is complete.
+                rows = (
+                    await self.db.fetchall(vectors.sql(vectors.LOAD_SQL, table))
+                    if self.coverage.complete
+                    else []
+                )
+                self.index = build(rows, self.coverage, stamp if self.coverage.complete else ())
+            return
+        self.index = None
+        if self.approximate is None:
+            self.approximate = ApproximateIndex(self.db.path, table)
+        if self.coverage.complete:
+            self.approximate.follow(stamp)
 
 
 def dense_indexes(db: Database, source: SearchedSource) -> DenseIndexes:

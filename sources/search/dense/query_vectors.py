@@ -1,7 +1,8 @@
 """Query vectors, embedded once per text: `knowledge_search` asks every source at the same time
 with the same query, and a person pages through the same query; each would embed it again.
 
-The first caller starts the embedding (on a worker thread); callers that ask for the same
+The first caller starts the embedding (on a worker thread, submitted at once: `start`, so the
+caller can do other work, e.g. bm25's retrieval, while it runs); callers that ask for the same
 text meanwhile wait for that one. The last `SIZE` texts' vectors are kept.
 """
 
@@ -23,18 +24,28 @@ class QueryVectors:
         self._vectors: OrderedDict[tuple[str, str], Vectors | asyncio.Future[Vectors]] = OrderedDict()
 
     async def get(self, model: Embedder, text: str) -> Vectors:
+        return await self.wait(self.start(model, text))
+
+    def start(self, model: Embedder, text: str) -> Vectors | asyncio.Future[Vectors]:
+        """The text's vector, or the embedding that will give it (already on its thread)."""
         key = (model.model_id, text)
         entry = self._vectors.get(key)
         if isinstance(entry, np.ndarray):
             self._vectors.move_to_end(key)
             return entry
-        if entry is None or entry.get_loop() is not asyncio.get_running_loop():
-            entry = asyncio.ensure_future(asyncio.to_thread(model.embed_query, text))
+        loop = asyncio.get_running_loop()
+        if entry is None or entry.get_loop() is not loop:
+            entry = loop.run_in_executor(None, model.embed_query, text)
             entry.add_done_callback(lambda done: self._keep(key, done))
             self._vectors[key] = entry
             while len(self._vectors) > self.size:
                 self._vectors.popitem(last=False)
-        return await asyncio.shield(entry)
+        return entry
+
+    @staticmethod
+    async def wait(started: Vectors | asyncio.Future[Vectors]) -> Vectors:
+        """What `start` gave, as a vector (a caller cancelled leaves the embedding for others)."""
+        return started if isinstance(started, np.ndarray) else await asyncio.shield(started)
 
     def _keep(self, key: tuple[str, str], done: asyncio.Future[Vectors]) -> None:
         """A finished embedding is kept as its vector (any event loop may read it); a failed

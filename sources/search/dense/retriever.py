@@ -9,33 +9,49 @@ When it answers it asks every retriever for a pool of candidates (`ctx.pool`) fo
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..background import building
+from ..lexical.memory import SYNC_PAGE_ITEMS
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
-from .embedder import embedder, unavailable
-from .index import DenseIndex, Floats, dense_indexes
+from .ann import hits as ann_hits
+from .ann.store import AnnIndex
+from .embedder import Vectors, embedder, unavailable
+from .index import DenseIndex, Floats, Hits, dense_indexes
 from .query_vectors import QUERY_VECTORS
 
-POOL = 100
-"""Candidates each retriever gives the fuser (at least the page's depth)."""
+POOL = SYNC_PAGE_ITEMS - 1
+"""Candidates each retriever gives the fuser (at least the page's depth): bm25's pool (one row
+more) is then read on the event loop's thread, not on the database's (`SYNC_PAGE_ITEMS`)."""
 FILTERED_POOL = 3
 """With item filters, this many times the pool (some candidates are filtered out)."""
+ANN_BUILDING = "the approximate dense index is being built; results are lexical until it is ready"
 
 
 @dataclass(frozen=True)
 class DenseFound(Found):
-    """The dense candidates: positions in `index.items`, best first, and the query's cosines."""
+    """The dense candidates: positions in `index.items`, best first."""
 
-    index: DenseIndex | None = None
+    index: Hits | None = None
     cosines: Floats = field(default_factory=lambda: np.zeros(0, np.float32))
-    """Every window's cosine with the query."""
-    best: Floats = field(default_factory=lambda: np.zeros(0, np.float32))
-    """Every item's best cosine (in `index.items` order)."""
+    """Every window's cosine with the query (exact search; empty from the approximate index)."""
     top: list[int] = field(default_factory=list)
+    searching: Callable[[], Awaitable[DenseFound]] | None = None
+    """The search itself, still to be awaited (`complete`): its query is being embedded."""
+
+    async def complete(self) -> DenseFound:
+        """The candidates, once the query's embedding (started by `retrieve`) has ended: the
+        fuser awaits this, so bm25 retrieves while the model embeds the query."""
+        return await self.searching() if self.searching is not None else self
+
+    @property
+    def best(self) -> Floats:
+        """Each known item's best cosine, by position (`index.positions` adds items)."""
+        return self.index.best if self.index is not None else np.zeros(0, np.float32)
 
 
 def skipped_because(ctx: SearchContext) -> str | None:
@@ -50,7 +66,8 @@ def skipped_because(ctx: SearchContext) -> str | None:
 
 
 class DenseRetriever:
-    """Exact cosine over the source's vectors (`index.py`)."""
+    """Exact cosine over the source's vectors (`index.py`), or for a large source the nearest
+    windows of its approximate index (`ann/`)."""
 
     async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
         if not ctx.dense:
@@ -63,18 +80,32 @@ class DenseRetriever:
         model = embedder()
         if model is None:
             return _lexical_instead(ctx, unavailable())
-        index = await dense_indexes(ctx.db, ctx.source).current()
-        cover = index.coverage
+        indexes = dense_indexes(ctx.db, ctx.source)
+        index = await indexes.current()
+        cover = indexes.coverage
         if not cover.chunks:
             return None
         if not cover.complete:
             return _lexical_instead(ctx, _building_hint(ctx, cover.percent))
-        vector = await QUERY_VECTORS.get(model, ctx.request.query)
-        cosines, best = index.cosines(vector)
+        if index is None:
+            return _lexical_instead(ctx, ANN_BUILDING)
+        started = QUERY_VECTORS.start(model, ctx.request.query)
         pool = max(POOL, ctx.depth + 1) * (FILTERED_POOL if ctx.request.filters else 1)
         ctx.pool = pool
-        top = _best(best, pool)
-        return DenseFound([], len(top), index=index, cosines=cosines, best=best, top=top)
+
+        async def search() -> DenseFound:
+            return _search(index, await QUERY_VECTORS.wait(started), pool)
+
+        return DenseFound([], None, searching=search)
+
+
+def _search(index: DenseIndex | AnnIndex, vector: Vectors, pool: int) -> DenseFound:
+    if isinstance(index, DenseIndex):
+        exact = index.search(vector)
+        top = _best(exact.best, pool)
+        return DenseFound([], len(top), index=exact, cosines=exact.cosines, top=top)
+    found = ann_hits.search(index, vector, pool)
+    return DenseFound([], len(found.items), index=found, top=list(range(len(found.items))))
 
 
 def _building_hint(ctx: SearchContext, percent: int) -> str:

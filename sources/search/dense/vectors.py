@@ -28,6 +28,14 @@ STAMP_SQL = "SELECT count(*), max(chunk_id), total(chunk_id) FROM {p}_chunk_vect
 LOAD_SQL = """SELECT cv.chunk_id, c.item_rowid, v.windows, v.vectors
 FROM {p}_chunk_vectors AS cv JOIN {p}_vectors AS v ON v.text_hash = cv.text_hash
 JOIN {p}_chunks AS c ON c.id = cv.chunk_id"""
+LAYOUT_SQL = """SELECT cv.chunk_id, c.item_rowid, cv.text_hash, v.windows
+FROM {p}_chunk_vectors AS cv JOIN {p}_vectors AS v ON v.text_hash = cv.text_hash
+JOIN {p}_chunks AS c ON c.id = cv.chunk_id"""
+VECTORS_OF_SQL = "SELECT text_hash, windows, vectors FROM {p}_vectors WHERE text_hash IN ({marks})"
+WINDOWS_SQL = (
+    "SELECT total(v.windows) FROM {p}_chunk_vectors AS cv JOIN {p}_vectors AS v ON v.text_hash = cv.text_hash"
+)
+DIMENSIONS_SQL = "SELECT length(vectors) / 4 / windows FROM {p}_vectors WHERE windows > 0 LIMIT 1"
 UNUSED_SQL = """DELETE FROM {p}_vectors
 WHERE NOT EXISTS (SELECT 1 FROM {p}_chunk_vectors AS cv WHERE cv.text_hash = {p}_vectors.text_hash)"""
 
@@ -70,6 +78,12 @@ async def stamp(db: Database, table: str) -> tuple[Any, ...]:
     """Changes whenever a chunk gains or loses its vectors."""
     row = await db.fetchone(sql(STAMP_SQL, table))
     return tuple(row) if row is not None else ()
+
+
+async def windows(db: Database, table: str) -> int:
+    """How many windows the chunks' vectors have (a chunk's text may have several)."""
+    row = await db.fetchone(sql(WINDOWS_SQL, table))
+    return int(row[0]) if row is not None else 0
 
 
 async def missing(db: Database, table: str, after: int, limit: int) -> list[Any]:

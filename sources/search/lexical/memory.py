@@ -8,6 +8,7 @@ Otherwise it returns None and `fts.FtsRetriever` answers.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import numpy as np
@@ -19,17 +20,58 @@ from ..scoring import norm
 from ..stemming import stems
 from .memory_index import Hits, MemoryIndex, MemoryIndexes, QueryTerm, Ranked
 from .plan import CANDIDATE_CAP, PER_RESULT
-from .sql import RankedRow, SearchSpec, build_ranked_sql, build_term_scores_sql
+from .sql import RankedRow, SearchSpec, build_ranked_sql, build_term_scores_sql, ident
 
 SYNC_PAGE_ITEMS = 100
 """A ranked page of at most this many candidate items is read on the event loop's thread."""
 
 
-def memory_indexes(db: Database, source: SearchedSource) -> MemoryIndexes:
+STRUCTURE_SQL = (
+    "SELECT (SELECT block FROM {p}_chunks_fts_data WHERE id = 10), (SELECT count(*) FROM {p}_items)"
+)
+"""FTS5's structure record (rowid 10 of its `_data` table: rewritten by every change to the
+index, and only by those), and how many items there are (one deleted without its chunks)."""
+
+
+class ChunkIndexes(MemoryIndexes):
+    """`MemoryIndexes` whose version moves only when the chunks' FTS5 index changes: the
+    background embedding worker commits a batch of vectors every second or two, which moves
+    `PRAGMA data_version` but not the index, and must not send searches back to FTS5."""
+
+    def __init__(self, db: Database, table: str, weights: tuple[float, float]) -> None:
+        super().__init__(db, table, weights)
+        self._seen: int | None = None
+        self._structure: tuple[Any, ...] | None = None
+        self._stamp = 0
+
+    def data_version(self) -> int | None:
+        """`PRAGMA data_version`: moves with every commit of another connection."""
+        return super().version()
+
+    def version(self) -> int | None:
+        seen = super().version()
+        if seen is None:
+            return None
+        if seen != self._seen:
+            self._seen = seen
+            structure = self._structure_record()
+            if structure is None or structure != self._structure:
+                self._structure = structure
+                self._stamp += 1
+        return self._stamp
+
+    def _structure_record(self) -> tuple[Any, ...] | None:
+        try:
+            return tuple(self.read_here(STRUCTURE_SQL.format(p=ident(self.table)), [])[0])
+        except sqlite3.Error:  # no such table: every commit counts, as `data_version` does
+            return None
+
+
+def memory_indexes(db: Database, source: SearchedSource) -> ChunkIndexes:
     """The source's in-memory copy of `db`'s index (see `memory_index`), made on first use."""
     indexes = db.caches.get("memory_index")
     if indexes is None:
-        indexes = db.caches["memory_index"] = MemoryIndexes(db, source.name, source.weights)
+        indexes = db.caches["memory_index"] = ChunkIndexes(db, source.name, source.weights)
     return indexes  # type: ignore[no-any-return]
 
 
