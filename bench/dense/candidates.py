@@ -20,7 +20,7 @@ from knowledge_mcp.sources.search.dense.retriever import DenseFound
 from knowledge_mcp.sources.search.pipeline import SearchPipeline
 from knowledge_mcp.sources.search.query import ParsedQuery
 from knowledge_mcp.sources.search.request import Found, SearchContext, SearchRequest
-from knowledge_mcp.sources.search.scoring import calibrated
+from knowledge_mcp.sources.search.scoring import Norm, calibrated
 from knowledge_mcp.sources.storage.db import Database
 
 from ..evaluation import K_RECALL
@@ -46,18 +46,21 @@ class QueryCandidates:
 
 
 class RecordingFuser(fusion.HybridFuser):
-    """The hybrid fuser, keeping the last pool it fused and the query's term count."""
+    """The hybrid fuser, keeping the last pool it fused and what calibrates its bm25 (the query's
+    own term count, its norm and the bm25 scale), as the fuser itself does."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.last: tuple[dict[int, fusion.Candidate], int] | None = None
+        self.last: tuple[dict[int, fusion.Candidate], int, Norm | None, float] | None = None
 
     async def fuse(self, ctx: SearchContext, query: ParsedQuery, found: Sequence[Found]) -> Found:
         dense = next((f for f in found if isinstance(f, DenseFound)), None)
         lexical = next((f for f in found if not isinstance(f, DenseFound)), None)
         if dense is not None:
             dense = await dense.complete()
-            self.last = (fusion.candidates(lexical, dense, ctx.request.bm25_scale), len(query.terms))
+            norm = lexical.norm if lexical is not None else None
+            pool = fusion.candidates(lexical, dense, 1.0 / query.boost)
+            self.last = (pool, len(query.own_terms), norm, ctx.request.bm25_scale)
             found = [f if not isinstance(f, DenseFound) else dense for f in found]
         return await super().fuse(ctx, query, found)
 
@@ -69,13 +72,13 @@ async def doc_ids(db: Database) -> dict[int, str]:
 
 
 def as_candidates(
-    pool: dict[int, fusion.Candidate], terms: int, doc_of: dict[int, str]
+    pool: dict[int, fusion.Candidate], terms: int, norm: Norm | None, scale: float, doc_of: dict[int, str]
 ) -> tuple[Candidate, ...]:
     return tuple(
         Candidate(
             doc_of[c.item],
             c.item,
-            calibrated(c.bm25 if c.bm25 is not None else 0.0, terms),
+            calibrated(c.bm25 if c.bm25 is not None else 0.0, terms, norm, scale),
             c.cosine,
             c.lexical_rank,
         )

@@ -75,6 +75,8 @@ class Recorder(fusion.HybridFuser):
         dense = next((f for f in found if isinstance(f, DenseFound)), None)
         lexical = next((f for f in found if not isinstance(f, DenseFound)), None)
         if dense is not None:
+            dense = await dense.complete()  # its query embedded meanwhile (dense/retriever.py)
+            found = [f if not isinstance(f, DenseFound) else dense for f in found]
             pool = fusion.candidates(lexical, dense)
             mass = lexical.norm if lexical is not None else None
             best = float(dense.best.max()) if len(dense.best) else 0.0
