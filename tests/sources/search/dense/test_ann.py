@@ -190,7 +190,8 @@ async def test_each_user_searches_an_index_of_their_own_notes(
         assert isinstance(own, AnnIndex)
         held = np.sort(np.asarray(own.index.keys[:], dtype=np.uint64))
         assert np.array_equal(held, np.sort(own.layout.keys()))
-        titles = {r.title for r in (await search(db, "notes about work and home", "semantic")).results}
+        # a query near one note (a vague one may fall under the floor of a three-note vault)
+        titles = {r.title for r in (await search(db, "when was the boiler serviced", "semantic")).results}
         bobs = {row[0] for row in await db.fetchall("SELECT title FROM notes_items")}
         assert len(bobs) == len(list(NOTES.glob("*.md"))) and titles == bobs
     finally:
