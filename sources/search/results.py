@@ -41,13 +41,11 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
     offset, snippet_length = ctx.request.offset, ctx.snippet_length
     hit_chunks = [hit_chunk(row) for row in rows]
     matcher = QueryMatcher(query)
-    scored, scale = found.scores or {}, ctx.request.bm25_scale
-    terms = len(query.own_terms)
+    scored = found.scores or {}
     results: list[Any] = []
     leads: dict[int, Any] = {}
     for row, chunk in zip(rows, hit_chunks, strict=True):
-        # the user's own terms weigh as unexpanded (`ParsedQuery.boost`)
-        lexical = calibrated(row["b"] / query.boost, terms, found.norm, scale)
+        lexical = lexical_score(ctx, query, found, row)
         lead = leads.get(row["id"])
         if lead is None:
             hit = _score(scored.get(row["id"]), lexical)
@@ -156,6 +154,12 @@ def empty(model: type[Any], warnings: list[str], ctx: SearchContext | None = Non
         warnings=warnings,
         **(_transparency(ctx) if ctx is not None else {}),
     )
+
+
+def lexical_score(ctx: SearchContext, query: ParsedQuery, found: Found, row: aiosqlite.Row) -> float:
+    """A row's calibrated bm25: on the scale the user's sources share, against the query's norm,
+    the user's own terms weighing as unexpanded (`ParsedQuery.boost`)."""
+    return calibrated(row["b"] / query.boost, len(query.own_terms), found.norm, ctx.request.bm25_scale)
 
 
 def _score(fused: tuple[float, ScoreType] | None, lexical: float) -> dict[str, Any]:

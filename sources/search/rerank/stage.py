@@ -24,7 +24,7 @@ from ...models import ScoreType
 from ..lexical.sql import hit_chunk
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
-from ..scoring import calibrated
+from ..results import lexical_score
 from .backend import RerankError, Reranking
 from .order import passage, reordered, transplanted
 
@@ -95,7 +95,7 @@ def _reason(exc: Exception) -> str:
 
 def _reordered(ctx: SearchContext, query: ParsedQuery, found: Found, scores: list[float]) -> Found:
     head = found.rows[: len(scores)]
-    fused = [_fused_score(ctx, found, row, len(query.terms)) for row in head]
+    fused = [_fused_score(ctx, query, found, row) for row in head]
     order = reordered(scores)
     rows = [head[n] for n in order] + found.rows[len(head) :]
     kept: dict[int, tuple[float, ScoreType]] = dict(found.scores or {})
@@ -104,9 +104,10 @@ def _reordered(ctx: SearchContext, query: ParsedQuery, found: Found, scores: lis
     return replace(found, rows=rows, scores=kept)
 
 
-def _fused_score(ctx: SearchContext, found: Found, row: aiosqlite.Row, terms: int) -> float:
-    """The score the fused ranking gives `row`: the fuser's, else its calibrated bm25."""
+def _fused_score(ctx: SearchContext, query: ParsedQuery, found: Found, row: aiosqlite.Row) -> float:
+    """The score the fused ranking gives `row`: the fuser's, else its calibrated bm25 (as the
+    results describe it)."""
     known = (found.scores or {}).get(row["id"])
     if known is not None:
         return known[0]
-    return calibrated(row["b"] * ctx.request.bm25_scale, terms)
+    return lexical_score(ctx, query, found, row)
