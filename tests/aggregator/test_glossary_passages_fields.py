@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.cli.glossary import glossary_path, run_glossary
-from knowledge_mcp.server.config import Settings
 from tests.conftest import FIXTURES, ROOT, call, import_into, serve_args
 
 pytestmark = pytest.mark.anyio
@@ -39,20 +37,6 @@ async def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         run_glossary(data, "local", "add", "BP", ["blood pressure", "hypertension", "arterial tension"]) == 0
     )
     return data
-
-
-@pytest.fixture
-async def connect(data_dir: Path) -> AsyncIterator[Callable[..., Client]]:
-    hosts = []
-
-    def make(**settings: Any) -> Client:
-        mcp, host = build_server(Settings(data_dir=data_dir, **settings))
-        hosts.append(host)
-        return Client(mcp)
-
-    yield make
-    for host in hosts:
-        await host.pool.close()
 
 
 def uris(page: dict[str, Any]) -> list[str]:
@@ -84,11 +68,11 @@ async def test_over_stdio_a_search_for_bp_finds_the_note_that_only_says_blood_pr
 
 
 async def test_the_servers_glossary_expands_under_the_users_own(
-    connect: Callable[..., Client], tmp_path: Path
+    client_factory: Callable[..., Client], tmp_path: Path
 ) -> None:
     server_glossary = tmp_path / "server-glossary.yaml"
     server_glossary.write_text("heron: [egret]\nBP: [boiling point]\n", encoding="utf-8")
-    async with connect(glossary_file=server_glossary) as client:
+    async with client_factory(glossary_file=server_glossary) as client:
         page = await search(client, query="BP heron")
     assert page["expanded_terms"] == ["BP → blood pressure, hypertension", "heron → egret"]
 
@@ -104,11 +88,11 @@ ODD = [
 
 @pytest.mark.parametrize(("shows", "text", "warned"), ODD, ids=[c[0] for c in ODD])
 async def test_an_odd_server_glossary_never_fails_a_search(
-    connect: Callable[..., Client], tmp_path: Path, shows: str, text: str, warned: str | None
+    client_factory: Callable[..., Client], tmp_path: Path, shows: str, text: str, warned: str | None
 ) -> None:
     odd = tmp_path / "odd.yaml"
     odd.write_text(text, encoding="utf-8")
-    async with connect(glossary_file=odd) as client:
+    async with client_factory(glossary_file=odd) as client:
         page = await search(client, query="BP")
         notes = await call(client, "notes_search", query="BP")
     assert "Checking blood pressure at home" in [
@@ -123,8 +107,10 @@ def field_guide_hits(page: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in page["results"] if r["title"] == FIELD_GUIDE]
 
 
-async def test_per_item_two_returns_two_sections_of_one_long_document(connect: Callable[..., Client]) -> None:
-    async with connect() as client:
+async def test_per_item_two_returns_two_sections_of_one_long_document(
+    client_factory: Callable[..., Client],
+) -> None:
+    async with client_factory() as client:
         one = await search(client, query="heron", sources=["notes"])
         two = await search(client, query="heron", sources=["notes"], per_item=2)
         by_tool = await call(client, "notes_search", query="heron")
@@ -140,9 +126,9 @@ def passages(page: dict[str, Any]) -> list[tuple[str, str]]:
     return [(r["uri"], str(r["loc"])) for r in page["results"]]
 
 
-async def test_pages_of_passages_never_overlap_or_skip(connect: Callable[..., Client]) -> None:
+async def test_pages_of_passages_never_overlap_or_skip(client_factory: Callable[..., Client]) -> None:
     query = {"query": "heron OR swan OR goose", "sources": ["notes"], "per_item": 3}
-    async with connect() as client:
+    async with client_factory() as client:
         first = await search(client, **query, limit=2)
         second = await search(client, **query, limit=2, offset=first["next_offset"])
         whole = await search(client, **query, limit=4)
@@ -152,8 +138,8 @@ async def test_pages_of_passages_never_overlap_or_skip(connect: Callable[..., Cl
     assert len(set(uris(whole))) < len(uris(whole))  # an item's passages take several places
 
 
-async def test_per_item_is_bounded_and_named_in_the_error(connect: Callable[..., Client]) -> None:
-    async with connect() as client:
+async def test_per_item_is_bounded_and_named_in_the_error(client_factory: Callable[..., Client]) -> None:
+    async with client_factory() as client:
         result = await client.call_tool("knowledge_search", {"query": "heron", "per_item": 6})
     assert result.is_error and "per_item" in result.content[0].text  # type: ignore[union-attr]
 
@@ -168,9 +154,9 @@ FIELDS = [
 
 @pytest.mark.parametrize(("field", "source", "query"), FIELDS)
 async def test_a_field_adds_what_it_says_and_nothing_else(
-    connect: Callable[..., Client], field: str, source: str, query: str
+    client_factory: Callable[..., Client], field: str, source: str, query: str
 ) -> None:
-    async with connect() as client:
+    async with client_factory() as client:
         plain = await search(client, query=query, sources=[source])
         more = await search(client, query=query, sources=[source], fields=[field])
     assert uris(plain) == uris(more)
@@ -182,24 +168,24 @@ async def test_a_field_adds_what_it_says_and_nothing_else(
 
 
 async def test_content_is_the_hit_chunks_full_text_and_reason_says_why(
-    connect: Callable[..., Client],
+    client_factory: Callable[..., Client],
 ) -> None:
-    async with connect() as client:
+    async with client_factory() as client:
         page = await search(client, query="BP", sources=["notes"], fields=["content", "reason"])
     hit = next(r for r in page["results"] if r["title"] == "Checking blood pressure at home")
     assert "Sit quietly for five minutes" in hit["content"] and len(hit["content"]) > len(hit["snippet"])
     assert hit["reason"] == "title and body match 'blood pressure' (for 'BP')"
 
 
-async def test_defaults_stay_compact(connect: Callable[..., Client]) -> None:
-    async with connect() as client:
+async def test_defaults_stay_compact(client_factory: Callable[..., Client]) -> None:
+    async with client_factory() as client:
         page = await search(client, query="heron")
     for hit in page["results"]:
         assert not {"content", "reason", "headings", "summary"} & set(hit)
 
 
-async def test_a_result_down_ranked_as_seen_keeps_its_snippet(connect: Callable[..., Client]) -> None:
-    async with connect() as client:
+async def test_a_result_down_ranked_as_seen_keeps_its_snippet(client_factory: Callable[..., Client]) -> None:
+    async with client_factory() as client:
         first = await call(client, "knowledge_search", query="heron", session_id="gx-seen")
         again = await call(client, "knowledge_search", query="heron", session_id="gx-seen", fields=["reason"])
     assert again["seen_applied"]["count"] >= 1

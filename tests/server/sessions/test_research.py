@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,6 @@ import pytest
 from loguru import logger
 from mcp import Client
 
-from knowledge_mcp.server.app import ServerHost, build_server
-from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.context import DatabasePool
 from knowledge_mcp.server.sessions import timeline
 from knowledge_mcp.server.sessions.store import MIGRATIONS, SessionStore
@@ -26,20 +24,6 @@ from tests.server.test_knowledge_e2e import stdio
 pytestmark = pytest.mark.anyio
 
 Make = Callable[..., Client]
-
-
-@pytest.fixture
-async def make_client(data_dir: Path) -> AsyncIterator[Make]:
-    hosts: list[ServerHost] = []
-
-    def make(**settings: Any) -> Client:
-        mcp, host = build_server(Settings(data_dir=data_dir, **settings))
-        hosts.append(host)
-        return Client(mcp)
-
-    yield make
-    for host in hosts:
-        await host.pool.close()
 
 
 def note_text(data_dir: Path, uri: str) -> str:
@@ -71,10 +55,10 @@ async def a_research_session(client: Client, data_dir: Path) -> tuple[str, dict[
 
 
 async def test_a_named_session_exports_its_timeline_in_order_and_survives_a_restart(
-    make_client: Make, data_dir: Path
+    client_factory: Make, data_dir: Path
 ) -> None:
     await import_into(data_dir, "notes", FIXTURES / "notes")
-    async with make_client() as client:
+    async with client_factory() as client:
         session_id, made = await a_research_session(client, data_dir)
         exported = await call(client, "session_export")
         as_json = await call(client, "session_export", format="json")
@@ -106,7 +90,7 @@ async def test_a_named_session_exports_its_timeline_in_order_and_survives_a_rest
     assert any("not in this item" in w for w in made["unverified"]["warnings"])
     assert info["name"] == "Sourdough hydration" and len(info["citations"]) == 2
 
-    async with make_client() as restarted:  # a new server (new cache, new process session)
+    async with client_factory() as restarted:  # a new server (new cache, new process session)
         listed = await call(restarted, "session_list")
         again = await call(restarted, "session_export", session_id=session_id)
         resource = await restarted.read_resource(f"knowledge://sessions/{session_id}/export.md")
@@ -134,8 +118,8 @@ async def test_over_stdio_a_research_session_outlives_the_server_process(data_di
     assert len(current["citations"]) == 2
 
 
-async def test_starting_a_known_name_resumes_it_and_the_connection_follows_it(make_client: Make) -> None:
-    async with make_client() as client:
+async def test_starting_a_known_name_resumes_it_and_the_connection_follows_it(client_factory: Make) -> None:
+    async with client_factory() as client:
         first = await call(client, "session_start", name="  Heat   pumps ")
         other = await call(client, "session_start", name="Something else")
         await call(client, "session_note", text="in the other one")
@@ -150,14 +134,14 @@ async def test_starting_a_known_name_resumes_it_and_the_connection_follows_it(ma
 
 
 async def test_a_citation_goes_stale_when_a_reimport_changes_the_quoted_text(
-    make_client: Make, data_dir: Path, tmp_path: Path
+    client_factory: Make, data_dir: Path, tmp_path: Path
 ) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
     note = folder / "rye.md"
     note.write_text("# Rye\n\nRye flour ferments faster than wheat.\n\nKeep the dough cool.\n")
     await import_into(data_dir, "notes", folder)
-    async with make_client() as client:
+    async with client_factory() as client:
         uri = (await call(client, "knowledge_search", query="rye"))["results"][0]["uri"]
         cited = await call(client, "session_cite", uris=[uri], quote="rye flour ferments faster")
         assert "stale" not in cited["citations"][0]
@@ -169,20 +153,22 @@ async def test_a_citation_goes_stale_when_a_reimport_changes_the_quoted_text(
     assert "STALE" in markdown and "**stale**" in markdown
 
 
-async def test_a_citation_of_an_item_that_does_not_exist_says_so(make_client: Make, data_dir: Path) -> None:
+async def test_a_citation_of_an_item_that_does_not_exist_says_so(
+    client_factory: Make, data_dir: Path
+) -> None:
     await import_into(data_dir, "notes", FIXTURES / "notes")
-    async with make_client() as client:
+    async with client_factory() as client:
         cited = await call(client, "session_cite", uris=["notes://nope"], claim="x", quote="any words")
     assert cited["cited"] == ["notes://nope"]
     assert any("notes://nope: no such item" in w for w in cited["warnings"])
 
 
-async def test_quotes_claims_and_notes_never_reach_the_log(make_client: Make, data_dir: Path) -> None:
+async def test_quotes_claims_and_notes_never_reach_the_log(client_factory: Make, data_dir: Path) -> None:
     await import_into(data_dir, "notes", FIXTURES / "notes")
     lines: list[str] = []
     sink = logger.add(lines.append, level="DEBUG", format="{message}")
     try:
-        async with make_client() as client:
+        async with client_factory() as client:
             uri = (await call(client, "knowledge_search", query="levain starter"))["results"][0]["uri"]
             quote = sentence_of(note_text(data_dir, uri))
             assert len(quote) > 30
@@ -197,8 +183,8 @@ async def test_quotes_claims_and_notes_never_reach_the_log(make_client: Make, da
         assert secret not in logged
 
 
-async def test_research_tool_errors_name_the_field(make_client: Make) -> None:
-    async with make_client() as client:
+async def test_research_tool_errors_name_the_field(client_factory: Make) -> None:
+    async with client_factory() as client:
         assert "name" in await error(client, "session_start", name="   ")
         assert "text" in await error(client, "session_note", text=" ")
         assert "format" in await error(client, "session_export", format="pdf")
