@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml setup.py
-	$(BIN)/python -m pip install -q -e '.[dev,semantic]'
+	$(BIN)/python -m pip install -q -e '.[dev,semantic,postgres]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -64,6 +64,8 @@ class Settings(BaseModel):
     # [deep_research]
     deep_research_aliases: Literal["auto", "always", "never"] = "auto"
     deep_research_clients: list[str] = Field(default_factory=list)
+    # [storage]
+    database_url: SecretStr | None = None  # None: per-user SQLite files under data_dir
     # [sessions]
     session_ttl_minutes: int = Field(default=60, ge=1, le=525_600)
     session_cache_size: int = Field(default=500, ge=1, le=1_000_000)
@@ -98,6 +100,7 @@ class Settings(BaseModel):
         "rerank_tokenizer",
         "glossary_file",
         "notes_dir",
+        "database_url",
         mode="before",
     )
     @classmethod
@@ -129,6 +132,14 @@ class Settings(BaseModel):
                 "such as https://knowledge.example.com"
             )
         return value.rstrip("/")
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        """A postgresql:// URL (the message never repeats it: it may hold a password)."""
+        if value is not None and urlsplit(value.get_secret_value()).scheme not in ("postgresql", "postgres"):
+            raise ValueError("must be a postgresql:// URL such as postgresql://user@host:5432/knowledge")
+        return value
 
     def base_url(self) -> str:
         """Where clients reach this server: `public_url`, else the bind address."""

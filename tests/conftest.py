@@ -17,6 +17,8 @@ from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
 
+from .postgres import pg_server, pg_url  # noqa: F401  (fixtures)
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 

@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--data-dir", type=Path, help="data directory (default: per-user platform dir)")
         p.add_argument("--config", type=Path, help="config.toml (default: $KNOWLEDGE_MCP_CONFIG, else none)")
         p.add_argument("--user", help="user id whose data this is (default: local)")
+        p.add_argument(
+            "--database-url",
+            help="postgresql://… to keep shared state in PostgreSQL (default: SQLite files in the data dir)",
+        )
 
     serve = sub.add_parser("serve", help="serve MCP over stdio, HTTP or WebSocket")
     common(serve)
@@ -205,6 +209,7 @@ def _settings(args: argparse.Namespace) -> Any:
         getattr(args, "config", None),
         data_dir=getattr(args, "data_dir", None),
         user=getattr(args, "user", None),
+        database_url=getattr(args, "database_url", None),
         transport=getattr(args, "transport", None),
         host=getattr(args, "host", None),
         port=getattr(args, "port", None),

@@ -1,0 +1,1 @@
+"""PostgreSQL storage: the pooled connection (`pool`) and versioned migrations (`migrations`)."""

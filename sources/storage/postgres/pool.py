@@ -1,0 +1,107 @@
+"""A PostgreSQL database reached through a connection pool (`psycopg` 3 + `psycopg_pool`).
+
+`PgDatabase` is the PostgreSQL counterpart of `storage.db.Database`: `fetchall`, `fetchone`,
+`write` and `transaction`, with rows that read by column name (`row["title"]`) as
+`aiosqlite.Row` does. Every worker process opens one pool; a statement borrows a connection
+for its own duration, so many requests share a few connections.
+
+The URL's password never reaches a message or a log: `redacted(url)` is what is shown.
+psycopg is an optional dependency (`knowledge-mcp[postgres]`); importing this module without it
+raises a `SourceUnavailableError` that says how to install it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ...errors import InvalidArgumentError, SourceUnavailableError
+
+try:
+    import psycopg
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+except ImportError as exc:  # pragma: no cover - the dev install always has it
+    raise SourceUnavailableError(
+        "the PostgreSQL backend needs psycopg: pip install 'knowledge-mcp[postgres]'"
+    ) from exc
+
+Row = dict[str, Any]
+OPEN_TIMEOUT_S = 10.0
+"""How long opening the pool waits for a first connection before it says the server is unreachable."""
+
+
+def redacted(url: str) -> str:
+    """`url` without its password (postgresql://alice:***@host/db), for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def check_url(url: str) -> str:
+    """A postgresql:// (or postgres://) URL, or InvalidArgumentError naming the setting."""
+    if urlsplit(url).scheme not in ("postgresql", "postgres"):
+        raise InvalidArgumentError(
+            "database_url", "must be a postgresql:// URL such as postgresql://user@host:5432/knowledge"
+        )
+    return url
+
+
+class PgDatabase:
+    """One pool of connections to a PostgreSQL database; each call borrows a connection."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any], url: str) -> None:
+        self.pool = pool
+        self.url = url
+        self.caches: dict[str, Any] = {}
+        """Caches of what is in this database, owned by their users (as `Database.caches`)."""
+
+    @property
+    def name(self) -> str:
+        """The URL without its password."""
+        return redacted(self.url)
+
+    async def fetchall(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+        async with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(sql, params)
+            return await cur.fetchall() if cur.description else []
+
+    async def fetchone(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def write(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:
+        """One statement as its own transaction."""
+        async with self.pool.connection() as conn:
+            await conn.execute(sql, params)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """BEGIN … COMMIT on one borrowed connection, rolled back on any error."""
+        async with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+async def open_pg(url: str, *, min_size: int = 1, max_size: int = 8) -> PgDatabase:
+    """Open a pool on `url` and wait for its first connection; an unreachable server or a
+    refused login is a `SourceUnavailableError` naming the server (never its password)."""
+    check_url(url)
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        url, min_size=min_size, max_size=max_size, open=False, kwargs={"autocommit": True}
+    )
+    try:
+        await pool.open(wait=True, timeout=OPEN_TIMEOUT_S)
+    except Exception as exc:
+        await pool.close()
+        raise SourceUnavailableError(
+            f"PostgreSQL at {redacted(url)} cannot be reached ({type(exc).__name__}); "
+            "check database_url and that the server is running"
+        ) from None
+    return PgDatabase(pool, url)

