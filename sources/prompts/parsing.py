@@ -7,6 +7,9 @@ user_prompt and keywords; each non-empty field becomes one chunk named after it.
 Markdown: front matter gives name, author and keywords; the body before the first `## `
 heading is `details`; `## System prompt` and `## User prompt` sections (each up to the next
 `## ` heading, fenced code excepted) are the prompts; other sections are kept in `details`.
+
+A prompt may declare its `{{var}}` arguments' defaults and descriptions under `arguments` (also
+`variables`, `inputs`, `args`: `placeholders.declared`); they are kept in the item's meta.
 """
 
 from __future__ import annotations
