@@ -75,6 +75,9 @@ async def test_notes_create_sends_list_changed_to_the_writers_session(
     client = client_factory(notes_dir=tmp_path / "vault")
     client.mode, client.message_handler = "legacy", inbox
     async with client:
+        told = client.server_capabilities
+        assert told.resources and told.resources.list_changed and told.resources.subscribe
+        assert told.prompts and told.prompts.list_changed
         await call(client, "notes_create", title="Boiler", content="The boiler needs a service in May.")
         await inbox.next_of(ResourceListChangedNotification)
 
