@@ -58,7 +58,8 @@ async def timed_reads(client: Client, uri: str, reads: int) -> tuple[str, list[f
 async def read_under(data_dir: Path, uri: str, cap: int, reads: int, stdio: bool) -> dict[str, Any]:
     if stdio:
         args = ["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)]
-        env = {**os.environ, "KNOWLEDGE_MCP_RESOURCE_MAX_CHARS": str(cap), "KNOWLEDGE_MCP_LOG_LEVEL": "WARNING"}
+        env = {**os.environ, "KNOWLEDGE_MCP_RESOURCE_MAX_CHARS": str(cap)}
+        env["KNOWLEDGE_MCP_LOG_LEVEL"] = "WARNING"
         async with Client(StdioServerParameters(command=sys.executable, args=args, env=env)) as client:
             text, times = await timed_reads(client, uri, reads)
     else:
