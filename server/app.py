@@ -30,8 +30,9 @@ from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, aut
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
 from .logs import log_requests
-from .protocol_errors import unknown_names
 from .request_defaults import apply_request_config, request_config
+from .resources import ItemChange, Notifier
+from .resources import register as register_resources
 from .sessions.store import SessionStore, StoredSession
 from .sessions.tools import register as register_session_tools
 from .sessions.transport import (
@@ -79,6 +80,8 @@ class ServerHost:
         self.authenticated = False
         # The credential check of HTTP, reused by the WebSocket handshake (None without auth).
         self.verifier: KnowledgeTokenVerifier | None = None
+        # Tells a user's connected clients that their items changed (server/resources/notify.py).
+        self.notifier = Notifier(self.current_user)
 
     def start_background(self) -> None:
         """Start the embedding worker (`embed_in_background`) on the running event loop: the
@@ -102,6 +105,26 @@ class ServerHost:
         if user is None:
             raise NotAuthenticatedError("this request carries no verified credentials")
         return user
+
+    def current_user(self) -> str | None:
+        """The user of the request being served, or None outside a request."""
+        try:
+            return self.user_of(current_request())
+        except (RuntimeError, KnowledgeError):
+            return None
+
+    async def items_changed(
+        self,
+        ctx: Context,
+        source: str,
+        *,
+        added: tuple[str, ...] = (),
+        updated: tuple[str, ...] = (),
+        removed: tuple[str, ...] = (),
+    ) -> None:
+        """A write changed the caller's items: tell their connected clients."""
+        user = self.context(ctx.request_context).user_id
+        await self.notifier.publish(ItemChange(user, source, added, updated, removed))
 
     async def database(self, ctx: Context, source: str) -> Database:
         return await self._database(self.context(ctx.request_context), source)
@@ -208,20 +231,24 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         title="knowledge-mcp",
         instructions=INSTRUCTIONS,
         version=_version(),
+        subscriptions=host.notifier.bus,
         **auth,
     )
     limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limits)
     mcp.middleware.append(log_requests(host.user_of))
     mcp.middleware.append(rate_limit(limiter, host.user_of, lambda: _tool_names(mcp)))
     mcp.middleware.append(remember_request)
+    mcp.middleware.append(host.notifier.track)
     mcp.middleware.append(preload_session(host._open_session))
     mcp.middleware.append(apply_request_config)
-    mcp.middleware.append(unknown_names(mcp))
     mcp.middleware.append(plain_argument_errors(mcp))
     mcp.middleware.append(WriteGate(host.write_refusal))
     for register in registrars():
         register(mcp, host)
     register_session_tools(mcp, host)
+    register_resources(
+        mcp, host, max_chars=settings.resource_max_chars, list_limit=settings.resource_list_limit
+    )
     aggregator_tools.register(mcp, host, source_timeout_s=settings.source_timeout_s)
     verify.register(mcp, host)
     deep_research.register(

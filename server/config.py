@@ -57,6 +57,9 @@ class Settings(BaseModel):
     rerank_tokenizer: Path | None = None  # None: tokenizer.json beside rerank_model
     rerank_timeout_s: float = Field(default=4.0, gt=0, le=60)
     glossary_file: Path | None = None
+    # [resources]
+    resource_max_chars: int = Field(default=100_000, ge=1_000, le=10_000_000)
+    resource_list_limit: int = Field(default=50, ge=0, le=1_000)
     # [writing]
     read_only: bool = False
     notes_dir: Path | None = None

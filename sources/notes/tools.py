@@ -118,6 +118,7 @@ def register_writes(mcp: MCPServer, host: WritingHost) -> None:
         Similar notes come back as duplicates; recommendation review_first: one is near-identical.
         """
         result = await (await writer(ctx)).create(title, content, tags, folder)
+        await host.items_changed(ctx, source.name, added=(result.uri,))
         return tool_result(result, render_write(result))
 
     async def notes_update(
@@ -135,6 +136,7 @@ def register_writes(mcp: MCPServer, host: WritingHost) -> None:
         result = await (await writer(ctx)).update(
             note_id, content=content, append=append, section=section, expected_version=expected_version
         )
+        await host.items_changed(ctx, source.name, updated=(result.uri,))
         return tool_result(result, render_write(result))
 
     for fn, title, hints in (

@@ -7,6 +7,9 @@ user_prompt and keywords; each non-empty field becomes one chunk named after it.
 Markdown: front matter gives name, author and keywords; the body before the first `## `
 heading is `details`; `## System prompt` and `## User prompt` sections (each up to the next
 `## ` heading, fenced code excepted) are the prompts; other sections are kept in `details`.
+
+A prompt may declare its `{{var}}` arguments' defaults and descriptions under `arguments` (also
+`variables`, `inputs`, `args`: `placeholders.declared`); they are kept in the item's meta.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..storage.items import ParsedItem
 from ..text import dates
 from ..text.fields import Section, assemble, summary_meta, text_of
 from ..text.frontmatter import split_front_matter
+from .placeholders import declared
 
 FIELDS = ("name", "author", "details", "system_prompt", "user_prompt", "keywords")
 # Where a prompt's summary comes from, first non-empty first: what it is for, else the prompt.
@@ -142,6 +146,7 @@ def prompt_item(path: Path, obj: dict[str, Any], index: int | None, key: str, fm
     values["keywords"] = ", ".join(keywords)
     content, spans = assemble(Section(f, HEADINGS[f], values[f]) for f in FIELDS)
     mtime = dates.file_mtime(path)
+    args = declared(obj)
     created = dates.parse_date(obj.get("created") or obj.get("created_at") or obj.get("date")) or mtime
     modified = dates.parse_date(obj.get("modified") or obj.get("updated") or obj.get("updated_at")) or mtime
     return ParsedItem(
@@ -156,6 +161,7 @@ def prompt_item(path: Path, obj: dict[str, Any], index: int | None, key: str, fm
             "format": fmt,
             "file_name": path.name,
             **summary_meta(content, spans, LEAD_FIELDS),
+            **({"arguments": args} if args else {}),
         },
         chunks=spans,
     )

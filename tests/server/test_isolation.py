@@ -329,6 +329,28 @@ def test_alices_media_types_resource_lists_only_her_media(world: World) -> None:
     assert "email" in bobs and "transcript" in bobs
 
 
+def test_alice_cannot_read_list_or_render_bobs_items_as_resources_or_prompts(world: World) -> None:
+    for rpc in world.alice.values():
+        for uri in world.bob_uris.values():
+            message = rpc.request("resources/read", {"uri": uri})
+            assert message["error"]["code"] == -32602, message
+            assert not any(m in json.dumps(message).lower() for m in BOB_MARKERS), message
+        listed = rpc.request("resources/list", {})["result"]["resources"]
+        assert {r["uri"] for r in listed}.isdisjoint(world.bob_uris.values())
+        assert not any(m in json.dumps(listed).lower() for m in BOB_MARKERS)
+        prompts = rpc.request("prompts/list", {})["result"]["prompts"]
+        assert [p["name"] for p in prompts] == [f"alice-{MARKERS['alice']['prompts']}-helper"]
+        for name in (f"bob-{MARKERS['bob']['prompts']}-helper", world.bob_ids["prompts"]):
+            message = rpc.request("prompts/get", {"name": name, "arguments": {}})
+            assert message["error"]["code"] == -32602, message  # only the name she sent comes back
+            mine = f"alice-{MARKERS['alice']['prompts']}-helper"
+            assert message["error"]["message"] == f"unknown prompt {name!r}; the prompts are: {mine}"
+    own = world.bob.request("resources/read", {"uri": world.bob_uris["notes"]})["result"]["contents"][0]
+    assert MARKERS["bob"]["notes"] in own["text"]  # the control: bob reads his own
+    bobs = world.bob.request("prompts/get", {"name": f"bob-{MARKERS['bob']['prompts']}-helper"})
+    assert MARKERS["bob"]["prompts"] in json.dumps(bobs["result"])
+
+
 @pytest.mark.parametrize("tool", sorted(ATTACKS))
 def test_bobs_mcp_session_id_with_alices_credentials_is_not_found(world: World, tool: str) -> None:
     """The transport session belongs to the credential that opened it: alice gets 404, not bob's session."""

@@ -69,3 +69,15 @@ class WritingHost(ToolHost, Protocol):
     def write_permit(self, ctx: Context) -> WritePermit:
         """The caller's permit to write, or a WriteNotAllowedError saying why not."""
         ...
+
+    async def items_changed(
+        self,
+        ctx: Context,
+        source: str,
+        *,
+        added: tuple[str, ...] = (),
+        updated: tuple[str, ...] = (),
+        removed: tuple[str, ...] = (),
+    ) -> None:
+        """Tell the caller's connected clients that these items (uris) changed."""
+        ...
