@@ -167,6 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep the imported corpus and its vectors here, so a second run does not embed again",
     )
     ev.add_argument(
+        "--database-url",
+        help="postgresql://…: import into the PostgreSQL store and rank there by its exact BM25 "
+        "(lexical only)",
+    )
+    ev.add_argument(
         "--folds",
         type=int,
         help="with --retrieval hybrid: refit the fusion on K-1 folds of the queries, score the held-out one",
@@ -287,6 +292,14 @@ def dispatch(args: argparse.Namespace) -> int:
                 )
             return run_fit_command(
                 args.beir, args.split, args.folds, args.json, args.limit_queries, args.data_dir
+            )
+        if args.database_url:
+            from knowledge_mcp.bench.postgres.evaluation import run_pg_eval_command
+
+            if args.retrieval != "lexical":
+                raise KnowledgeError("--database-url: the PostgreSQL store ranks lexically only so far")
+            return run_pg_eval_command(
+                args.database_url, args.beir, args.split, args.json, args.limit_queries
             )
         return run_eval_command(
             args.beir, args.split, args.json, args.limit_queries, args.retrieval, args.data_dir

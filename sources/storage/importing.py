@@ -19,10 +19,10 @@ import aiosqlite
 
 from ..text import dates
 from .chunking import chunk_text
-from .db import Database
+from .db import Database, storage_failure
 from .items import ChunkSpan, ItemParser, ParsedItem
 from .naming import stored_path
-from .runs import FileWork, ImportRun, ImportSummary
+from .runs import FileRecord, FileWork, ImportRun, ImportSummary
 from .walking import iter_files
 
 __all__ = ["ImportSummary", "Importer", "chunk_rows", "item_id_for", "iter_files"]
@@ -94,6 +94,9 @@ HAS_FOLDERS_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '
 RECORD_FOLDER_SQL = """INSERT INTO {p}_folders (path, is_folder, imported_at) VALUES (?,?,?)
     ON CONFLICT(path) DO UPDATE SET is_folder=excluded.is_folder, imported_at=excluded.imported_at"""
 COUNT_CHUNKS_SQL = "SELECT COUNT(*) FROM {p}_chunks"
+KNOWN_FILES_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM {p}_files"
+DELETE_FILE_ITEMS_SQL = "DELETE FROM {p}_items WHERE source_path = ?"
+DELETE_FILE_SQL = "DELETE FROM {p}_files WHERE path = ?"
 
 
 class Importer:
@@ -117,6 +120,18 @@ class Importer:
         await self.optimize_if_large()
         await self.record_paths(paths)
         return summary
+
+    async def known_files(self) -> dict[str, FileRecord]:
+        return {row["path"]: row for row in await self.db.fetchall(self.sql(KNOWN_FILES_SQL))}
+
+    async def prune_file(self, stored: str) -> int:
+        async with self.db.transaction() as conn:
+            cursor = await conn.execute(self.sql(DELETE_FILE_ITEMS_SQL), (stored,))
+            await conn.execute(self.sql(DELETE_FILE_SQL), (stored,))
+            return max(cursor.rowcount, 0)
+
+    def fatal(self, exc: BaseException) -> Exception | None:
+        return storage_failure(exc, self.db.path)
 
     async def record_paths(self, paths: Sequence[Path]) -> None:
         """Remember the files and folders this import was given, when the source's schema has

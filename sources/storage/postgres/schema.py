@@ -9,8 +9,10 @@ that user's rows (a shared table filtered by user was 7-34× slower at 1M docume
 
 - `pg_items`, `pg_chunks`: as SQLite's `<p>_items` / `<p>_chunks` (ids from one sequence).
 - `pg_postings`: one row per (chunk, term) as FTS5 tokenized the chunk (`tokens.py`), with
-  the term's count in the title and in the body and the chunk's length in tokens (the
-  `(source, lexeme)` btree includes what bm25 reads, so a query term is one index range).
+  the term's count in the title and in the body, the chunk's length in tokens and the term's
+  positions (for phrases). The `(source, lexeme, chunk)` btree includes what bm25 reads, so a
+  query term is one index range (and a term in given chunks one lookup). Indexes need no
+  user_id: a partition holds one user.
 - `pg_term_docs`: how many chunks of a user's source hold each term (bm25's df).
 - `pg_corpus_stats`: a user's source's chunk count and token count (bm25's N and avgdl).
 - `pg_files`: each imported file's hash (the content-hash skip and `--prune`).
@@ -57,7 +59,7 @@ CREATE TABLE pg_items (
     UNIQUE (user_id, source, origin),
     UNIQUE (user_id, source, item_id)
 ) PARTITION BY LIST (user_id);
-CREATE INDEX pg_items_path ON pg_items (user_id, source, source_path);
+CREATE INDEX pg_items_path ON pg_items (source, source_path);
 CREATE TABLE pg_chunks (
     user_id text NOT NULL,
     source text NOT NULL,
@@ -83,11 +85,11 @@ CREATE TABLE pg_postings (
     item bigint NOT NULL,
     tf_title integer NOT NULL,
     tf_body integer NOT NULL,
-    dl integer NOT NULL
+    dl integer NOT NULL,
+    positions integer[] NOT NULL
 ) PARTITION BY LIST (user_id);
-CREATE INDEX pg_postings_term ON pg_postings (user_id, source, lexeme)
-    INCLUDE (chunk, item, tf_title, tf_body, dl);
-CREATE INDEX pg_postings_item ON pg_postings (user_id, item);
+CREATE INDEX pg_postings_term ON pg_postings (source, lexeme, chunk) INCLUDE (item, tf_title, tf_body, dl);
+CREATE INDEX pg_postings_item ON pg_postings (item);
 CREATE TABLE pg_term_docs (
     user_id text NOT NULL,
     source text NOT NULL,
@@ -161,3 +163,15 @@ async def ensure_user(db: Any, user_id: str) -> None:
                 literal = "'" + user_id.replace("'", "''") + "'"
                 await conn.execute(CREATE_PARTITION_SQL.format(part=part, table=table, user=literal))
     known.add(user_id)
+
+
+async def drop_user(db: Any, user_id: str) -> None:
+    """Remove every row of `user_id` at once: their partitions are dropped (no row-by-row delete)."""
+    user_id = validate_user_id(user_id)
+    async with db.transaction() as conn:
+        await conn.execute(PARTITION_LOCK_SQL, (user_id,))
+        for table in PARTITIONED:
+            await conn.execute(f"DROP TABLE IF EXISTS {partition_name(table, user_id)}")
+        await as_user(conn, user_id)
+        await conn.execute("DELETE FROM pg_corpus_stats WHERE user_id = %s", (user_id,))
+    db.caches.get("pg_partitions", set()).discard(user_id)

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 from ..schema import TOKENIZER
 
+TITLE_BASE = -(2**30)
+"""A title token's position is stored as TITLE_BASE + its place in the title, a body token's as
+its place in the body: one array per posting, in which a phrase never runs from one column into
+the other."""
 INSTANCES_SQL = "SELECT doc, col, term FROM temp.v ORDER BY doc, col, offset"
 
 
@@ -29,16 +33,14 @@ class Tokens:
         """The chunk's length in tokens (FTS5 bm25's document length: both columns)."""
         return len(self.title) + len(self.body)
 
-    def postings(self) -> dict[str, tuple[int, int]]:
-        """Each term's count in the title and in the body."""
-        counts: dict[str, tuple[int, int]] = {}
-        for term in self.title:
-            t, b = counts.get(term, (0, 0))
-            counts[term] = (t + 1, b)
-        for term in self.body:
-            t, b = counts.get(term, (0, 0))
-            counts[term] = (t, b + 1)
-        return counts
+    def postings(self) -> dict[str, tuple[int, int, list[int]]]:
+        """Each term's count in the title and in the body, and its positions (`position`)."""
+        found: dict[str, list[int]] = {}
+        for at, term in enumerate(self.title):
+            found.setdefault(term, []).append(at + TITLE_BASE)
+        for at, term in enumerate(self.body):
+            found.setdefault(term, []).append(at)
+        return {term: (sum(p < 0 for p in ps), sum(p >= 0 for p in ps), ps) for term, ps in found.items()}
 
 
 class _Tokenizer:
@@ -75,17 +77,13 @@ def tokenize(texts: Sequence[tuple[str, str]]) -> list[Tokens]:
     return _TOKENIZER.tokenize(texts)
 
 
-def count_phrase(tokens: list[str], words: Sequence[str], prefix: bool) -> int:
-    """How often the phrase `words` (index terms; the last one a prefix when `prefix`) occurs
-    in `tokens`, as FTS5 counts a phrase's instances in a column."""
-    n = len(words)
-    if n == 0 or len(tokens) < n:
-        return 0
-    found = 0
-    for at in range(len(tokens) - n + 1):
-        if tokens[at : at + n - 1] != list(words[:-1]):
-            continue
-        last = tokens[at + n - 1]
-        if last == words[-1] or (prefix and last.startswith(words[-1])):
-            found += 1
-    return found
+def phrase_starts(positions: Sequence[set[int]]) -> tuple[int, int]:
+    """How often a phrase occurs in the title and in the body, given the positions (as stored)
+    of each of its words in one chunk: the starts p with word i at p + i for every i, as FTS5
+    counts a phrase's instances in a column."""
+    if not positions:
+        return 0, 0
+    rest = list(enumerate(positions))[1:]
+    starts = [p for p in positions[0] if all(p + i in later for i, later in rest)]
+    in_title = sum(p < 0 for p in starts)
+    return in_title, len(starts) - in_title

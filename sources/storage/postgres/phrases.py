@@ -1,0 +1,64 @@
+"""A phrase's hits in the PostgreSQL store, from the positions its words' postings keep.
+
+FTS5 counts a phrase's instances in each column; here the postings of the phrase's words (and,
+for a phrase ending in a prefix, of every lexeme that prefix starts) are read with their
+positions (`tokens.TITLE_BASE` keeps the columns apart) and the instances are counted for each
+chunk that holds every word: exact, and a phrase of common words reads only their postings,
+never the chunks' text.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from ...search.query import Term
+from ...search.stemming import stems
+from .tokens import phrase_starts
+
+TOP = "\U0010ffff"
+"""Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
+POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions FROM pg_postings
+    WHERE user_id = %(user)s AND source = %(source)s
+        AND (lexeme = ANY(%(lexemes)s::text[]) OR (lexeme >= %(low)s AND lexeme < %(high)s))"""
+
+
+@dataclass(frozen=True)
+class PhraseHits:
+    """The chunks a phrase occurs in: (chunk, item, count in title, count in body, tokens)."""
+
+    chunks: list[tuple[int, int, int, int, int]]
+
+
+async def phrase_hits(conn: Any, source: str, user_id: str, terms: list[Term]) -> list[PhraseHits]:
+    """Each phrase's hits among `user_id`'s chunks of `source`."""
+    return [await _hits(conn, source, user_id, term) for term in terms]
+
+
+async def _hits(conn: Any, source: str, user_id: str, term: Term) -> PhraseHits:
+    words = stems(term.words)
+    whole = words[:-1] if term.prefix else words
+    # no prefix: an empty range (low = high)
+    low, high = (words[-1], words[-1] + TOP) if term.prefix else ("", "")
+    params = {"user": user_id, "source": source, "lexemes": sorted(set(whole)), "low": low, "high": high}
+    rows = await (await conn.execute(POSITIONS_SQL, params)).fetchall()
+    at: dict[int, dict[str, set[int]]] = defaultdict(dict)
+    sizes: dict[int, tuple[int, int]] = {}
+    for lexeme, chunk, item, length, positions in rows:
+        mine = at[chunk]
+        if term.prefix and lexeme >= low and lexeme < high:
+            mine.setdefault("", set()).update(positions)  # the prefix's lexemes, together
+        if lexeme in whole:
+            mine[lexeme] = set(positions)
+        sizes[chunk] = (int(item), int(length))
+    keys = [*whole, ""] if term.prefix else whole
+    found: list[tuple[int, int, int, int, int]] = []
+    for chunk in sorted(at):
+        mine = at[chunk]
+        if all(k in mine for k in keys):
+            in_title, in_body = phrase_starts([mine[k] for k in keys])
+            if in_title or in_body:
+                item, length = sizes[chunk]
+                found.append((chunk, item, in_title, in_body, length))
+    return PhraseHits(found)
