@@ -2,8 +2,8 @@
 
 FTS5 counts a phrase's instances in each column; here the postings of the phrase's words (and,
 for a phrase ending in a prefix, of every lexeme that prefix starts) are read with their
-positions (`tokens.TITLE_BASE` keeps the columns apart) and the instances are counted for each
-chunk that holds every word: exact, and a phrase of common words reads only their postings,
+positions (`tokens.TITLE_BASE` keeps the columns apart), only in the chunks of its rarest
+whole word, and the instances are counted for each chunk that holds every word: exact, and
 never the chunks' text.
 """
 
@@ -19,8 +19,12 @@ from .tokens import phrase_starts
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
+DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
+    WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
 POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions FROM pg_postings
     WHERE user_id = %(user)s AND source = %(source)s
+        AND chunk = ANY(ARRAY(SELECT chunk FROM pg_postings
+            WHERE user_id = %(user)s AND source = %(source)s AND lexeme = %(rarest)s))
         AND (lexeme = ANY(%(lexemes)s::text[]) OR (lexeme >= %(low)s AND lexeme < %(high)s))"""
 
 
@@ -42,6 +46,11 @@ async def _hits(conn: Any, source: str, user_id: str, term: Term) -> PhraseHits:
     # no prefix: an empty range (low = high)
     low, high = (words[-1], words[-1] + TOP) if term.prefix else ("", "")
     params = {"user": user_id, "source": source, "lexemes": sorted(set(whole)), "low": low, "high": high}
+    docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+    if len(docs) < len(params["lexemes"]):
+        return PhraseHits([])  # a word no chunk holds
+    # only the chunks of the phrase's rarest whole word can hold it
+    params["rarest"] = min(docs, key=lambda lexeme: (docs[lexeme], lexeme))
     rows = await (await conn.execute(POSITIONS_SQL, params)).fetchall()
     at: dict[int, dict[str, set[int]]] = defaultdict(dict)
     sizes: dict[int, tuple[int, int]] = {}

@@ -20,7 +20,8 @@ that user's rows (a shared table filtered by user was 7-34× slower at 1M docume
 The statistics are written in the same transaction as the item (`writing.py`). Row-level
 security, FORCEd even for the tables' owner, is a second line of defence beside the user id
 every statement binds: a row is visible only while `knowledge.user_id` (set per transaction
-by `as_user`) names its user. A superuser bypasses it: the server should log in as a plain
+by `as_user`) names its user; each partition has the same policy, as a query naming a
+partition directly does not pass through its parent's. A superuser bypasses it: the server should log in as a plain
 role.
 """
 
@@ -162,6 +163,8 @@ async def ensure_user(db: Any, user_id: str) -> None:
             if not row[0]:
                 literal = "'" + user_id.replace("'", "''") + "'"
                 await conn.execute(CREATE_PARTITION_SQL.format(part=part, table=table, user=literal))
+                # a partition read by its own name skips the parent's policy: it has its own
+                await conn.execute(POLICY_SQL.format(t=part))
     known.add(user_id)
 
 

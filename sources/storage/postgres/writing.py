@@ -62,20 +62,10 @@ ADD_DOCS_SQL = """INSERT INTO pg_term_docs (user_id, source, lexeme, docs)
     ON CONFLICT (user_id, source, lexeme) DO UPDATE SET docs = pg_term_docs.docs + excluded.docs"""
 ADD_STATS_SQL = """UPDATE pg_corpus_stats SET chunks = chunks + %s, tokens = tokens + %s
     WHERE user_id = %s AND source = %s"""
-REMOVE_POSTINGS_SQL = """WITH gone AS (
-        DELETE FROM pg_postings WHERE user_id = %(user)s AND item = %(item)s RETURNING lexeme
-    ), counts AS (SELECT lexeme, count(*) AS n FROM gone GROUP BY lexeme)
-    UPDATE pg_term_docs d SET docs = d.docs - counts.n FROM counts
-    WHERE d.user_id = %(user)s AND d.source = %(source)s AND d.lexeme = counts.lexeme
-    RETURNING d.lexeme, d.docs"""
+REMOVE_POSTINGS_SQL = "DELETE FROM pg_postings WHERE user_id = %s AND item = %s RETURNING lexeme"
 FORGET_TERMS_SQL = """DELETE FROM pg_term_docs
     WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[]) AND docs <= 0"""
-REMOVE_CHUNKS_SQL = """WITH gone AS (
-        DELETE FROM pg_chunks WHERE user_id = %(user)s AND item = %(item)s RETURNING tokens
-    )
-    UPDATE pg_corpus_stats SET chunks = chunks - (SELECT count(*) FROM gone),
-        tokens = tokens - (SELECT coalesce(sum(tokens), 0) FROM gone)
-    WHERE user_id = %(user)s AND source = %(source)s"""
+REMOVE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s RETURNING tokens"
 DELETE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s"
 KNOWN_FILES_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
     WHERE user_id = %s AND source = %s"""
@@ -91,16 +81,20 @@ ITEMS_OF_PATHS_SQL = """SELECT id, origin FROM pg_items
 
 @dataclass
 class _Batch:
-    """Postings and counts of the items written in a transaction, written at once before it
-    commits (one statement each instead of three per item)."""
+    """Postings and counts of the items written and removed in a transaction, written at once
+    before it commits (one statement each, not per item). Counts of removed postings are
+    negative: the same upsert (by the primary key, row by row: no plan to go wrong) adds both.
+    Postings go in by INSERT, not COPY: PostgreSQL refuses COPY FROM under row-level security."""
 
     postings: list[tuple[str, int, int, int, int, int, str]] = field(default_factory=list)
     docs: dict[str, int] = field(default_factory=dict)
     chunks: int = 0
     tokens: int = 0
+    gone: set[str] = field(default_factory=set)
+    """Terms whose count went down: forgotten if it reached 0."""
 
     def clear(self) -> None:
-        self.postings, self.docs, self.chunks, self.tokens = [], {}, 0, 0
+        self.postings, self.docs, self.chunks, self.tokens, self.gone = [], {}, 0, 0, set()
 
 
 class PgItemWriter:
@@ -211,7 +205,9 @@ class PgItemWriter:
             docs = sorted(batch.docs.items())
             params = (self.user_id, self.p, [d for d, _ in docs], [n for _, n in docs])
             await conn.execute(ADD_DOCS_SQL, params)
-        if batch.chunks:
+        if batch.gone:
+            await conn.execute(FORGET_TERMS_SQL, (self.user_id, self.p, sorted(batch.gone)))
+        if batch.chunks or batch.tokens:
             await conn.execute(ADD_STATS_SQL, (batch.chunks, batch.tokens, self.user_id, self.p))
         batch.clear()
 
@@ -255,13 +251,13 @@ class PgItemWriter:
     async def _remove_chunks(self, conn: Any, batch: _Batch, rowid: int) -> None:
         """Take an item's chunks and postings out, and out of the statistics (the batch's
         postings written first: they may be this item's)."""
-        keys = {"user": self.user_id, "item": rowid, "source": self.p}
-        if self.bm25:
-            await self._flush(conn, batch)
-            counts = await (await conn.execute(REMOVE_POSTINGS_SQL, keys)).fetchall()
-            emptied = [lexeme for lexeme, docs in counts if docs <= 0]
-            if emptied:
-                await conn.execute(FORGET_TERMS_SQL, (self.user_id, self.p, emptied))
-            await conn.execute(REMOVE_CHUNKS_SQL, keys)
-        else:
+        if not self.bm25:
             await conn.execute(DELETE_CHUNKS_SQL, (self.user_id, rowid))
+            return
+        await self._flush(conn, batch)
+        for (lexeme,) in await (await conn.execute(REMOVE_POSTINGS_SQL, (self.user_id, rowid))).fetchall():
+            batch.docs[lexeme] = batch.docs.get(lexeme, 0) - 1
+            batch.gone.add(lexeme)
+        for (tokens,) in await (await conn.execute(REMOVE_CHUNKS_SQL, (self.user_id, rowid))).fetchall():
+            batch.chunks -= 1
+            batch.tokens -= int(tokens)

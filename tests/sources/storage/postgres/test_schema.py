@@ -81,11 +81,16 @@ async def test_a_plain_role_sees_only_the_rows_of_the_user_its_transaction_names
     try:
         with psycopg.connect(as_role(pg_url, "knowledge_app")) as app:
             assert app.execute("SELECT count(*) FROM pg_postings").fetchone() == (0,)  # no user named
+            bobs = partition_name("pg_chunks", "bob")
+            assert app.execute(f"SELECT count(*) FROM {bobs}").fetchone() == (0,)  # nor by its partition
             app.execute("SELECT set_config('knowledge.user_id', 'alice', true)")
             titles = app.execute("SELECT title FROM pg_items").fetchall()
             assert titles == [("alice's note",)]
             # even a statement naming another user reads nothing of theirs, nor writes as them
             assert app.execute("SELECT count(*) FROM pg_chunks WHERE user_id = 'bob'").fetchone() == (0,)
+            assert app.execute(f"SELECT count(*) FROM {bobs}").fetchone() == (0,)
+            alices = partition_name("pg_chunks", "alice")
+            assert app.execute(f"SELECT count(*) FROM {alices}").fetchone() == (1,)
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 app.execute("UPDATE pg_corpus_stats SET user_id = 'bob' WHERE user_id = 'alice'")
     finally:
