@@ -21,8 +21,8 @@ The statistics are written in the same transaction as the item (`writing.py`). R
 security, FORCEd even for the tables' owner, is a second line of defence beside the user id
 every statement binds: a row is visible only while `knowledge.user_id` (set per transaction
 by `as_user`) names its user; each partition has the same policy, as a query naming a
-partition directly does not pass through its parent's. A superuser bypasses it: the server should log in as a plain
-role.
+partition directly does not pass through its parent's. A superuser bypasses it: the server
+should log in as a plain role.
 """
 
 from __future__ import annotations
