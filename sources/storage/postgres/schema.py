@@ -16,6 +16,7 @@ that user's rows (a shared table filtered by user was 7-34× slower at 1M docume
 - `pg_term_docs`: how many chunks of a user's source hold each term (bm25's df).
 - `pg_corpus_stats`: a user's source's chunk count and token count (bm25's N and avgdl).
 - `pg_files`: each imported file's hash (the content-hash skip and `--prune`).
+- `pg_chunk_vectors`: the chunks' dense vectors (`vectors.py`; pgvector where available).
 
 The statistics are written in the same transaction as the item (`writing.py`). Row-level
 security, FORCEd even for the tables' owner, is a second line of defence beside the user id
@@ -34,8 +35,11 @@ from ..db import validate_user_id
 from .migrations import PgMigration
 
 COMPONENT = "items"
-PARTITIONED = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files")
-SECURED = (*PARTITIONED, "pg_corpus_stats")
+PARTITIONED = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files", "pg_chunk_vectors")
+"""The tables each user has a partition of (made by `ensure_user`)."""
+SECURED_V2 = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files", "pg_corpus_stats")
+DIM = 384
+"""The dense vectors' size: the bundled MiniLM's."""
 
 TABLES_V1 = """
 CREATE SEQUENCE pg_item_ids;
@@ -126,9 +130,35 @@ CREATE POLICY {t}_own ON {t}
     WITH CHECK (user_id = current_setting('knowledge.user_id', true));
 """
 
+VECTORS_V3 = f"""
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+        CREATE EXTENSION IF NOT EXISTS vector;
+        CREATE TABLE pg_chunk_vectors (
+            user_id text NOT NULL, source text NOT NULL, chunk bigint NOT NULL, item bigint NOT NULL,
+            window_index integer NOT NULL, embedding vector({DIM}) NOT NULL,
+            PRIMARY KEY (user_id, chunk, window_index)
+        ) PARTITION BY LIST (user_id);
+        CREATE INDEX pg_chunk_vectors_hnsw ON pg_chunk_vectors USING hnsw (embedding vector_cosine_ops);
+    ELSE
+        CREATE TABLE pg_chunk_vectors (
+            user_id text NOT NULL, source text NOT NULL, chunk bigint NOT NULL, item bigint NOT NULL,
+            window_index integer NOT NULL, embedding real[] NOT NULL,
+            PRIMARY KEY (user_id, chunk, window_index)
+        ) PARTITION BY LIST (user_id);
+    END IF;
+END $$;
+CREATE INDEX pg_chunk_vectors_source ON pg_chunk_vectors (source, item);
+{POLICY_SQL.format(t="pg_chunk_vectors")}
+"""
+"""Dense vectors (`vectors.py`): pgvector's `vector` under HNSW where the extension is
+available, else `real[]` (searched exactly)."""
+
 MIGRATIONS = (
     PgMigration(1, "items, chunks, postings and bm25 statistics, by user", TABLES_V1),
-    PgMigration(2, "row-level security", "".join(POLICY_SQL.format(t=t) for t in SECURED)),
+    PgMigration(2, "row-level security", "".join(POLICY_SQL.format(t=t) for t in SECURED_V2)),
+    PgMigration(3, "dense vectors", VECTORS_V3),
 )
 
 SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"

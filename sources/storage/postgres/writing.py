@@ -66,6 +66,7 @@ REMOVE_POSTINGS_SQL = "DELETE FROM pg_postings WHERE user_id = %s AND item = %s 
 FORGET_TERMS_SQL = """DELETE FROM pg_term_docs
     WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[]) AND docs <= 0"""
 REMOVE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s RETURNING tokens"
+DELETE_VECTORS_SQL = "DELETE FROM pg_chunk_vectors WHERE user_id = %s AND source = %s AND item = %s"
 DELETE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s"
 KNOWN_FILES_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
     WHERE user_id = %s AND source = %s"""
@@ -249,8 +250,9 @@ class PgItemWriter:
         batch.tokens += sum(lengths)
 
     async def _remove_chunks(self, conn: Any, batch: _Batch, rowid: int) -> None:
-        """Take an item's chunks and postings out, and out of the statistics (the batch's
-        postings written first: they may be this item's)."""
+        """Take an item's chunks, their vectors and postings out, and out of the statistics (the
+        batch's postings written first: they may be this item's)."""
+        await conn.execute(DELETE_VECTORS_SQL, (self.user_id, self.p, rowid))
         if not self.bm25:
             await conn.execute(DELETE_CHUNKS_SQL, (self.user_id, rowid))
             return
