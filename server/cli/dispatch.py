@@ -14,6 +14,7 @@ from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
 
 from ..config import load_settings
 from ..logs import configure_logging
+from .migrate import add_parser as migrate_parser
 
 
 def _version() -> str:
@@ -136,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="lifetime in seconds, at most max_token_lifetime_s (default 3600)",
     )
     scope_option(token, "token")
+
+    migrate_parser(sub, common)
 
     demo = sub.add_parser("demo", help="import the fixtures into a throw-away dir and query the real server")
     demo.add_argument("--keep", action="store_true", help="keep the throw-away data dir")
@@ -353,6 +356,11 @@ def dispatch(args: argparse.Namespace) -> int:
 
         print(mint_token(settings, settings.user, args.ttl, args.scope or []))
         return 0
+    if args.command == "migrate":
+        from .migrate import check_sources, print_reports, run_migrate
+
+        sources = check_sources(args.source)
+        return print_reports(anyio.run(run_migrate, settings, args.to, sources), args.json)
     if args.command == "search":
         from .commands import print_results, run_search
 

@@ -164,11 +164,27 @@ class PgItemWriter:
         """Insert or update one item in its own transaction: added, updated or unchanged."""
         return (await self.write_items([(path, item)]))[0]
 
-    async def write_items(self, items: Sequence[tuple[Path, ParsedItem]]) -> list[str]:
-        """Several items in ONE transaction (all or nothing), in order; each one's outcome."""
+    async def write_items(
+        self, items: Sequence[tuple[Path, ParsedItem]], hashes: Sequence[str] | None = None
+    ) -> list[str]:
+        """Several items in ONE transaction (all or nothing), in order; each one's outcome.
+        `hashes`: the items' content hashes as another store recorded them (a copy keeps them,
+        so the next import of the same files skips them as unchanged)."""
         await ensure_user(self.db, self.user_id)
+        known = list(hashes) if hashes is not None else [None] * len(items)
         async with self._transaction() as (conn, batch):
-            return [await self._write(conn, batch, path, item) for path, item in items]
+            return [
+                await self._write(conn, batch, path, item, content_hash)
+                for (path, item), content_hash in zip(items, known, strict=True)
+            ]
+
+    async def record_files(self, rows: Sequence[tuple[str, str, int, str, int | None, int | None]]) -> None:
+        """Record imported files as another store did: (path, file hash, item count, imported
+        at, size, mtime_ns)."""
+        await ensure_user(self.db, self.user_id)
+        async with self._transaction() as (conn, _):
+            for row in rows:
+                await conn.execute(UPSERT_FILE_SQL, (self.user_id, self.p, *row))
 
     async def delete_paths(self, paths: Sequence[str], keep: set[str] | None = None) -> int:
         """Delete the items imported from `paths` (whose origin is not in `keep`), with their
@@ -212,9 +228,11 @@ class PgItemWriter:
             await conn.execute(ADD_STATS_SQL, (batch.chunks, batch.tokens, self.user_id, self.p))
         batch.clear()
 
-    async def _write(self, conn: Any, batch: _Batch, path: Path, item: ParsedItem) -> str:
+    async def _write(
+        self, conn: Any, batch: _Batch, path: Path, item: ParsedItem, content_hash: str | None = None
+    ) -> str:
         origin = item.origin_in(path)
-        content_hash = item.content_hash()
+        content_hash = content_hash or item.content_hash()
         found = await conn.execute(SELECT_ITEM_SQL, (self.user_id, self.p, origin))
         existing = await found.fetchone()
         if existing is not None and existing[2] == content_hash:
