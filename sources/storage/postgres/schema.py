@@ -164,7 +164,12 @@ MIGRATIONS = (
 SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
 PARTITION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('knowledge_partition'), hashtext(%s))"
 HAS_PARTITION_SQL = "SELECT to_regclass(%s) IS NOT NULL AS found"
-CREATE_PARTITION_SQL = "CREATE TABLE IF NOT EXISTS {part} PARTITION OF {table} FOR VALUES IN ({user})"
+CREATE_PARTITION_SQL = "CREATE TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
+ATTACH_PARTITION_SQL = "ALTER TABLE {table} ATTACH PARTITION {part} FOR VALUES IN ({user})"
+"""A partition is made apart and attached: ATTACH locks the parent SHARE UPDATE EXCLUSIVE, so
+other users' reads and writes go on, where CREATE TABLE … PARTITION OF locks it exclusively
+(waiting for, and stopping, every query of every user). The parent's indexes are built on the
+new (empty) table as it is attached."""
 
 
 def partition_name(table: str, user_id: str) -> str:
@@ -192,9 +197,10 @@ async def ensure_user(db: Any, user_id: str) -> None:
             row = await (await conn.execute(HAS_PARTITION_SQL, (part,))).fetchone()
             if not row[0]:
                 literal = "'" + user_id.replace("'", "''") + "'"
-                await conn.execute(CREATE_PARTITION_SQL.format(part=part, table=table, user=literal))
+                await conn.execute(CREATE_PARTITION_SQL.format(part=part, table=table))
                 # a partition read by its own name skips the parent's policy: it has its own
                 await conn.execute(POLICY_SQL.format(t=part))
+                await conn.execute(ATTACH_PARTITION_SQL.format(part=part, table=table, user=literal))
     known.add(user_id)
 
 
