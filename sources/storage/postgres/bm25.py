@@ -45,21 +45,26 @@ LOWEST = "\x01"
 """Below every character: a word's own lexeme is the range [word, word + LOWEST)."""
 MATCHES_SQL = """SELECT q.n, p.chunk
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)
-    JOIN pg_postings p ON p.user_id = %(user)s AND p.source = %(source)s
-        AND p.lexeme >= q.low AND p.lexeme < q.high AND p.chunk = ANY(%(chunks)s::bigint[])"""
+    CROSS JOIN LATERAL (SELECT chunk FROM pg_postings
+        WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= q.low AND lexeme < q.high
+            AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
+# Each part reads its terms' postings as index-only range scans of the (user_id, source,
+# lexeme, chunk) btree, driven by the small array of terms (LATERAL: the planner cannot turn it
+# round into a scan of the whole partition, as it did for an empty array of prefixes).
+WORDS_PART = """SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
+    FROM unnest(%(words)s::text[], %(word_ns)s::int[]) AS q(lexeme, n)
+    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM pg_postings
+        WHERE user_id = %(user)s AND source = %(source)s AND lexeme = q.lexeme) AS p"""
+PREFIXES_PART = """SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
+    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(prefix_ns)s::int[]) AS q(low, high, n)
+    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM pg_postings
+        WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS p"""
+PHRASES_PART = """SELECT * FROM unnest(%(phrase_ns)s::int[], %(phrase_chunks)s::bigint[],
+    %(phrase_items)s::bigint[], %(phrase_titles)s::int[], %(phrase_bodies)s::int[], %(phrase_dls)s::int[])
+    AS u(n, chunk, item, tf_title, tf_body, dl)"""
 RANK_SQL = """
 WITH hits AS (
-    SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
-    FROM unnest(%(words)s::text[], %(word_ns)s::int[]) AS q(lexeme, n)
-    JOIN pg_postings p ON p.user_id = %(user)s AND p.source = %(source)s AND p.lexeme = q.lexeme
-    UNION ALL
-    SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
-    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(prefix_ns)s::int[]) AS q(low, high, n)
-    JOIN pg_postings p ON p.user_id = %(user)s AND p.source = %(source)s
-        AND p.lexeme >= q.low AND p.lexeme < q.high
-    UNION ALL
-    SELECT * FROM unnest(%(phrase_ns)s::int[], %(phrase_chunks)s::bigint[], %(phrase_items)s::bigint[],
-        %(phrase_titles)s::int[], %(phrase_bodies)s::int[], %(phrase_dls)s::int[])
+    {parts}
 ), per_term AS (
     SELECT n, chunk, item, %(wt)s * sum(tf_title) + %(wb)s * sum(tf_body) AS f, max(dl) AS dl
     FROM hits GROUP BY n, chunk, item
@@ -75,6 +80,16 @@ WITH hits AS (
 SELECT item, chunk, score, matching, bits, count(*) OVER () AS total
 FROM best ORDER BY score DESC, chunk LIMIT %(want)s
 """
+
+
+def rank_sql(params: dict[str, Any]) -> str | None:
+    """The ranking statement for the kinds of terms `params` has (None: no term matches)."""
+    parts = [
+        sql
+        for sql, key in ((WORDS_PART, "words"), (PREFIXES_PART, "lows"), (PHRASES_PART, "phrase_ns"))
+        if params[key]
+    ]
+    return RANK_SQL.format(parts="\n    UNION ALL\n    ".join(parts)) if parts else None
 
 
 @dataclass(frozen=True)
@@ -135,6 +150,8 @@ async def rank(
     terms = plan(query)
     async with db.transaction() as conn:
         await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        # one user's ranking reads a few index ranges: workers would only add their start-up
+        await conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
         await as_user(conn, user_id)
         stats = await (await conn.execute(STATS_SQL, (user_id, source))).fetchone()
         chunks, tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
@@ -144,7 +161,8 @@ async def rank(
             rows[n] = len(phrase.chunks)
         kept = _kept(rows, chunks)
         params = _params(source, user_id, terms, hits, kept, rows, chunks, tokens, weights, want)
-        found = await (await conn.execute(RANK_SQL, params)).fetchall()  # type: ignore[arg-type]
+        sql = rank_sql(params)
+        found = await (await conn.execute(sql, params)).fetchall() if sql else []  # type: ignore[arg-type]
         left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
         extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
         words = await _word_docs(conn, source, user_id, [t for _, t in terms.phrases])

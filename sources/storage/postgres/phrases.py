@@ -21,11 +21,16 @@ TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
-POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions FROM pg_postings
-    WHERE user_id = %(user)s AND source = %(source)s
-        AND chunk = ANY(ARRAY(SELECT chunk FROM pg_postings
-            WHERE user_id = %(user)s AND source = %(source)s AND lexeme = %(rarest)s))
-        AND (lexeme = ANY(%(lexemes)s::text[]) OR (lexeme >= %(low)s AND lexeme < %(high)s))"""
+CHUNKS_SQL = """SELECT chunk FROM pg_postings
+    WHERE user_id = %(user)s AND source = %(source)s AND lexeme = %(rarest)s"""
+POSITIONS_SQL = """SELECT p.lexeme, p.chunk, p.item, p.dl, p.positions
+    FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
+    CROSS JOIN LATERAL (SELECT lexeme, chunk, item, dl, positions FROM pg_postings
+        WHERE user_id = %(user)s AND source = %(source)s AND lexeme = q.lexeme
+            AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
+PREFIX_POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions FROM pg_postings
+    WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s
+        AND chunk = ANY(%(chunks)s::bigint[])"""
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,10 @@ async def _hits(conn: Any, source: str, user_id: str, term: Term) -> PhraseHits:
         return PhraseHits([])  # a word no chunk holds
     # only the chunks of the phrase's rarest whole word can hold it
     params["rarest"] = min(docs, key=lambda lexeme: (docs[lexeme], lexeme))
+    params["chunks"] = [c for (c,) in await (await conn.execute(CHUNKS_SQL, params)).fetchall()]
     rows = await (await conn.execute(POSITIONS_SQL, params)).fetchall()
+    if term.prefix:
+        rows += await (await conn.execute(PREFIX_POSITIONS_SQL, params)).fetchall()
     at: dict[int, dict[str, set[int]]] = defaultdict(dict)
     sizes: dict[int, tuple[int, int]] = {}
     for lexeme, chunk, item, length, positions in rows:

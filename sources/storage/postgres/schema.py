@@ -10,9 +10,10 @@ that user's rows (a shared table filtered by user was 7-34× slower at 1M docume
 - `pg_items`, `pg_chunks`: as SQLite's `<p>_items` / `<p>_chunks` (ids from one sequence).
 - `pg_postings`: one row per (chunk, term) as FTS5 tokenized the chunk (`tokens.py`), with
   the term's count in the title and in the body, the chunk's length in tokens and the term's
-  positions (for phrases). The `(source, lexeme, chunk)` btree includes what bm25 reads, so a
-  query term is one index range (and a term in given chunks one lookup). Indexes need no
-  user_id: a partition holds one user.
+  positions (for phrases). The `(user_id, source, lexeme, chunk)` btree includes what bm25
+  reads, so a query term is one index-only range (and a term in given chunks one lookup). The
+  user_id in a partition's index is constant, but the planner keeps the user's qual (and the
+  row-level policy's) as a filter, which without it would read every posting's heap row.
 - `pg_term_docs`: how many chunks of a user's source hold each term (bm25's df).
 - `pg_corpus_stats`: a user's source's chunk count and token count (bm25's N and avgdl).
 - `pg_files`: each imported file's hash (the content-hash skip and `--prune`).
@@ -93,7 +94,8 @@ CREATE TABLE pg_postings (
     dl integer NOT NULL,
     positions integer[] NOT NULL
 ) PARTITION BY LIST (user_id);
-CREATE INDEX pg_postings_term ON pg_postings (source, lexeme, chunk) INCLUDE (item, tf_title, tf_body, dl);
+CREATE INDEX pg_postings_term ON pg_postings (user_id, source, lexeme, chunk)
+    INCLUDE (item, tf_title, tf_body, dl);
 CREATE INDEX pg_postings_item ON pg_postings (item);
 CREATE TABLE pg_term_docs (
     user_id text NOT NULL,
