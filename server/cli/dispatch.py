@@ -14,6 +14,7 @@ from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
 
 from ..config import load_settings
 from ..logs import configure_logging
+from .migrate import add_parser as migrate_parser
 
 
 def _version() -> str:
@@ -137,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scope_option(token, "token")
 
+    migrate_parser(sub, common)
+
     demo = sub.add_parser("demo", help="import the fixtures into a throw-away dir and query the real server")
     demo.add_argument("--keep", action="store_true", help="keep the throw-away data dir")
 
@@ -165,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir",
         type=Path,
         help="keep the imported corpus and its vectors here, so a second run does not embed again",
+    )
+    ev.add_argument(
+        "--database-url",
+        help="postgresql://…: import into the PostgreSQL store and rank there by its exact BM25 "
+        "(lexical only)",
     )
     ev.add_argument(
         "--folds",
@@ -288,6 +296,14 @@ def dispatch(args: argparse.Namespace) -> int:
             return run_fit_command(
                 args.beir, args.split, args.folds, args.json, args.limit_queries, args.data_dir
             )
+        if args.database_url:
+            from knowledge_mcp.bench.postgres.evaluation import run_pg_eval_command
+
+            if args.retrieval != "lexical":
+                raise KnowledgeError("--database-url: the PostgreSQL store ranks lexically only so far")
+            return run_pg_eval_command(
+                args.database_url, args.beir, args.split, args.json, args.limit_queries
+            )
         return run_eval_command(
             args.beir, args.split, args.json, args.limit_queries, args.retrieval, args.data_dir
         )
@@ -340,6 +356,11 @@ def dispatch(args: argparse.Namespace) -> int:
 
         print(mint_token(settings, settings.user, args.ttl, args.scope or []))
         return 0
+    if args.command == "migrate":
+        from .migrate import check_sources, print_reports, run_migrate
+
+        sources = check_sources(args.source)
+        return print_reports(anyio.run(run_migrate, settings, args.to, sources), args.json)
     if args.command == "search":
         from .commands import print_results, run_search
 

@@ -19,13 +19,13 @@ import aiosqlite
 
 from ..text import dates
 from .chunking import chunk_text
-from .db import Database
+from .db import Database, storage_failure
 from .items import ChunkSpan, ItemParser, ParsedItem
 from .naming import stored_path
-from .runs import FileWork, ImportRun, ImportSummary
+from .runs import FileRecord, FileWork, ImportRun, ImportSummary
 from .walking import iter_files
 
-__all__ = ["ImportSummary", "Importer", "item_id_for", "iter_files"]
+__all__ = ["ImportSummary", "Importer", "chunk_rows", "item_id_for", "iter_files"]
 
 SELECT_ITEM_SQL = "SELECT id, item_id, content_hash, version FROM {p}_items WHERE origin = ?"
 SELECT_ITEMS_SQL = "SELECT id, item_id, content_hash, version, origin FROM {p}_items WHERE origin IN (?)"
@@ -51,7 +51,7 @@ def item_id_for(origin: str) -> str:
     return hashlib.sha256(origin.encode()).hexdigest()[:16]
 
 
-def _item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
+def item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
     """The columns an insert and an update of an item both set, in both statements' order:
     title, content, content_hash, created_at, last_modified, tags, meta, imported_at."""
     return (
@@ -66,6 +66,25 @@ def _item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
     )
 
 
+def chunk_rows(rowid: int | None, item_id: str, item: ParsedItem) -> list[tuple[Any, ...]]:
+    """The item's chunk rows: (item rowid, index, chunk uuid, field, start, end, title, body,
+    meta JSON). Every store writes these (SQLite here, PostgreSQL in `postgres.writing`)."""
+    spans = item.chunks
+    if spans is None:
+        # An item with no body (a note of only front matter) still gets one chunk, so its
+        # title is searchable.
+        spans = [ChunkSpan(c.start, c.end) for c in chunk_text(item.content)] or [
+            ChunkSpan(0, len(item.content))
+        ]
+    rows = []
+    for index, span in enumerate(spans):
+        body = item.content[span.start : span.end]
+        uuid = hashlib.sha256(f"{item_id}\x00{span.field or ''}\x00{body}".encode()).hexdigest()[:24]
+        meta = json.dumps(span.meta, ensure_ascii=False, default=str)
+        rows.append((rowid, index, uuid, span.field, span.start, span.end, item.title, body, meta))
+    return rows
+
+
 MAX_FILE_BYTES = 200 * 1024 * 1024
 """The default size cap of one imported file (`import_max_file_mb`)."""
 OPTIMIZE_MIN_CHUNKS = 10_000
@@ -75,6 +94,9 @@ HAS_FOLDERS_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '
 RECORD_FOLDER_SQL = """INSERT INTO {p}_folders (path, is_folder, imported_at) VALUES (?,?,?)
     ON CONFLICT(path) DO UPDATE SET is_folder=excluded.is_folder, imported_at=excluded.imported_at"""
 COUNT_CHUNKS_SQL = "SELECT COUNT(*) FROM {p}_chunks"
+KNOWN_FILES_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM {p}_files"
+DELETE_FILE_ITEMS_SQL = "DELETE FROM {p}_items WHERE source_path = ?"
+DELETE_FILE_SQL = "DELETE FROM {p}_files WHERE path = ?"
 
 
 class Importer:
@@ -98,6 +120,18 @@ class Importer:
         await self.optimize_if_large()
         await self.record_paths(paths)
         return summary
+
+    async def known_files(self) -> dict[str, FileRecord]:
+        return {row["path"]: row for row in await self.db.fetchall(self.sql(KNOWN_FILES_SQL))}
+
+    async def prune_file(self, stored: str) -> int:
+        async with self.db.transaction() as conn:
+            cursor = await conn.execute(self.sql(DELETE_FILE_ITEMS_SQL), (stored,))
+            await conn.execute(self.sql(DELETE_FILE_SQL), (stored,))
+            return max(cursor.rowcount, 0)
+
+    def fatal(self, exc: BaseException) -> Exception | None:
+        return storage_failure(exc, self.db.path)
 
     async def record_paths(self, paths: Sequence[Path]) -> None:
         """Remember the files and folders this import was given, when the source's schema has
@@ -208,7 +242,7 @@ class Importer:
         if not run:
             return
         rows = [
-            (item_id_for(origin), origin, str(path), *_item_values(item, content_hash))
+            (item_id_for(origin), origin, str(path), *item_values(item, content_hash))
             for path, item, origin, content_hash in run
         ]
         await conn.executemany(self.sql(INSERT_ITEM_SQL), rows)
@@ -237,7 +271,7 @@ class Importer:
     ) -> None:
         """The item row and its chunks, inside the caller's transaction."""
         item_id = existing["item_id"] if existing else item_id_for(origin)
-        values = _item_values(item, content_hash)
+        values = item_values(item, content_hash)
         if existing:
             rowid = existing["id"]
             await conn.execute(self.sql(UPDATE_ITEM_SQL), (*values, rowid))
@@ -248,30 +282,7 @@ class Importer:
         await self._insert_chunks(conn, self.chunk_rows(rowid, item_id, item))
 
     def chunk_rows(self, rowid: int | None, item_id: str, item: ParsedItem) -> list[tuple[Any, ...]]:
-        spans = item.chunks
-        if spans is None:
-            # An item with no body (a note of only front matter) still gets one chunk, so its
-            # title is searchable.
-            spans = [ChunkSpan(c.start, c.end) for c in chunk_text(item.content)] or [
-                ChunkSpan(0, len(item.content))
-            ]
-        rows = []
-        for index, span in enumerate(spans):
-            body = item.content[span.start : span.end]
-            uuid = hashlib.sha256(f"{item_id}\x00{span.field or ''}\x00{body}".encode()).hexdigest()[:24]
-            rows.append(
-                (
-                    rowid,
-                    index,
-                    uuid,
-                    span.field,
-                    span.start,
-                    span.end,
-                    item.title,
-                    body,
-                    json.dumps(span.meta, ensure_ascii=False, default=str),
-                )
-            )
+        rows = chunk_rows(rowid, item_id, item)
         self.chunks_written += len(rows)
         return rows
 

@@ -23,28 +23,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from dataclasses import field as default
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import aiosqlite
+from typing import Any, Protocol
 
 from ..errors import ImportFileError
-from .db import storage_failure
-from .items import ParsedFile, ParsedItem
+from .items import ItemParser, ParsedFile, ParsedItem
 from .naming import needs_scrub, scrub_item, shown, stored_path
 from .walking import FileTooLargeError, Skipped, read_regular, walk
-
-if TYPE_CHECKING:
-    from .importing import Importer
 
 BATCH_FILES = 200
 BATCH_BYTES = 16 * 1024 * 1024
 RACY_NS = 2_000_000_000
 """A file modified this recently before its import may change again within the same clock tick:
 its modification time is not recorded, so the next run hashes it instead of trusting it."""
-
-KNOWN_FILES_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM {p}_files"
-DELETE_FILE_ITEMS_SQL = "DELETE FROM {p}_items WHERE source_path = ?"
-DELETE_FILE_SQL = "DELETE FROM {p}_files WHERE path = ?"
 
 
 @dataclass
@@ -96,13 +86,44 @@ class FileWork:
     item_count: int = 0
 
 
+FileRecord = Any
+"""An imported file's record, read by key (an `aiosqlite.Row`, or a dict from PostgreSQL):
+`file_hash`, `item_count`, `size`, `mtime_ns`."""
+
+
+class ItemStore(Protocol):
+    """Where a run writes: the SQLite `importing.Importer`, or the PostgreSQL store's
+    (`postgres.writing.PgItemWriter`). The run itself (walking, skipping, parsing, batches,
+    failures) is the same for both."""
+
+    source: ItemParser
+    p: str
+    max_file_bytes: int
+
+    async def known_files(self) -> dict[str, FileRecord]:
+        """Every file imported before, by stored path."""
+        ...
+
+    async def write_files(self, works: Sequence[FileWork]) -> list[list[str]]:
+        """The files' items and records in one transaction: each file's item outcomes."""
+        ...
+
+    async def prune_file(self, stored: str) -> int:
+        """Forget a file that is gone and its items; how many items."""
+        ...
+
+    def fatal(self, exc: BaseException) -> Exception | None:
+        """The error that ends the run if `exc` means the store itself is unusable."""
+        ...
+
+
 class ImportRun:
-    def __init__(self, importer: Importer) -> None:
+    def __init__(self, importer: ItemStore) -> None:
         self.importer = importer
         self.summary = ImportSummary(importer.p)
         self.writing: asyncio.Task[None] | None = None
         """The previous batch's write, running while the next batch is read and parsed."""
-        self.known: dict[str, aiosqlite.Row] = {}
+        self.known: dict[str, FileRecord] = {}
         """Every file imported before, by stored path: read once, before the first batch, so
         no batch waits for the database (busy writing the batch before it) to look its files up."""
 
@@ -113,9 +134,7 @@ class ImportRun:
         for root in roots:
             if not root.exists():
                 self.summary.fail(root, "no such file or folder")
-        self.known = {
-            row["path"]: row for row in await self.importer.db.fetchall(self.importer.sql(KNOWN_FILES_SQL))
-        }
+        self.known = await self.importer.known_files()
         try:
             seen = await self.walk([r for r in roots if r.exists()], prune, on_file)
             await self.settle()
@@ -162,7 +181,7 @@ class ImportRun:
             await writing
 
     def prepare(
-        self, paths: list[Path], known: dict[str, aiosqlite.Row], found: ImportSummary
+        self, paths: list[Path], known: dict[str, FileRecord], found: ImportSummary
     ) -> tuple[list[FileWork], list[Path]]:
         """Read and parse files (in a worker thread) until the batch's byte budget is spent; the
         works and the files left for the next round."""
@@ -186,7 +205,7 @@ class ImportRun:
         return works, []
 
     def prepare_file(
-        self, path: Path, known: aiosqlite.Row | None, found: ImportSummary
+        self, path: Path, known: FileRecord | None, found: ImportSummary
     ) -> tuple[FileWork | None, int]:
         info = os.stat(path)
         if known and known["size"] == info.st_size and known["mtime_ns"] == info.st_mtime_ns:
@@ -232,22 +251,18 @@ class ImportRun:
             return None
 
     def raise_if_fatal(self, exc: Exception) -> None:
-        failure = storage_failure(exc, self.importer.db.path)
+        failure = self.importer.fatal(exc)
         if failure is not None:
             raise failure from exc
 
     async def prune(self, roots: list[Path], seen: set[str]) -> None:
         """Remove the items of files under `roots` that are gone (neither walked now nor there).
         The candidates are the files known before the run: every file written since was walked."""
-        db, sql = self.importer.db, self.importer.sql
         for stored in self.known:
             path = Path(stored)
             under = any(path == r or r in path.parents for r in roots)
             if under and stored not in seen and not path.exists():
-                async with db.transaction() as conn:
-                    cursor = await conn.execute(sql(DELETE_FILE_ITEMS_SQL), (stored,))
-                    self.summary.pruned += max(cursor.rowcount, 0)
-                    await conn.execute(sql(DELETE_FILE_SQL), (stored,))
+                self.summary.pruned += await self.importer.prune_file(stored)
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,0 +1,1 @@
+"""The PostgreSQL item store measured: eval --database-url (evaluation) and its write cost (writes)."""

@@ -1,0 +1,311 @@
+"""Exact BM25 in plain SQL over the postings (`schema.py`): FTS5's ranking, in PostgreSQL.
+
+The formula is FTS5's `bm25()` as `search/lexical/memory_index.py` reproduces it: k1 1.2, b 0.75,
+term frequency = title weight × title count + body weight × body count, document length = the
+chunk's tokens in both columns, avgdl = the source's tokens / chunks, idf = ln((N - n + 0.5) /
+(n + 0.5)) clamped to 1e-6, and an OR query's score the sum over its terms. Only the query
+terms' postings are read: one btree range each (a word, or a prefix as the range of lexemes it
+starts; `lexeme` is COLLATE "C"), fed from small arrays; the plan is a nested loop of index
+scans (check EXPLAIN: joining the postings to a CTE of the terms hash-joins the whole table).
+A phrase is counted from its words' positions (`phrases.py`), and its hits join the sum. As
+the memory copy, a term in more than half the chunks is left out of the score unless nothing
+else matches (its idf is ~0: it only adds matches), and still told among matched terms.
+
+Terms, stems, matched terms and the calibrated score's `Norm` are as the SQLite search has
+them, so a result means the same whichever store ranked it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...search.lexical.memory_index import MAX_TERM_BITS, Ranked
+from ...search.query import ParsedQuery, Term
+from ...search.scoring import Norm, norm
+from ...search.stemming import stems
+from ..db import validate_user_id
+from .phrases import TOP, PhraseHits, phrase_hits
+from .pool import PgDatabase
+from .schema import as_user
+
+K1 = 1.2
+B = 0.75
+
+STATS_SQL = "SELECT chunks, tokens FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
+DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
+    WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[])"""
+PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM pg_postings p
+        WHERE p.user_id = %(user)s AND p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
+    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
+LOWEST = "\x01"
+"""Below every character: a word's own lexeme is the range [word, word + LOWEST)."""
+MATCHES_SQL = """SELECT q.n, p.chunk
+    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)
+    CROSS JOIN LATERAL (SELECT chunk FROM pg_postings
+        WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= q.low AND lexeme < q.high
+            AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
+# Each part reads its terms' postings as index-only range scans of the (user_id, source,
+# lexeme, chunk) btree, driven by the small array of terms (LATERAL: the planner cannot turn it
+# round into a scan of the whole partition, as it did for an empty array of prefixes).
+WORDS_PART = """SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
+    FROM unnest(%(words)s::text[], %(word_ns)s::int[]) AS q(lexeme, n)
+    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM pg_postings
+        WHERE user_id = %(user)s AND source = %(source)s AND lexeme = q.lexeme) AS p"""
+PREFIXES_PART = """SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
+    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(prefix_ns)s::int[]) AS q(low, high, n)
+    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM pg_postings
+        WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS p"""
+PHRASES_PART = """SELECT * FROM unnest(%(phrase_ns)s::int[], %(phrase_chunks)s::bigint[],
+    %(phrase_items)s::bigint[], %(phrase_titles)s::int[], %(phrase_bodies)s::int[], %(phrase_dls)s::int[])
+    AS u(n, chunk, item, tf_title, tf_body, dl)"""
+RANK_SQL = """
+WITH hits AS (
+    {parts}
+), per_term AS (
+    SELECT n, chunk, item, %(wt)s * sum(tf_title) + %(wb)s * sum(tf_body) AS f, max(dl) AS dl
+    FROM hits GROUP BY n, chunk, item
+), scored AS (
+    SELECT chunk, item,
+        sum((%(idf)s::float8[])[n + 1] * f * %(k1p)s / (f + %(k1)s * (%(one_b)s + %(b_avg)s * dl))) AS score,
+        bit_or(CASE WHEN n < %(bits)s THEN 1::bigint << n ELSE 0 END) AS bits
+    FROM per_term GROUP BY chunk, item
+), best AS (
+    SELECT DISTINCT ON (item) item, chunk, score, bits, count(*) OVER (PARTITION BY item) AS matching
+    FROM scored ORDER BY item, score DESC, chunk
+)
+SELECT item, chunk, score, matching, bits, count(*) OVER () AS total
+FROM best ORDER BY score DESC, chunk LIMIT %(want)s
+"""
+
+
+def rank_sql(params: dict[str, Any]) -> str | None:
+    """The ranking statement for the kinds of terms `params` has (None: no term matches)."""
+    parts = [
+        sql
+        for sql, key in ((WORDS_PART, "words"), (PREFIXES_PART, "lows"), (PHRASES_PART, "phrase_ns"))
+        if params[key]
+    ]
+    return RANK_SQL.format(parts="\n    UNION ALL\n    ".join(parts)) if parts else None
+
+
+@dataclass(frozen=True)
+class PgRanking:
+    """A query's best items as `Ranked` (the shape the SQLite ranking returns), the query's
+    `Norm` for calibrated scores, and the query's term texts (for `matched_terms`)."""
+
+    ranked: Ranked
+    norm: Norm
+    term_texts: list[str]
+
+    def matched_terms(self, chunk: int) -> list[str]:
+        """The query terms (as the user wrote them) that this returned chunk matches."""
+        return [self.term_texts[n] for n in self.ranked.terms_in([chunk])[chunk]]
+
+
+@dataclass
+class _Plan:
+    """The query's terms as the SQL reads them: plain words, prefixes, phrases (scored here)."""
+
+    words: list[tuple[int, str]]
+    prefixes: list[tuple[int, str]]
+    phrases: list[tuple[int, Term]]
+
+
+def idf(rows: int, chunks: int) -> float:
+    """FTS5's idf of a term in `rows` of `chunks` rows."""
+    value = math.log((chunks - rows + 0.5) / (rows + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def plan(query: ParsedQuery) -> _Plan:
+    """Which terms are plain words, prefixes of one word and phrases, with their index terms."""
+    out = _Plan([], [], [])
+    for n, term in enumerate(query.terms):
+        if len(term.words) > 1:
+            out.phrases.append((n, term))
+        elif term.prefix:
+            out.prefixes.append((n, stems(term.words)[0]))
+        else:
+            out.words.append((n, stems(term.words)[0]))
+    return out
+
+
+async def rank(
+    db: PgDatabase,
+    source: str,
+    user_id: str,
+    query: ParsedQuery,
+    want: int,
+    weights: tuple[float, float],
+) -> PgRanking | None:
+    """The best `want` items of `user_id`'s `source` for `query`, by exact BM25; None when the
+    query has no searchable term."""
+    if query.is_empty:
+        return None
+    user_id = validate_user_id(user_id)
+    terms = plan(query)
+    async with db.transaction() as conn:
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        # one user's ranking reads a few index ranges: workers would only add their start-up
+        await conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        await as_user(conn, user_id)
+        stats = await (await conn.execute(STATS_SQL, (user_id, source))).fetchone()
+        chunks, tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
+        rows = await _rows(conn, source, user_id, terms, query)
+        hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases])
+        for (n, _), phrase in zip(terms.phrases, hits, strict=True):
+            rows[n] = len(phrase.chunks)
+        kept = _kept(rows, chunks)
+        params = _params(source, user_id, terms, hits, kept, rows, chunks, tokens, weights, want)
+        sql = rank_sql(params)
+        found = await (await conn.execute(sql, params)).fetchall() if sql else []  # type: ignore[arg-type]
+        left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
+        extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
+        words = await _word_docs(conn, source, user_id, [t for _, t in terms.phrases])
+    distinct = {t.fts(): _norm_rows(t, rows[n], words) for n, t in enumerate(query.terms)}
+    return PgRanking(_ranked(found, extra), norm(distinct.values(), chunks), query.term_texts)
+
+
+async def _left_out_bits(
+    conn: Any,
+    source: str,
+    user_id: str,
+    terms: _Plan,
+    hits: list[PhraseHits],
+    left_out: list[int],
+    chunks: list[int],
+) -> dict[int, int]:
+    """The bits of the terms left out of the score (in most chunks) that each returned chunk
+    matches: SQLite tells them among a hit's matched terms too."""
+    bits: dict[int, int] = {}
+    if not left_out or not chunks:
+        return bits
+    ranges = [(n, w, w + LOWEST) for n, w in terms.words if n in left_out]
+    ranges += [(n, p, p + TOP) for n, p in terms.prefixes if n in left_out]
+    if ranges:
+        lows, highs, ns = ([r[i] for r in ranges] for i in (1, 2, 0))
+        params = {"user": user_id, "source": source, "lows": lows, "highs": highs, "ns": ns, "chunks": chunks}
+        for n, chunk in await (await conn.execute(MATCHES_SQL, params)).fetchall():
+            bits[chunk] = bits.get(chunk, 0) | _bit(n)
+    wanted = set(chunks)
+    for (n, _), found in zip(terms.phrases, hits, strict=True):
+        for chunk in (c[0] for c in found.chunks if n in left_out and c[0] in wanted):
+            bits[chunk] = bits.get(chunk, 0) | _bit(n)
+    return bits
+
+
+def _bit(n: int) -> int:
+    return 1 << n if n < MAX_TERM_BITS else 0
+
+
+async def _rows(conn: Any, source: str, user_id: str, terms: _Plan, query: ParsedQuery) -> list[int]:
+    """Each query term's number of chunks (its df); phrases are filled in by the caller."""
+    rows = [0] * len(query.terms)
+    lexemes = sorted({lexeme for _, lexeme in terms.words})
+    found = await (await conn.execute(DOCS_SQL, (user_id, source, lexemes))).fetchall()
+    docs = {lexeme: int(n) for lexeme, n in found}
+    for n, lexeme in terms.words:
+        rows[n] = docs.get(lexeme, 0)
+    if terms.prefixes:
+        params = {
+            "user": user_id,
+            "source": source,
+            "lows": [p for _, p in terms.prefixes],
+            "highs": [p + TOP for _, p in terms.prefixes],
+            "ns": [n for n, _ in terms.prefixes],
+        }
+        for n, count in await (await conn.execute(PREFIX_DOCS_SQL, params)).fetchall():
+            rows[n] = int(count)
+    return rows
+
+
+def _kept(rows: list[int], chunks: int) -> set[int]:
+    """The terms scored: those in at most half the chunks, else every term that matches."""
+    present = {n for n, r in enumerate(rows) if r}
+    return {n for n in present if rows[n] * 2 <= chunks} or present
+
+
+def _params(
+    source: str,
+    user_id: str,
+    terms: _Plan,
+    hits: list[PhraseHits],
+    kept: set[int],
+    rows: list[int],
+    chunks: int,
+    tokens: int,
+    weights: tuple[float, float],
+    want: int,
+) -> dict[str, Any]:
+    words = [(n, w) for n, w in terms.words if n in kept]
+    prefixes = [(n, p) for n, p in terms.prefixes if n in kept]
+    phrase = [(n, h) for (n, _), h in zip(terms.phrases, hits, strict=True) if n in kept]
+    flat = [(n, *c) for n, h in phrase for c in h.chunks]
+    avgdl = tokens / chunks if chunks else 0.0
+    return {
+        "user": user_id,
+        "source": source,
+        "words": [w for _, w in words],
+        "word_ns": [n for n, _ in words],
+        "lows": [p for _, p in prefixes],
+        "highs": [p + TOP for _, p in prefixes],
+        "prefix_ns": [n for n, _ in prefixes],
+        **{key: [c[i] for c in flat] for i, key in enumerate(PHRASE_COLUMNS)},
+        "wt": weights[0],
+        "wb": weights[1],
+        "idf": [idf(r, chunks) for r in rows],
+        "k1": K1,
+        "k1p": K1 + 1.0,
+        # k1 * (1 - b + b * dl / avgdl), as (1 - b) + (b / avgdl) * dl (no tokens: no postings)
+        "one_b": 1.0 - B,
+        "b_avg": B / avgdl if avgdl else 0.0,
+        "bits": MAX_TERM_BITS,
+        "want": max(1, want),
+    }
+
+
+PHRASE_COLUMNS = (
+    "phrase_ns",
+    "phrase_chunks",
+    "phrase_items",
+    "phrase_titles",
+    "phrase_bodies",
+    "phrase_dls",
+)
+
+
+async def _word_docs(conn: Any, source: str, user_id: str, phrases: list[Term]) -> dict[str, int]:
+    """The df of each word of the phrases (a phrase's norm counts its rarest word, as FTS5's
+    planner estimates it: `plan.estimated_df`)."""
+    lexemes = sorted({s for t in phrases for s in stems(t.words)})
+    if not lexemes:
+        return {}
+    found = await (await conn.execute(DOCS_SQL, (user_id, source, lexemes))).fetchall()
+    return {lexeme: int(n) for lexeme, n in found}
+
+
+def _norm_rows(term: Term, rows: int, words: dict[str, int]) -> int:
+    if len(term.words) > 1 and not term.prefix:
+        return min(words.get(s, 0) for s in stems(term.words))
+    return rows
+
+
+def _ranked(found: list[Any], extra: dict[int, int]) -> Ranked:
+    """The rows of `RANK_SQL` as the `Ranked` the SQLite ranking returns (with the `extra` term
+    bits of each chunk)."""
+    items = np.array([r[0] for r in found], dtype=np.int64)
+    chunks = np.array([r[1] for r in found], dtype=np.int64)
+    order = np.argsort(chunks, kind="stable")
+    return Ranked(
+        item_rowids=items,
+        chunk_rowids=chunks,
+        bm25=-np.array([float(r[2]) for r in found], dtype=np.float64),
+        matching_chunks=np.array([int(r[3]) for r in found], dtype=np.int64),
+        total=int(found[0][5]) if found else 0,
+        rowids=chunks[order],
+        term_bits=np.array([float(r[4] | extra.get(r[1], 0)) for r in found], dtype=np.float64)[order],
+    )

@@ -1,0 +1,218 @@
+"""The PostgreSQL item store's tables (component `items`), partitioned by user.
+
+The five sources share one set of tables with a `source` column (a source's rows are its
+SQLite database's rows): a new source needs no DDL, and one user's data of every source sits
+in the same partitions. Every table but `pg_corpus_stats` is `PARTITION BY LIST (user_id)`:
+a user's partition is created on their first write (`ensure_user`), so a search reads only
+that user's rows (a shared table filtered by user was 7-34× slower at 1M documents,
+../shared/notes/postgresql-measurements.md §3).
+
+- `pg_items`, `pg_chunks`: as SQLite's `<p>_items` / `<p>_chunks` (ids from one sequence).
+- `pg_postings`: one row per (chunk, term) as FTS5 tokenized the chunk (`tokens.py`), with
+  the term's count in the title and in the body, the chunk's length in tokens and the term's
+  positions (for phrases). The `(user_id, source, lexeme, chunk)` btree includes what bm25
+  reads, so a query term is one index-only range (and a term in given chunks one lookup). The
+  user_id in a partition's index is constant, but the planner keeps the user's qual (and the
+  row-level policy's) as a filter, which without it would read every posting's heap row.
+- `pg_term_docs`: how many chunks of a user's source hold each term (bm25's df).
+- `pg_corpus_stats`: a user's source's chunk count and token count (bm25's N and avgdl).
+- `pg_files`: each imported file's hash (the content-hash skip and `--prune`).
+- `pg_chunk_vectors`: the chunks' dense vectors (`vectors.py`; pgvector where available).
+
+The statistics are written in the same transaction as the item (`writing.py`). Row-level
+security, FORCEd even for the tables' owner, is a second line of defence beside the user id
+every statement binds: a row is visible only while `knowledge.user_id` (set per transaction
+by `as_user`) names its user; each partition has the same policy, as a query naming a
+partition directly does not pass through its parent's. A superuser bypasses it: the server
+should log in as a plain role.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ..db import validate_user_id
+from .migrations import PgMigration
+
+COMPONENT = "items"
+PARTITIONED = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files", "pg_chunk_vectors")
+"""The tables each user has a partition of (made by `ensure_user`)."""
+SECURED_V2 = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files", "pg_corpus_stats")
+DIM = 384
+"""The dense vectors' size: the bundled MiniLM's."""
+
+TABLES_V1 = """
+CREATE SEQUENCE pg_item_ids;
+CREATE SEQUENCE pg_chunk_ids;
+CREATE TABLE pg_items (
+    user_id text NOT NULL,
+    source text NOT NULL,
+    id bigint NOT NULL DEFAULT nextval('pg_item_ids'),
+    item_id text NOT NULL,
+    origin text NOT NULL,
+    source_path text NOT NULL,
+    title text NOT NULL,
+    content text NOT NULL,
+    content_hash text NOT NULL,
+    created_at text NOT NULL,
+    last_modified text NOT NULL,
+    version integer NOT NULL DEFAULT 1,
+    tags jsonb NOT NULL DEFAULT '[]',
+    meta jsonb NOT NULL DEFAULT '{}',
+    imported_at text NOT NULL,
+    PRIMARY KEY (user_id, id),
+    UNIQUE (user_id, source, origin),
+    UNIQUE (user_id, source, item_id)
+) PARTITION BY LIST (user_id);
+CREATE INDEX pg_items_path ON pg_items (source, source_path);
+CREATE TABLE pg_chunks (
+    user_id text NOT NULL,
+    source text NOT NULL,
+    id bigint NOT NULL DEFAULT nextval('pg_chunk_ids'),
+    item bigint NOT NULL,
+    chunk_index integer NOT NULL,
+    chunk_uuid text NOT NULL,
+    field text,
+    start_offset integer NOT NULL,
+    end_offset integer NOT NULL,
+    title text NOT NULL,
+    body text NOT NULL,
+    meta jsonb NOT NULL DEFAULT '{}',
+    tokens integer NOT NULL,
+    PRIMARY KEY (user_id, id),
+    UNIQUE (user_id, item, chunk_index)
+) PARTITION BY LIST (user_id);
+CREATE TABLE pg_postings (
+    user_id text NOT NULL,
+    source text NOT NULL,
+    lexeme text COLLATE "C" NOT NULL,
+    chunk bigint NOT NULL,
+    item bigint NOT NULL,
+    tf_title integer NOT NULL,
+    tf_body integer NOT NULL,
+    dl integer NOT NULL,
+    positions integer[] NOT NULL
+) PARTITION BY LIST (user_id);
+CREATE INDEX pg_postings_term ON pg_postings (user_id, source, lexeme, chunk)
+    INCLUDE (item, tf_title, tf_body, dl);
+CREATE INDEX pg_postings_item ON pg_postings (item);
+CREATE TABLE pg_term_docs (
+    user_id text NOT NULL,
+    source text NOT NULL,
+    lexeme text COLLATE "C" NOT NULL,
+    docs bigint NOT NULL,
+    PRIMARY KEY (user_id, source, lexeme)
+) PARTITION BY LIST (user_id);
+CREATE TABLE pg_corpus_stats (
+    user_id text NOT NULL,
+    source text NOT NULL,
+    chunks bigint NOT NULL DEFAULT 0,
+    tokens bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (user_id, source)
+);
+CREATE TABLE pg_files (
+    user_id text NOT NULL,
+    source text NOT NULL,
+    path text NOT NULL,
+    file_hash text NOT NULL,
+    item_count integer NOT NULL,
+    imported_at text NOT NULL,
+    size bigint,
+    mtime_ns bigint,
+    PRIMARY KEY (user_id, source, path)
+) PARTITION BY LIST (user_id);
+"""
+
+POLICY_SQL = """
+ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {t} FORCE ROW LEVEL SECURITY;
+CREATE POLICY {t}_own ON {t}
+    USING (user_id = current_setting('knowledge.user_id', true))
+    WITH CHECK (user_id = current_setting('knowledge.user_id', true));
+"""
+
+VECTORS_V3 = f"""
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+        CREATE EXTENSION IF NOT EXISTS vector;
+        CREATE TABLE pg_chunk_vectors (
+            user_id text NOT NULL, source text NOT NULL, chunk bigint NOT NULL, item bigint NOT NULL,
+            window_index integer NOT NULL, embedding vector({DIM}) NOT NULL,
+            PRIMARY KEY (user_id, chunk, window_index)
+        ) PARTITION BY LIST (user_id);
+        CREATE INDEX pg_chunk_vectors_hnsw ON pg_chunk_vectors USING hnsw (embedding vector_cosine_ops);
+    ELSE
+        CREATE TABLE pg_chunk_vectors (
+            user_id text NOT NULL, source text NOT NULL, chunk bigint NOT NULL, item bigint NOT NULL,
+            window_index integer NOT NULL, embedding real[] NOT NULL,
+            PRIMARY KEY (user_id, chunk, window_index)
+        ) PARTITION BY LIST (user_id);
+    END IF;
+END $$;
+CREATE INDEX pg_chunk_vectors_source ON pg_chunk_vectors (source, item);
+{POLICY_SQL.format(t="pg_chunk_vectors")}
+"""
+"""Dense vectors (`vectors.py`): pgvector's `vector` under HNSW where the extension is
+available, else `real[]` (searched exactly)."""
+
+MIGRATIONS = (
+    PgMigration(1, "items, chunks, postings and bm25 statistics, by user", TABLES_V1),
+    PgMigration(2, "row-level security", "".join(POLICY_SQL.format(t=t) for t in SECURED_V2)),
+    PgMigration(3, "dense vectors", VECTORS_V3),
+)
+
+SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
+PARTITION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('knowledge_partition'), hashtext(%s))"
+HAS_PARTITION_SQL = "SELECT to_regclass(%s) IS NOT NULL AS found"
+CREATE_PARTITION_SQL = "CREATE TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
+ATTACH_PARTITION_SQL = "ALTER TABLE {table} ATTACH PARTITION {part} FOR VALUES IN ({user})"
+"""A partition is made apart and attached: ATTACH locks the parent SHARE UPDATE EXCLUSIVE, so
+other users' reads and writes go on, where CREATE TABLE … PARTITION OF locks it exclusively
+(waiting for, and stopping, every query of every user). The parent's indexes are built on the
+new (empty) table as it is attached."""
+
+
+def partition_name(table: str, user_id: str) -> str:
+    """The partition of `table` holding `user_id`'s rows: a digest, so any valid user id (dots,
+    @) makes a plain identifier."""
+    return f"{table}_u{hashlib.sha256(user_id.encode()).hexdigest()[:20]}"
+
+
+async def as_user(conn: Any, user_id: str) -> None:
+    """Make `user_id`'s rows visible (and writable) for the rest of `conn`'s transaction."""
+    await conn.execute(SET_USER_SQL, (user_id,))
+
+
+async def ensure_user(db: Any, user_id: str) -> None:
+    """Create `user_id`'s partitions if they are missing: idempotent, and safe when several
+    workers write a new user's first item at once (an advisory lock per user)."""
+    known: set[str] = db.caches.setdefault("pg_partitions", set())
+    user_id = validate_user_id(user_id)
+    if user_id in known:
+        return
+    async with db.transaction() as conn:
+        await conn.execute(PARTITION_LOCK_SQL, (user_id,))
+        for table in PARTITIONED:
+            part = partition_name(table, user_id)
+            row = await (await conn.execute(HAS_PARTITION_SQL, (part,))).fetchone()
+            if not row[0]:
+                literal = "'" + user_id.replace("'", "''") + "'"
+                await conn.execute(CREATE_PARTITION_SQL.format(part=part, table=table))
+                # a partition read by its own name skips the parent's policy: it has its own
+                await conn.execute(POLICY_SQL.format(t=part))
+                await conn.execute(ATTACH_PARTITION_SQL.format(part=part, table=table, user=literal))
+    known.add(user_id)
+
+
+async def drop_user(db: Any, user_id: str) -> None:
+    """Remove every row of `user_id` at once: their partitions are dropped (no row-by-row delete)."""
+    user_id = validate_user_id(user_id)
+    async with db.transaction() as conn:
+        await conn.execute(PARTITION_LOCK_SQL, (user_id,))
+        for table in PARTITIONED:
+            await conn.execute(f"DROP TABLE IF EXISTS {partition_name(table, user_id)}")
+        await as_user(conn, user_id)
+        await conn.execute("DELETE FROM pg_corpus_stats WHERE user_id = %s", (user_id,))
+    db.caches.get("pg_partitions", set()).discard(user_id)

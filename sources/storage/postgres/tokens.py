@@ -1,0 +1,89 @@
+"""Chunks tokenized exactly as the SQLite FTS5 index tokenizes them (`schema.TOKENIZER`).
+
+PostgreSQL's bm25 must see FTS5's own tokens to rank as FTS5 does, so the text goes through
+SQLite's porter unicode61 tokenizer on a private in-memory FTS5 table and its `fts5vocab`
+'instance' table: each token with its column and position. A tiny in-process step (no I/O).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..schema import TOKENIZER
+
+TITLE_BASE = -(2**30)
+"""A title token's position is stored as TITLE_BASE + its place in the title, a body token's as
+its place in the body: one array per posting, in which a phrase never runs from one column into
+the other."""
+INSTANCES_SQL = "SELECT doc, col, term FROM temp.v ORDER BY doc, col, offset"
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A chunk's tokens, in order, per column."""
+
+    title: list[str]
+    body: list[str]
+
+    @property
+    def length(self) -> int:
+        """The chunk's length in tokens (FTS5 bm25's document length: both columns)."""
+        return len(self.title) + len(self.body)
+
+    def postings(self) -> dict[str, tuple[int, int, list[int]]]:
+        """Each term's count in the title and in the body, and its positions (`position`)."""
+        found: dict[str, list[int]] = {}
+        for at, term in enumerate(self.title):
+            found.setdefault(term, []).append(at + TITLE_BASE)
+        for at, term in enumerate(self.body):
+            found.setdefault(term, []).append(at)
+        return {term: (sum(p < 0 for p in ps), sum(p >= 0 for p in ps), ps) for term, ps in found.items()}
+
+
+class _Tokenizer:
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(title, body, tokenize='{TOKENIZER}')")
+        self._conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, t, 'instance')")
+        self._lock = threading.Lock()
+
+    def tokenize(self, texts: Sequence[tuple[str, str]]) -> list[Tokens]:
+        out = [Tokens([], []) for _ in texts]
+        if not texts:
+            return out
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.executemany(
+                    "INSERT INTO t(rowid, title, body) VALUES (?, ?, ?)",
+                    [(n, title, body) for n, (title, body) in enumerate(texts, 1)],
+                )
+                for doc, col, term in self._conn.execute(INSTANCES_SQL):
+                    tokens = out[doc - 1]
+                    (tokens.title if col == "title" else tokens.body).append(term)
+            finally:
+                self._conn.execute("ROLLBACK")
+        return out
+
+
+_TOKENIZER = _Tokenizer()
+
+
+def tokenize(texts: Sequence[tuple[str, str]]) -> list[Tokens]:
+    """The tokens of each (title, body), as the FTS5 index of a source would store them."""
+    return _TOKENIZER.tokenize(texts)
+
+
+def phrase_starts(positions: Sequence[set[int]]) -> tuple[int, int]:
+    """How often a phrase occurs in the title and in the body, given the positions (as stored)
+    of each of its words in one chunk: the starts p with word i at p + i for every i, as FTS5
+    counts a phrase's instances in a column."""
+    if not positions:
+        return 0, 0
+    rest = list(enumerate(positions))[1:]
+    starts = [p for p in positions[0] if all(p + i in later for i, later in rest)]
+    in_title = sum(p < 0 for p in starts)
+    return in_title, len(starts) - in_title

@@ -1,0 +1,283 @@
+"""Items written to the PostgreSQL store with their bm25 postings and statistics (`schema.py`).
+
+The import path is the SQLite one up to the write: `runs.ImportRun` walks, skips and parses
+(a source's `parse_file`), `importing.chunk_rows` cuts the chunks and `importing.item_values`
+gives the stored columns; `PgItemWriter` is the `runs.ItemStore` it writes to. Each item is
+written in one transaction with its chunks, their postings (FTS5's tokens: `tokens.py`), the
+terms' document counts and the source's chunk and token counts, so a search never sees an item
+without its statistics. Replacing an item first takes its old postings out of the counts; an
+unchanged item (same content hash) is skipped. A transaction's postings and counts are written
+together just before it commits (`_Batch`: three statements for the batch, not per item). The
+statistics row is locked first: one writer at a time per user and source, as SQLite, and no
+two writers can deadlock on the term counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import PoolTimeout
+
+from ...errors import SourceUnavailableError
+from ...text import dates
+from ..db import validate_user_id
+from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
+from ..items import ItemParser, ParsedItem
+from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
+from .pool import PgDatabase
+from .schema import as_user, ensure_user
+from .tokens import tokenize
+
+STATS_ROW_SQL = """INSERT INTO pg_corpus_stats (user_id, source) VALUES (%s, %s)
+    ON CONFLICT (user_id, source) DO NOTHING"""
+LOCK_STATS_SQL = "SELECT chunks FROM pg_corpus_stats WHERE user_id = %s AND source = %s FOR UPDATE"
+SELECT_ITEM_SQL = """SELECT id, item_id, content_hash FROM pg_items
+    WHERE user_id = %s AND source = %s AND origin = %s"""
+INSERT_ITEM_SQL = """INSERT INTO pg_items (user_id, source, item_id, origin, source_path, title, content,
+    content_hash, created_at, last_modified, tags, meta, imported_at)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s) RETURNING id"""
+UPDATE_ITEM_SQL = """UPDATE pg_items SET title = %s, content = %s, content_hash = %s, created_at = %s,
+    last_modified = %s, tags = %s::jsonb, meta = %s::jsonb, imported_at = %s, version = version + 1
+    WHERE user_id = %s AND id = %s"""
+DELETE_ITEM_SQL = "DELETE FROM pg_items WHERE user_id = %s AND id = %s"
+INSERT_CHUNKS_SQL = """INSERT INTO pg_chunks (user_id, source, item, chunk_index, chunk_uuid, field,
+    start_offset, end_offset, title, body, meta, tokens)
+    SELECT %s, %s, %s, u.* FROM unnest(%s::int[], %s::text[], %s::text[], %s::int[], %s::int[],
+        %s::text[], %s::text[], %s::jsonb[], %s::int[]) AS u
+    RETURNING id, chunk_index"""
+INSERT_POSTINGS_SQL = """INSERT INTO pg_postings (user_id, source, lexeme, chunk, item, tf_title, tf_body, dl,
+        positions)
+    SELECT %s, %s, u.lexeme, u.chunk, u.item, u.tf_title, u.tf_body, u.dl, u.positions::int[]
+    FROM unnest(%s::text[], %s::bigint[], %s::bigint[], %s::int[], %s::int[], %s::int[], %s::text[])
+        AS u(lexeme, chunk, item, tf_title, tf_body, dl, positions)"""
+ADD_DOCS_SQL = """INSERT INTO pg_term_docs (user_id, source, lexeme, docs)
+    SELECT %s, %s, u.lexeme, u.docs FROM unnest(%s::text[], %s::bigint[]) AS u(lexeme, docs)
+    ORDER BY u.lexeme
+    ON CONFLICT (user_id, source, lexeme) DO UPDATE SET docs = pg_term_docs.docs + excluded.docs"""
+ADD_STATS_SQL = """UPDATE pg_corpus_stats SET chunks = chunks + %s, tokens = tokens + %s
+    WHERE user_id = %s AND source = %s"""
+REMOVE_POSTINGS_SQL = "DELETE FROM pg_postings WHERE user_id = %s AND item = %s RETURNING lexeme"
+FORGET_TERMS_SQL = """DELETE FROM pg_term_docs
+    WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[]) AND docs <= 0"""
+REMOVE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s RETURNING tokens"
+DELETE_VECTORS_SQL = "DELETE FROM pg_chunk_vectors WHERE user_id = %s AND source = %s AND item = %s"
+DELETE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s"
+KNOWN_FILES_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
+    WHERE user_id = %s AND source = %s"""
+UPSERT_FILE_SQL = """INSERT INTO pg_files (user_id, source, path, file_hash, item_count, imported_at, size,
+    mtime_ns) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+    ON CONFLICT (user_id, source, path) DO UPDATE SET file_hash = excluded.file_hash,
+    item_count = excluded.item_count, imported_at = excluded.imported_at, size = excluded.size,
+    mtime_ns = excluded.mtime_ns"""
+DELETE_FILE_SQL = "DELETE FROM pg_files WHERE user_id = %s AND source = %s AND path = %s"
+ITEMS_OF_PATHS_SQL = """SELECT id, origin FROM pg_items
+    WHERE user_id = %s AND source = %s AND source_path = ANY(%s::text[])"""
+
+
+@dataclass
+class _Batch:
+    """Postings and counts of the items written and removed in a transaction, written at once
+    before it commits (one statement each, not per item). Counts of removed postings are
+    negative: the same upsert (by the primary key, row by row: no plan to go wrong) adds both.
+    Postings go in by INSERT, not COPY: PostgreSQL refuses COPY FROM under row-level security."""
+
+    postings: list[tuple[str, int, int, int, int, int, str]] = field(default_factory=list)
+    docs: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+    tokens: int = 0
+    gone: set[str] = field(default_factory=set)
+    """Terms whose count went down: forgotten if it reached 0."""
+
+    def clear(self) -> None:
+        self.postings, self.docs, self.chunks, self.tokens, self.gone = [], {}, 0, 0, set()
+
+
+class PgItemWriter:
+    """Writes one user's items of one source to the PostgreSQL store. With `bm25=False` only
+    items and chunks are written (no postings or statistics: to measure their cost)."""
+
+    def __init__(
+        self,
+        db: PgDatabase,
+        source: ItemParser,
+        user_id: str,
+        *,
+        bm25: bool = True,
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ) -> None:
+        self.db = db
+        self.source = source
+        self.p = source.name
+        self.user_id = validate_user_id(user_id)
+        self.bm25 = bm25
+        self.max_file_bytes = max_file_bytes
+
+    async def run(self, paths: Sequence[Path], *, prune: bool = False) -> ImportSummary:
+        """Import files and folders exactly as `Importer.run` does (`runs.ImportRun`), into
+        PostgreSQL."""
+        await ensure_user(self.db, self.user_id)
+        return await ImportRun(self).run(paths, prune=prune, on_file=None)
+
+    async def known_files(self) -> dict[str, FileRecord]:
+        async with self.db.transaction() as conn:
+            await as_user(conn, self.user_id)
+            cursor = conn.cursor(row_factory=dict_row)
+            await cursor.execute(KNOWN_FILES_SQL, (self.user_id, self.p))
+            return {row["path"]: row for row in await cursor.fetchall()}
+
+    async def write_files(self, works: Sequence[FileWork]) -> list[list[str]]:
+        """Many files' items and their records in ONE transaction; each file's outcomes. A
+        file's items that it no longer contains are deleted."""
+        await ensure_user(self.db, self.user_id)
+        per_file: list[list[str]] = []
+        async with self._transaction() as (conn, batch):
+            for work in works:
+                items = work.items or []
+                per_file.append([await self._write(conn, batch, work.key, item) for item in items])
+                if work.items is not None:
+                    keep = {item.origin_in(work.key) for item in items}
+                    await self._delete(conn, batch, [str(work.key)], keep)
+                count = len(work.items) if work.items is not None else work.item_count
+                record = (self.user_id, self.p, str(work.key), work.file_hash, count, dates.now())
+                await conn.execute(UPSERT_FILE_SQL, (*record, work.size, work.mtime_ns))
+        return per_file
+
+    async def prune_file(self, stored: str) -> int:
+        async with self._transaction() as (conn, batch):
+            gone = await self._delete(conn, batch, [stored], set())
+            await conn.execute(DELETE_FILE_SQL, (self.user_id, self.p, stored))
+        return gone
+
+    def fatal(self, exc: BaseException) -> Exception | None:
+        """A lost or refused connection ends the run; any other error is one file's failure."""
+        if isinstance(exc, psycopg.OperationalError | PoolTimeout):
+            return SourceUnavailableError(f"PostgreSQL at {self.db.name}: {type(exc).__name__}")
+        return None
+
+    async def write_item(self, path: Path, item: ParsedItem) -> str:
+        """Insert or update one item in its own transaction: added, updated or unchanged."""
+        return (await self.write_items([(path, item)]))[0]
+
+    async def write_items(
+        self, items: Sequence[tuple[Path, ParsedItem]], hashes: Sequence[str] | None = None
+    ) -> list[str]:
+        """Several items in ONE transaction (all or nothing), in order; each one's outcome.
+        `hashes`: the items' content hashes as another store recorded them (a copy keeps them,
+        so the next import of the same files skips them as unchanged)."""
+        await ensure_user(self.db, self.user_id)
+        known = list(hashes) if hashes is not None else [None] * len(items)
+        async with self._transaction() as (conn, batch):
+            return [
+                await self._write(conn, batch, path, item, content_hash)
+                for (path, item), content_hash in zip(items, known, strict=True)
+            ]
+
+    async def record_files(self, rows: Sequence[tuple[str, str, int, str, int | None, int | None]]) -> None:
+        """Record imported files as another store did: (path, file hash, item count, imported
+        at, size, mtime_ns)."""
+        await ensure_user(self.db, self.user_id)
+        async with self._transaction() as (conn, _):
+            for row in rows:
+                await conn.execute(UPSERT_FILE_SQL, (self.user_id, self.p, *row))
+
+    async def delete_paths(self, paths: Sequence[str], keep: set[str] | None = None) -> int:
+        """Delete the items imported from `paths` (whose origin is not in `keep`), with their
+        chunks, postings and their share of the statistics; how many."""
+        await ensure_user(self.db, self.user_id)
+        async with self._transaction() as (conn, batch):
+            return await self._delete(conn, batch, paths, keep or set())
+
+    async def _delete(self, conn: Any, batch: _Batch, paths: Sequence[str], keep: set[str]) -> int:
+        found = await conn.execute(ITEMS_OF_PATHS_SQL, (self.user_id, self.p, list(paths)))
+        rows = [r for r in await found.fetchall() if r[1] not in keep]
+        for rowid, _ in rows:
+            await self._remove_chunks(conn, batch, rowid)
+            await conn.execute(DELETE_ITEM_SQL, (self.user_id, rowid))
+        return len(rows)
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[tuple[Any, _Batch]]:
+        """One transaction as this user, its statistics row locked; the batch's postings and
+        counts are written before it commits."""
+        async with self.db.transaction() as conn:
+            await as_user(conn, self.user_id)
+            await conn.execute(STATS_ROW_SQL, (self.user_id, self.p))
+            await conn.execute(LOCK_STATS_SQL, (self.user_id, self.p))
+            batch = _Batch()
+            yield conn, batch
+            await self._flush(conn, batch)
+
+    async def _flush(self, conn: Any, batch: _Batch) -> None:
+        """Write the batch's postings, add its term counts and sizes, and empty it."""
+        if batch.postings:
+            arrays = [list(c) for c in zip(*batch.postings, strict=True)]
+            await conn.execute(INSERT_POSTINGS_SQL, (self.user_id, self.p, *arrays))
+        if batch.docs:
+            docs = sorted(batch.docs.items())
+            params = (self.user_id, self.p, [d for d, _ in docs], [n for _, n in docs])
+            await conn.execute(ADD_DOCS_SQL, params)
+        if batch.gone:
+            await conn.execute(FORGET_TERMS_SQL, (self.user_id, self.p, sorted(batch.gone)))
+        if batch.chunks or batch.tokens:
+            await conn.execute(ADD_STATS_SQL, (batch.chunks, batch.tokens, self.user_id, self.p))
+        batch.clear()
+
+    async def _write(
+        self, conn: Any, batch: _Batch, path: Path, item: ParsedItem, content_hash: str | None = None
+    ) -> str:
+        origin = item.origin_in(path)
+        content_hash = content_hash or item.content_hash()
+        found = await conn.execute(SELECT_ITEM_SQL, (self.user_id, self.p, origin))
+        existing = await found.fetchone()
+        if existing is not None and existing[2] == content_hash:
+            return "unchanged"
+        values = item_values(item, content_hash)
+        if existing is not None:
+            rowid, item_id = existing[0], existing[1]
+            await self._remove_chunks(conn, batch, rowid)
+            await conn.execute(UPDATE_ITEM_SQL, (*values, self.user_id, rowid))
+        else:
+            item_id = item_id_for(origin)
+            params = (self.user_id, self.p, item_id, origin, str(path), *values)
+            rowid = (await (await conn.execute(INSERT_ITEM_SQL, params)).fetchone())[0]
+        await self._insert_chunks(conn, batch, rowid, chunk_rows(rowid, item_id, item))
+        return "updated" if existing is not None else "added"
+
+    async def _insert_chunks(self, conn: Any, batch: _Batch, rowid: int, rows: list[tuple[Any, ...]]) -> None:
+        tokens = tokenize([(row[6], row[7]) for row in rows])
+        columns = [list(c) for c in zip(*(row[1:] for row in rows), strict=True)]
+        lengths = [t.length for t in tokens]
+        cursor = await conn.execute(INSERT_CHUNKS_SQL, (self.user_id, self.p, rowid, *columns, lengths))
+        ids = {index: chunk for chunk, index in await cursor.fetchall()}
+        if not self.bm25:
+            return
+        docs = batch.docs
+        for index, chunk_tokens in enumerate(tokens):
+            chunk, length = ids[index], chunk_tokens.length
+            for lexeme, (tf_title, tf_body, at) in chunk_tokens.postings().items():
+                positions = "{" + ",".join(map(str, at)) + "}"  # a text[] element: rows vary in length
+                batch.postings.append((lexeme, chunk, rowid, tf_title, tf_body, length, positions))
+                docs[lexeme] = docs.get(lexeme, 0) + 1
+        batch.chunks += len(rows)
+        batch.tokens += sum(lengths)
+
+    async def _remove_chunks(self, conn: Any, batch: _Batch, rowid: int) -> None:
+        """Take an item's chunks, their vectors and postings out, and out of the statistics (the
+        batch's postings written first: they may be this item's)."""
+        await conn.execute(DELETE_VECTORS_SQL, (self.user_id, self.p, rowid))
+        if not self.bm25:
+            await conn.execute(DELETE_CHUNKS_SQL, (self.user_id, rowid))
+            return
+        await self._flush(conn, batch)
+        for (lexeme,) in await (await conn.execute(REMOVE_POSTINGS_SQL, (self.user_id, rowid))).fetchall():
+            batch.docs[lexeme] = batch.docs.get(lexeme, 0) - 1
+            batch.gone.add(lexeme)
+        for (tokens,) in await (await conn.execute(REMOVE_CHUNKS_SQL, (self.user_id, rowid))).fetchall():
+            batch.chunks -= 1
+            batch.tokens -= int(tokens)
