@@ -45,6 +45,7 @@ from .sessions.transport import (
 )
 from .tool_arguments import plain_argument_errors
 from .tool_list import WriteGate, publish_tools
+from .watch.events import ChangeFeed
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
@@ -79,6 +80,8 @@ class ServerHost:
         self.authenticated = False
         # The credential check of HTTP, reused by the WebSocket handshake (None without auth).
         self.verifier: KnowledgeTokenVerifier | None = None
+        self.changes = ChangeFeed()
+        """What changed in the users' sources (`serve --watch` publishes each batch it wrote)."""
 
     def start_background(self) -> None:
         """Start the embedding worker (`embed_in_background`) on the running event loop: the
