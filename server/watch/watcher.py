@@ -5,7 +5,8 @@ Three parts run beside the transports on the server's event loop:
 - the scan (`folders.scan`) reads, every `RESCAN_S`, which files and folders each watched user
   imported: a folder imported while the server runs is watched from the next scan on (at most
   `RESCAN_S` later), one that disappeared is a warning and is looked for again;
-- the streams (`watchfiles.awatch`, inotify/FSEvents/ReadDirectoryChanges in a Rust thread)
+- the streams (`watchfiles.awatch`, inotify/FSEvents/ReadDirectoryChanges in a Rust thread),
+  one per watched root, kept running across scans (only new roots start, only roots gone stop),
   turn changes into paths, routed to the targets that own them and folded into a `Pending`;
 - the drain re-imports pending paths one target and batch at a time (`reindex`), on a
   connection of its own: reading, hashing and parsing run in a worker thread and each write
@@ -26,6 +27,8 @@ import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 from loguru import logger
 from watchfiles import awatch
 
@@ -47,6 +50,8 @@ WRITE_LOCK = "notes_writing"
 """The lock (in the server's database's caches) the notes writer holds while it writes and
 indexes a note: a batch takes it too, so a note written through the tools is indexed once."""
 STOP_S = 10.0
+THREADS = 40
+"""anyio's default thread pool size, kept for everything but the streams."""
 
 
 class Watcher:
@@ -70,6 +75,8 @@ class Watcher:
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._streams: dict[tuple[Path, bool], tuple[asyncio.Task[None], asyncio.Event]] = {}
+        """The running watchfiles streams by (root, recursive), with the event that stops each."""
         self.batches = 0
         """Batches written so far (tests, the bench)."""
 
@@ -96,10 +103,19 @@ class Watcher:
         self._wake.set()
 
     async def _scan_loop(self) -> None:
-        targets = await self._scan()
-        while not self._stop.is_set():
-            self._adopt(targets)
-            targets = await self._watch(targets)
+        """Scan, watch, and every `rescan_s` scan again: streams start for new roots and stop for
+        roots gone; the others keep running (no change slips by while a new folder is added)."""
+        try:
+            while not self._stop.is_set():
+                targets = await self._scan()
+                if targets != self.targets:
+                    self._adopt(targets)
+                    self._reconcile(targets)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), self.rescan_s)
+        finally:
+            self._reconcile([])
+            await asyncio.gather(*(task for task, _ in self._streams.values()), return_exceptions=True)
 
     async def _scan(self) -> list[Target]:
         users = self.users if self.users is not None else users_with_data(self.data_dir)
@@ -120,28 +136,26 @@ class Watcher:
         self.targets = targets
         logger.info("watching {} imported file(s) and folder(s)", len(targets))
 
-    async def _watch(self, targets: list[Target]) -> list[Target]:
-        """Run the streams over `targets` until a scan finds other targets (returned) or the
-        watcher stops."""
-        stop = asyncio.Event()
+    def _reconcile(self, targets: list[Target]) -> None:
+        """One stream per watched root: start the missing ones, stop those no target needs."""
         folders, parents = watched_roots(targets)
+        wanted = {(root, True) for root in folders} | {(root, False) for root in parents}
+        for key in [key for key in self._streams if key not in wanted]:
+            self._streams.pop(key)[1].set()
+        # Each stream waits in a thread of anyio's default pool (awatch): grow the pool by as
+        # many, so the streams never take the threads the transports read with (stdio).
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = max(limiter.total_tokens, THREADS + len(wanted))
         loop = asyncio.get_running_loop()
-        streams = [loop.create_task(self._stream(folders, True, stop))] if folders else []
-        streams += [loop.create_task(self._stream(parents, False, stop))] if parents else []
-        found = targets
-        while found == targets and not self._stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), self.rescan_s)
-            if not self._stop.is_set():
-                found = await self._scan()
-        stop.set()
-        await asyncio.gather(*streams, return_exceptions=True)
-        return found
+        for root, recursive in sorted(wanted - self._streams.keys()):
+            stop = asyncio.Event()
+            task = loop.create_task(self._stream(root, recursive, stop), name=f"watch-stream-{root}")
+            self._streams[(root, recursive)] = (task, stop)
 
-    async def _stream(self, roots: list[Path], recursive: bool, stop: asyncio.Event) -> None:
+    async def _stream(self, root: Path, recursive: bool, stop: asyncio.Event) -> None:
         try:
             async for changes in awatch(
-                *roots, stop_event=stop, recursive=recursive, debounce=DEBOUNCE_MS, step=STEP_MS
+                root, stop_event=stop, recursive=recursive, debounce=DEBOUNCE_MS, step=STEP_MS
             ):
                 for target, paths in route(self.targets, changed_paths(changes)).items():
                     self.queue(target, paths)

@@ -180,3 +180,38 @@ async def _batches_at_least(watcher: Watcher, count: int) -> bool:
 
 async def _any_added(changes: list[Change]) -> bool:
     return any(change.added for change in changes)
+
+
+async def test_a_folder_imported_while_serving_is_watched_and_a_vanished_one_is_a_warning(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "start.md").write_text(f"# Start\n\n{folder.name} began.\n", encoding="utf-8")
+    await import_into(data_dir, "notes", first)
+    mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
+    watcher = Watcher(
+        data_dir, host.pool, host.changes, users=["local"], max_file_bytes=1 << 20, rescan_s=0.3
+    )
+    lines: list[str] = []
+    sink = logger.add(lambda message: lines.append(str(message)), level="WARNING")
+    watcher.start()
+    try:
+        async with Client(mcp) as client:
+            await until(lambda: _batches(watcher))
+            await import_into(data_dir, "notes", second)  # a new import while the server runs
+            await until(lambda: _watching(watcher, 2))
+            shutil.rmtree(first)
+            await until(lambda: _logged(lines, "is gone; watching the rest"))
+            (second / "later.md").write_text("# Later\n\nA pangolin rolled up.\n", encoding="utf-8")
+            await until(lambda: _found(client, "pangolin"))
+    finally:
+        logger.remove(sink)
+        await watcher.stop()
+        await host.pool.close()
+    assert [t.root for t in watcher.targets] == [second.resolve()]
+
+
+async def _watching(watcher: Watcher, count: int) -> bool:
+    return len(watcher.targets) == count
