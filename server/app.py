@@ -46,6 +46,7 @@ from .sessions.transport import (
 )
 from .tool_arguments import plain_argument_errors
 from .tool_list import WriteGate, publish_tools
+from .watch.events import ChangeFeed
 
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
@@ -82,6 +83,9 @@ class ServerHost:
         self.verifier: KnowledgeTokenVerifier | None = None
         # Tells a user's connected clients that their items changed (server/resources/notify.py).
         self.notifier = Notifier(self.current_user)
+        self.changes = ChangeFeed()
+        """What changed in the users' sources (`serve --watch` publishes each batch it wrote)."""
+        self.changes.subscribe(self.notifier.publish)
 
     def start_background(self) -> None:
         """Start the embedding worker (`embed_in_background`) on the running event loop: the

@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-auth", action="store_true", default=None, help="HTTP/WebSocket without auth (loopback only)"
     )
+    serve.add_argument(
+        "--watch",
+        action="store_true",
+        default=None,
+        help="re-index the imported files and folders when they change on disk (setting: watch)",
+    )
 
     imp = sub.add_parser("import", help="import files into a source")
     common(imp)
@@ -222,6 +228,7 @@ def _settings(args: argparse.Namespace) -> Any:
         host=getattr(args, "host", None),
         port=getattr(args, "port", None),
         no_auth=getattr(args, "no_auth", None),
+        watch=getattr(args, "watch", None),
     )
 
 

@@ -15,6 +15,7 @@ from ..app import build_server
 from ..auth.keys import has_active_keys
 from ..auth.tokens import JwtVerifier
 from ..config import Settings
+from ..watch import start_watching
 from .departures import QuietDepartures, quiet_departure_logs
 from .http import http_app
 from .http_security import is_loopback
@@ -32,10 +33,14 @@ async def run_stdio(settings: Settings) -> None:
     """Serve one local user over stdin/stdout; logs go to stderr only."""
     mcp, host = build_server(settings)
     logger.info("serving stdio for user {}", settings.user)
+    watcher = None
     try:
         host.start_background()
+        watcher = start_watching(host, every_user=False)
         await serve_stdio(mcp)
     finally:
+        if watcher is not None:
+            await watcher.stop()
         await host.pool.close()
 
 
@@ -88,11 +93,15 @@ async def run_http(settings: Settings) -> None:
     ws = ws_app(mcp, host.verifier, settings.ws_idle_timeout_s, loopback=is_loopback(settings.host))
     base = f"{settings.host}:{settings.port}"
     quiet_departure_logs()
+    watcher = None
     try:
         host.start_background()
+        watcher = start_watching(host, every_user=not settings.no_auth)
         app = QuietDepartures(http_and_ws(http, ws))
         await _serve(app, settings, f"http://{base}/mcp and ws://{base}/ws")
     finally:
+        if watcher is not None:
+            await watcher.stop()
         await host.pool.close()
 
 

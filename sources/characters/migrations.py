@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from ..storage.db import Migration
-from ..storage.schema import chunked_tables_v1, dense_vectors_v4, file_stat_v3, page_index_v2
+from ..storage.schema import (
+    chunked_tables_v1,
+    dense_vectors_v4,
+    file_stat_v3,
+    import_folders_v5,
+    page_index_v2,
+)
 
 MIGRATIONS = (
     Migration(
@@ -18,4 +24,7 @@ MIGRATIONS = (
     # card (an unchanged file would be skipped) and updates the items that changed.
     Migration(4, "re-read every file on the next import (summaries)", "DELETE FROM characters_files;\n"),
     Migration(5, "vectors of the chunks for semantic search", dense_vectors_v4("characters")),
+    Migration(
+        6, "the files and folders imported (what `serve --watch` watches)", import_folders_v5("characters")
+    ),
 )

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from ..storage.db import Migration
-from ..storage.schema import chunked_tables_v1, dense_vectors_v4, file_stat_v3, page_index_v2
+from ..storage.schema import (
+    chunked_tables_v1,
+    dense_vectors_v4,
+    file_stat_v3,
+    import_folders_v5,
+    page_index_v2,
+)
 
 MIGRATIONS = (
     Migration(
@@ -19,4 +25,7 @@ MIGRATIONS = (
     # Released as a second version 4, which a database already at 4 never ran (idempotent, so
     # one that ran both keeps its vectors).
     Migration(5, "vectors of the chunks for semantic search", dense_vectors_v4("prompts")),
+    Migration(
+        6, "the files and folders imported (what `serve --watch` watches)", import_folders_v5("prompts")
+    ),
 )

@@ -94,14 +94,17 @@ class BackgroundIndexer:
             self._wake = asyncio.Event()
             self._task = asyncio.get_running_loop().create_task(self._run(), name="background-embedding")
 
-    def notice(self, db: Database, table: str, migrations: Sequence[Migration]) -> None:
-        """A request used `db`: queue it for a look unless it had one in the last `recheck_s`."""
+    def notice(
+        self, db: Database, table: str, migrations: Sequence[Migration], *, force: bool = False
+    ) -> None:
+        """A request used `db`: queue it for a look unless it had one in the last `recheck_s`
+        (`force`: it was just written, e.g. by `serve --watch`; look again now)."""
         if not self.running:
             return
         db.caches[KEY] = self
         now = time.monotonic()
         last = self._looked.get(db.path)
-        if last is not None and now - last < self.recheck_s:
+        if last is not None and now - last < self.recheck_s and not force:
             return
         self._looked[db.path] = now
         self._queue[db.path] = (table, migrations)

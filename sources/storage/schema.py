@@ -120,7 +120,8 @@ END;
 
 def import_folders_v5(p: str) -> str:
     """The files and folders a user imported (`Importer.run` records each given path), so the
-    server knows where the user's files live: the notes folder new notes are written into."""
+    server knows where the user's files live: the notes folder new notes are written into, and
+    the folders `serve --watch` watches (every source)."""
     return f"""
 CREATE TABLE IF NOT EXISTS {p}_folders (
     path TEXT PRIMARY KEY,

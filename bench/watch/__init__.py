@@ -1,0 +1,1 @@
+"""`serve --watch` measured (python -m knowledge_mcp.bench.watch.latency)."""
