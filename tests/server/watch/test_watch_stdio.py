@@ -14,8 +14,10 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp_types import ResourceListChangedNotification, ResourceUpdatedNotification
 
 from tests.conftest import FIXTURES, ROOT, serve_args
+from tests.server.resources.test_notifications import Inbox, subscribe
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -94,3 +96,23 @@ async def test_an_edit_a_delete_and_200_new_files_on_disk_reach_search_while_it_
                 await until_count(client, "quokka", 200)
                 group.cancel_scope.cancel()
     assert len(answered) > 5  # every search during the flood answered without an error
+
+
+async def test_a_file_added_on_disk_tells_the_client_the_list_changed_and_an_edit_updates_its_subscriber(
+    tmp_path: Path,
+) -> None:
+    vault, data_dir = imported_vault(tmp_path)
+    note = vault / "recipes" / "sourdough-country-loaf.md"
+    inbox = Inbox()
+    with anyio.fail_after(120):
+        async with Client(watching(data_dir), mode="legacy", message_handler=inbox) as client:
+            uri = (await search(client, "sourdough country loaf"))["results"][0]["uri"]
+            await subscribe(client, uri)
+            note.write_text(note.read_text("utf-8") + "\nA spoon of tahini.\n", encoding="utf-8")
+            updated = await inbox.next_of(ResourceUpdatedNotification)
+            assert str(updated.params.uri) == uri
+            assert not [m for m in inbox.received if isinstance(m, ResourceListChangedNotification)]
+
+            (vault / "wombats.md").write_text("# Wombats\n\nWombats dig burrows.\n", encoding="utf-8")
+            await inbox.next_of(ResourceListChangedNotification)
+            await until_count(client, "wombats", 1)
