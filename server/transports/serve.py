@@ -36,14 +36,15 @@ async def run_stdio(settings: Settings) -> None:
         host.start_background()
         await serve_stdio(mcp)
     finally:
-        await host.pool.close()
+        await host.close()
 
 
 async def _require_credentials(settings: Settings) -> None:
     """Refuse to serve authenticated HTTP or WebSocket that nobody could authenticate to."""
     JwtVerifier.from_settings(settings)  # a bad key file or algorithm list fails here, clearly
     configured = settings.jwt_secret is not None or settings.jwt_public_key_file is not None
-    if not configured and not await has_active_keys(settings.data_dir):
+    url = settings.database_url.get_secret_value() if settings.database_url is not None else None
+    if not configured and not await has_active_keys(settings.data_dir, url):
         raise TransportError(
             "HTTP and WebSocket require authentication: set jwt_secret (KNOWLEDGE_MCP_JWT_SECRET) or "
             "jwt_public_key_file in [auth], or create an API key with `knowledge-mcp keys create "
@@ -93,7 +94,7 @@ async def run_http(settings: Settings) -> None:
         app = QuietDepartures(http_and_ws(http, ws))
         await _serve(app, settings, f"http://{base}/mcp and ws://{base}/ws")
     finally:
-        await host.pool.close()
+        await host.close()
 
 
 def http_and_ws(http: ASGIApp, ws: ASGIApp) -> ASGIApp:
