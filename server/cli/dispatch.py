@@ -329,6 +329,7 @@ def dispatch(args: argparse.Namespace) -> int:
             args.user,
             getattr(args, "prefix", None),
             getattr(args, "scope", None) or [],
+            settings.database_url.get_secret_value() if settings.database_url is not None else None,
         )
     if args.command == "glossary":
         from .glossary import run_glossary
