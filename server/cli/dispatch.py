@@ -75,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-auth", action="store_true", default=None, help="HTTP/WebSocket without auth (loopback only)"
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        help="HTTP worker processes on the one port (default 1; more need --database-url)",
+    )
 
     imp = sub.add_parser("import", help="import files into a source")
     common(imp)
@@ -214,6 +219,7 @@ def _settings(args: argparse.Namespace) -> Any:
         host=getattr(args, "host", None),
         port=getattr(args, "port", None),
         no_auth=getattr(args, "no_auth", None),
+        workers=getattr(args, "workers", None),
     )
 
 
@@ -299,10 +305,12 @@ def dispatch(args: argparse.Namespace) -> int:
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
     if args.command == "serve":
-        from ..transports.serve import run_http, run_stdio
+        from ..transports.serve import run_stdio, serve_http
 
-        runners = {"stdio": run_stdio, "http": run_http, "ws": run_http}  # ws: an alias of http
-        anyio.run(runners[settings.transport], settings)
+        if settings.transport == "stdio":
+            anyio.run(run_stdio, settings)
+        else:  # ws: an alias of http
+            serve_http(settings)
         return 0
     if args.command == "import":
         from .commands import print_summary, run_import
