@@ -13,7 +13,7 @@ from ..config import Settings
 from ..sessions.transport import EndSessionOnDelete
 from .http_messages import check_messages
 from .http_security import transport_security
-from .session_ids import share_session_ids
+from .workers.session_ids import share_session_ids
 
 
 def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:

@@ -91,7 +91,7 @@ def serve_http(settings: Settings) -> None:
     if settings.workers == 1:
         anyio.run(run_http, settings)
         return
-    from .workers import serve_workers
+    from .workers.processes import serve_workers
 
     serve_workers(settings, _prepare_http, uvicorn_options(settings))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_mcp.server.transports.session_ids import is_initialize
+from knowledge_mcp.server.transports.workers.session_ids import is_initialize
 
 
 def test_several_workers_without_a_database_url_are_refused_in_one_sentence(tmp_path: Path) -> None:

@@ -30,8 +30,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..sessions.transport import SESSION_HEADER, SESSION_ID_RE, EndsSessions
-from .http_messages import _read_body, _replay
+from ...sessions.transport import SESSION_HEADER, SESSION_ID_RE, EndsSessions
+from ..http_messages import _read_body, _replay
 
 
 def is_initialize(body: bytes) -> bool:

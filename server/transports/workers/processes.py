@@ -35,13 +35,13 @@ from uvicorn.supervisors import Multiprocess
 
 from knowledge_mcp.sources.errors import KnowledgeError
 
-from ..app import ServerHost, build_server
-from ..config import Settings
-from ..logs import configure_logging
-from .departures import QuietDepartures, quiet_departure_logs
-from .http import http_app
-from .http_security import is_loopback
-from .websocket import ws_app
+from ...app import ServerHost, build_server
+from ...config import Settings
+from ...logs import configure_logging
+from ..departures import QuietDepartures, quiet_departure_logs
+from ..http import http_app
+from ..http_security import is_loopback
+from ..websocket import ws_app
 
 WORKER_HEADER = b"x-knowledge-worker"
 LOCK_NAME = ".embedding.lock"
