@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import psycopg
+from loguru import logger
+
+from knowledge_mcp.sources.errors import SourceUnavailableError
 from knowledge_mcp.sources.storage.db import validate_user_id
 
 from ..auth.keys import KeyGrant, KeyRecord, hash_key, new_key, record_of
@@ -54,7 +58,13 @@ class PgKeyStore:
         return None if grant is None else grant.user_id
 
     async def grant_for(self, key: str) -> KeyGrant | None:
-        row = await (await self.state.db()).fetchone(GRANT_SQL, (hash_key(key),))
+        """The key's user and scopes; None for an unknown or revoked key, and while PostgreSQL
+        cannot be reached (the request is refused as unauthenticated; a WARNING says why)."""
+        try:
+            row = await (await self.state.db()).fetchone(GRANT_SQL, (hash_key(key),))
+        except (psycopg.Error, OSError, SourceUnavailableError) as exc:
+            logger.warning("api keys: PostgreSQL unavailable ({}); key not verified", type(exc).__name__)
+            return None
         return None if row is None else KeyGrant(str(row["user_id"]), tuple(stored_scopes(row["scopes"])))
 
     async def active_count(self) -> int:

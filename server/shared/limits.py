@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import time
 
+import psycopg
 from loguru import logger
+
+from knowledge_mcp.sources.errors import SourceUnavailableError
 
 from ..auth.limits import WINDOW_S
 from .state import SharedState
@@ -43,9 +46,15 @@ class PgBuckets:
         self._purged = time.monotonic()
 
     async def take(self, user: str, tool: str, limit: int) -> float | None:
+        """As `RateLimiter.acquire`; while PostgreSQL cannot be reached the call is let through
+        (a WARNING says so): the limit guards the server, it must not be what takes it down."""
         rate = limit / WINDOW_S
-        db = await self.state.db()
-        row = await db.fetchone(TAKE_SQL, {"user": user, "tool": tool, "limit": limit, "rate": rate})
+        try:
+            db = await self.state.db()
+            row = await db.fetchone(TAKE_SQL, {"user": user, "tool": tool, "limit": limit, "rate": rate})
+        except (psycopg.Error, OSError, SourceUnavailableError) as exc:
+            logger.warning("rate limits: PostgreSQL unavailable ({}); call let through", type(exc).__name__)
+            return None
         await self._purge()
         if row is None or row["allowed"]:
             return None

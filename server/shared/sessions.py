@@ -16,7 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
 from loguru import logger
+
+from knowledge_mcp.sources.errors import SourceUnavailableError
 
 from ..sessions import timeline
 from ..sessions.state import (
@@ -121,7 +124,16 @@ class PgSessionStore:
         return session
 
     async def _open(self, user_id: str, session_id: str) -> StoredSession:
+        """The stored state; while PostgreSQL cannot be reached, fresh state (a WARNING says so),
+        so the call still answers and its changes fail as warnings (`SharedWriteError`)."""
         await self._purge(user_id)
+        try:
+            return await self._read(user_id, session_id)
+        except (psycopg.Error, OSError, SourceUnavailableError) as exc:
+            logger.warning("session store: PostgreSQL unavailable ({}); fresh state", type(exc).__name__)
+            return StoredSession(self, (user_id, session_id), SessionState(expires_at=self.now() + self.ttl))
+
+    async def _read(self, user_id: str, session_id: str) -> StoredSession:
         now = self.now()
         key = (user_id, session_id)
         async with self.state.as_user(user_id) as conn:
@@ -152,7 +164,7 @@ class PgSessionStore:
     async def _change(self, key: Key, sql: str, values: dict[str, Any]) -> SessionState:
         now = self.now()
         params = {"user": key[0], "session": key[1], "now": now, "expires": now + self.ttl} | values
-        async with self.state.as_user(key[0]) as conn:
+        async with self.state.saving(key[0]) as conn:
             row = await (await conn.execute(sql, params)).fetchone()
         return state_of(row)
 
@@ -163,12 +175,12 @@ class PgSessionStore:
 
     async def end(self, user_id: str, session_id: str) -> None:
         """The client ended the session (HTTP DELETE): drop its state and unnamed timeline."""
-        async with self.state.as_user(user_id) as conn:
+        async with self.state.saving(user_id) as conn:
             await conn.execute(DELETE_SQL, (user_id, session_id))
             await forget_events(conn, user_id, session_id)
 
     async def append(self, key: Key, kind: str, payload: dict[str, Any]) -> None:
-        async with self.state.as_user(key[0]) as conn:
+        async with self.state.saving(key[0]) as conn:
             await append_event(conn, key, kind, payload, iso(self.now()))
 
     async def timeline(self, user_id: str) -> timeline.Timeline:
