@@ -45,6 +45,9 @@ from ..websocket import ws_app
 
 WORKER_HEADER = b"x-knowledge-worker"
 LOCK_NAME = ".embedding.lock"
+HEALTHCHECK_S = 60
+"""How long the supervisor waits for a worker to answer (uvicorn's 5 s default killed workers that
+were still importing on a busy 2-core machine, over and over)."""
 _held: list[IO[bytes]] = []  # the lock file stays open (and locked) for the worker's life
 
 

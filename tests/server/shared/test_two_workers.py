@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,11 +30,12 @@ from knowledge_mcp.server.auth.tokens import mint_token
 from knowledge_mcp.server.config import Settings
 from tests.conftest import FIXTURES, ROOT, import_into
 from tests.postgres import with_database
-from tests.server.transports.test_http_e2e import free_port, serve_command, stop, wait_until_healthy
+from tests.server.transports.test_http_e2e import free_port, serve_command, stop
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SEARCH_LIMIT = 4  # notes_search calls a minute per user
+START_S = 180.0
 
 
 @dataclass
@@ -75,13 +78,30 @@ def workers(tmp_path_factory: pytest.TempPathFactory, database: str) -> Iterator
             env={**os.environ, **env},
         )
     try:
-        wait_until_healthy(process, f"http://127.0.0.1:{port}/healthz", log)
+        healthy(process, f"http://127.0.0.1:{port}/healthz", log)
         settings = Settings(jwt_secret=SecretStr(secret))
         tokens = {user: mint_token(settings, user, 3600) for user in ("alice", "bob")}
         yield Workers(f"http://127.0.0.1:{port}/mcp", tokens)
         assert secret not in log.read_text(errors="replace") and "postgresql://" not in log.read_text()
     finally:
         stop(process)
+
+
+def healthy(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """Both workers answering /healthz (each imports the whole server: slow on a busy machine)."""
+    seen: set[str] = set()
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline and len(seen) < 2:
+        if process.poll() is not None:
+            pytest.fail(f"server exited with {process.returncode}: {log.read_text(errors='replace')}")
+        try:
+            seen.add(
+                httpx.get(url, timeout=2.0, headers={"connection": "close"}).headers["x-knowledge-worker"]
+            )
+        except httpx.TransportError:
+            time.sleep(0.2)
+    if len(seen) < 2:
+        pytest.fail(f"two workers did not answer within {START_S} s: {log.read_text(errors='replace')}")
 
 
 class Answered:
