@@ -31,6 +31,8 @@ class TransportError(KnowledgeError):
 
 async def run_stdio(settings: Settings) -> None:
     """Serve one local user over stdin/stdout; logs go to stderr only."""
+    if settings.workers > 1:
+        raise TransportError("--workers applies to --transport http; stdio serves one client")
     mcp, host = build_server(settings)
     logger.info("serving stdio for user {}", settings.user)
     try:

@@ -27,6 +27,15 @@ def test_several_workers_without_a_database_url_are_refused_in_one_sentence(tmp_
     )
 
 
+def test_several_workers_over_stdio_are_refused(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "knowledge_mcp", "serve", "--workers", "3", "--data-dir", str(tmp_path)]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert "--workers applies to --transport http; stdio serves one client" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
