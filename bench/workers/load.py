@@ -1,13 +1,15 @@
 """Several HTTP workers sharing state in PostgreSQL, measured (issue 18).
 
     python -m knowledge_mcp.bench.workers.load --database-url postgresql://… [--size N] [--clients 8,16]
-        [--seconds 10] [--workers 1,2] [--ops 500] [--cache-dir D] [--json]
+        [--seconds 10] [--warmup 5] [--workers 1,2] [--ops 500] [--cache-dir D] [--json]
 
 One synthetic corpus (the `bench` corpus, imported once) is served by `serve --transport http
---workers N` with the PostgreSQL backend for each N in turn, and loaded by authenticated SDK
-clients (`http.load`: `knowledge_search` back to back, every client its own JWT for one user):
-calls/s and latency per level. Then session operations in process, the SQLite store against the
-PostgreSQL one: `open` and `record_results` (10 URIs) on one session of one user, p50/p95.
+--workers N` with the PostgreSQL backend for each N in turn, warmed up (`--warmup` seconds of
+load, unmeasured: each worker builds its in-memory copies on its first searches), and loaded by
+authenticated SDK clients (`http.load`: `knowledge_search` back to back, every client its own JWT
+for one user): calls/s and latency per level. The clients run on the same machine. Then session
+operations in process, the SQLite store against the PostgreSQL one: `open` and `record_results`
+(10 URIs) on one session of one user, p50/p95.
 The database needs CREATE rights: the run makes a database of its own and drops it after.
 """
 
@@ -59,6 +61,8 @@ async def http_levels(
     extra = ["--workers", str(workers)]
     env = {"KNOWLEDGE_MCP_DATABASE_URL": url}
     async with bench_http.served(data_dir, auth=True, extra=extra, settings_env=env) as server:
+        # every worker builds its in-memory copies on its first searches: not what is measured
+        await bench_http.load(bench_http.http_client, server.url, server.mint(USER, 8), queries, args.warmup)
         for n in args.clients:
             tokens = server.mint(USER, n)
             levels.append(
@@ -122,6 +126,9 @@ def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> i
     parser.add_argument("--size", type=int, default=10_000, help="corpus chunks (default 10000)")
     parser.add_argument("--clients", type=counts, default=[8, 16], help="concurrency levels (default 8,16)")
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds per level (default 10)")
+    parser.add_argument(
+        "--warmup", type=float, default=5.0, help="seconds of unmeasured load first (default 5)"
+    )
     parser.add_argument("--workers", type=counts, default=[1, 2], help="worker counts (default 1,2)")
     parser.add_argument("--ops", type=int, default=500, help="session operations per backend (default 500)")
     parser.add_argument("--cache-dir", type=Path, help="reuse the imported corpus from here")
