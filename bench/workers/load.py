@@ -1,13 +1,14 @@
 """Several HTTP workers sharing state in PostgreSQL, measured (issue 18).
 
     python -m knowledge_mcp.bench.workers.load --database-url postgresql://… [--size N] [--clients 8,16]
-        [--seconds 10] [--warmup 5] [--workers 1,2] [--ops 500] [--cache-dir D] [--json]
+        [--seconds 10] [--warmup 5] [--workers 1,2] [--raw] [--ops 500] [--cache-dir D] [--json]
 
 One synthetic corpus (the `bench` corpus, imported once) is served by `serve --transport http
 --workers N` with the PostgreSQL backend for each N in turn, warmed up (`--warmup` seconds of
 load, unmeasured: each worker builds its in-memory copies on its first searches), and loaded by
 authenticated SDK clients (`http.load`: `knowledge_search` back to back, every client its own JWT
-for one user): calls/s and latency per level. The clients run on the same machine. Then session
+for one user; with `--raw`, plain stateless POSTs, which cost the client far less CPU): calls/s
+and latency per level. The clients run on the same machine. Then session
 operations in process, the SQLite store against the PostgreSQL one: `open` and `record_results`
 (10 URIs) on one session of one user, p50/p95.
 The database needs CREATE rights: the run makes a database of its own and drops it after.
@@ -27,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
+import httpx2
 import psycopg
 
 from knowledge_mcp.server.context import DatabasePool
@@ -69,6 +71,57 @@ async def http_levels(
                 await bench_http.load(bench_http.http_client, server.url, tokens, queries, args.seconds)
             )
     return {"workers": workers, "levels": levels}
+
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+async def raw_load(url: str, tokens: list[str], queries: list[str], seconds: float) -> dict[str, Any]:
+    """len(tokens) clients, each one stateless 2026-07-28 `tools/call` POST after another (no SDK:
+    the client's own CPU is what the SDK client spends on this machine's second core)."""
+    latencies: list[float] = []
+    errors = 0
+    end = time.perf_counter() + seconds
+
+    async def one(index: int, token: str) -> None:
+        nonlocal errors
+        headers = {
+            "authorization": f"Bearer {token}",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "knowledge_search",
+        }
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+            n = index * 7
+            while time.perf_counter() < end:
+                arguments = {"query": queries[n % len(queries)], "limit": 10, "seen": "show"}
+                n += 1
+                body = {"jsonrpc": "2.0", "id": n, "method": "tools/call"}
+                body["params"] = {"name": "knowledge_search", "arguments": arguments, "_meta": META}
+                t0 = time.perf_counter()
+                response = await http.post(url, json=body)
+                if response.status_code != 200 or '"isError":true' in response.text:
+                    errors += 1
+                else:
+                    latencies.append((time.perf_counter() - t0) * 1000)
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for index, token in enumerate(tokens):
+            tg.start_soon(one, index, token)
+    elapsed = time.perf_counter() - started
+    return {
+        "clients": len(tokens),
+        "calls": len(latencies),
+        "calls_per_s": round(len(latencies) / elapsed, 2),
+        "errors": errors,
+        "latency_ms": stats(latencies),
+    }
 
 
 def stats(ms: list[float]) -> dict[str, float]:
@@ -132,6 +185,7 @@ def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> i
     parser.add_argument("--workers", type=counts, default=[1, 2], help="worker counts (default 1,2)")
     parser.add_argument("--ops", type=int, default=500, help="session operations per backend (default 500)")
     parser.add_argument("--cache-dir", type=Path, help="reuse the imported corpus from here")
+    parser.add_argument("--raw", action="store_true", help="load with plain HTTP POSTs, not SDK clients")
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args(argv)
     report = anyio.run(run, args)
