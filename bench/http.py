@@ -116,12 +116,20 @@ def server_env() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def served(data_dir: Path, *, auth: bool, transport: str = "http") -> AsyncIterator[Served]:
+async def served(
+    data_dir: Path,
+    *,
+    auth: bool,
+    transport: str = "http",
+    extra: Sequence[str] = (),
+    settings_env: dict[str, str] | None = None,
+) -> AsyncIterator[Served]:
     """The server over `transport` (http or ws) on a free loopback port until the block ends;
-    its log on failure."""
+    its log on failure. `extra`: more `serve` flags (`--workers 2`); `settings_env`: settings
+    given as KNOWLEDGE_MCP_* variables (a database URL stays off the command line)."""
     port = free_port()
     secret = secrets.token_urlsafe(32) if auth else None
-    env = server_env()
+    env = server_env() | (settings_env or {})
     if secret is not None:
         env["KNOWLEDGE_MCP_JWT_SECRET"] = secret
     command = [
@@ -134,7 +142,7 @@ async def served(data_dir: Path, *, auth: bool, transport: str = "http") -> Asyn
         "--data-dir",
         str(data_dir),
     ]
-    command += ["--host", "127.0.0.1", "--port", str(port), *([] if auth else ["--no-auth"])]
+    command += ["--host", "127.0.0.1", "--port", str(port), *([] if auth else ["--no-auth"]), *extra]
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:

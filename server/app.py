@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 from mcp.server.context import ServerRequestContext
@@ -24,7 +24,7 @@ from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.choice import reranking
 from knowledge_mcp.sources.storage.db import Database, user_dir
 
-from .auth.limits import RateLimiter, rate_limit
+from .auth.limits import RateLimiter, SharedBuckets, rate_limit
 from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
@@ -48,6 +48,11 @@ from .tool_arguments import plain_argument_errors
 from .tool_list import WriteGate, publish_tools
 from .watch.events import ChangeFeed
 
+if TYPE_CHECKING:
+    from .shared.keys import PgKeyStore
+    from .shared.sessions import PgSessionStore
+    from .shared.state import SharedState
+
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
 knowledge_search (every source in one ranked list; within a session it stops repeating items \
@@ -70,12 +75,22 @@ class ServerHost:
             memory_index_max_chunks=settings.memory_index_max_chunks, background=background
         )
         self._defaults = settings.defaults()
-        self.sessions = SessionStore(
-            settings.data_dir,
-            self.pool,
-            ttl=timedelta(minutes=settings.session_ttl_minutes),
-            cache_size=settings.session_cache_size,
-        )
+        ttl = timedelta(minutes=settings.session_ttl_minutes)
+        self.shared: SharedState | None = None
+        self.keys: PgKeyStore | None = None
+        """PostgreSQL's key store with `database_url` (else keys.db, opened by the verifier)."""
+        self.buckets: SharedBuckets | None = None
+        self.sessions: SessionStore | PgSessionStore
+        if settings.database_url is not None:
+            from .shared.backend import shared_stores  # psycopg: only with database_url
+
+            self.shared, self.sessions, self.keys, self.buckets = shared_stores(
+                settings.database_url.get_secret_value(), ttl
+            )
+        else:
+            self.sessions = SessionStore(
+                settings.data_dir, self.pool, ttl=ttl, cache_size=settings.session_cache_size
+            )
         self.process_session_id = process_session_id()
         # True when HTTP authentication is on: then the user is only ever the verified principal.
         self.authenticated = False
@@ -86,6 +101,12 @@ class ServerHost:
         self.changes = ChangeFeed()
         """What changed in the users' sources (`serve --watch` publishes each batch it wrote)."""
         self.changes.subscribe(self.notifier.publish)
+
+    async def close(self) -> None:
+        """Close the databases and, with `database_url`, the shared state's pool."""
+        await self.pool.close()
+        if self.shared is not None:
+            await self.shared.close()
 
     def start_background(self) -> None:
         """Start the embedding worker (`embed_in_background`) on the running event loop: the
@@ -226,7 +247,8 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     host = ServerHost(settings)
     auth: dict[str, Any] = {}
     if authenticate:
-        verifier = KnowledgeTokenVerifier(JwtVerifier.from_settings(settings), settings.data_dir, host.pool)
+        jwt_verifier = JwtVerifier.from_settings(settings)
+        verifier = KnowledgeTokenVerifier(jwt_verifier, settings.data_dir, host.pool, keys=host.keys)
         auth = {"token_verifier": verifier, "auth": auth_settings(settings)}
         host.authenticated = True
         host.verifier = verifier
@@ -238,7 +260,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         subscriptions=host.notifier.bus,
         **auth,
     )
-    limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limits)
+    limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limits, shared=host.buckets)
     mcp.middleware.append(log_requests(host.user_of))
     mcp.middleware.append(rate_limit(limiter, host.user_of, lambda: _tool_names(mcp)))
     mcp.middleware.append(remember_request)

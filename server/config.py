@@ -44,6 +44,7 @@ class Settings(BaseModel):
     public_url: str | None = None
     ws_idle_timeout_s: float = Field(default=300.0, gt=0, le=86_400)
     watch: bool = False  # re-index the imported folders live (serve --watch)
+    workers: int = Field(default=1, ge=1, le=64)  # HTTP processes on one port; > 1 needs database_url
     # [search]
     snippet_length: int = Field(default=300, ge=50, le=1000)
     max_tokens: int = Field(default=4000, ge=50, le=32000)

@@ -1,4 +1,5 @@
-"""API keys: stored hashed (sha256) in `<data_dir>/keys.db`, each mapped to one user id.
+"""API keys: stored hashed (sha256) in `<data_dir>/keys.db` (or PostgreSQL with `database_url`:
+`shared/keys.py`), each mapped to one user id.
 
 The key itself is shown once, at creation; the database keeps its hash, a short prefix for
 display and revocation, the user, when it was made and whether it is revoked.
@@ -13,11 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.storage.db import Database, Migration, open_database, validate_user_id
 
 from .scopes import SCOPES, WRITE, scope_text, stored_scopes
+
+if TYPE_CHECKING:
+    from ..shared.keys import PgKeyStore
 
 KEY_PREFIX = "km_"
 PREFIX_LENGTH = len(KEY_PREFIX) + 8
@@ -86,6 +91,22 @@ class KeyGrant:
     scopes: tuple[str, ...]
 
 
+def new_key(user_id: str, scopes: Sequence[str]) -> tuple[str, tuple[str, str, str, str, str]]:
+    """A new key and its stored row (hash, prefix, user, created, scopes); the user id folded."""
+    user_id = validate_user_id(user_id)  # stored folded, as every identity is
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown:
+        raise ApiKeyError(f"keys create: unknown scope {unknown[0]!r} (allowed: {', '.join(SCOPES)})")
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    return key, (hash_key(key), key[:PREFIX_LENGTH], user_id, created, scope_text(scopes))
+
+
+def record_of(row: Any) -> KeyRecord:
+    scopes = tuple(stored_scopes(row["scopes"]))
+    return KeyRecord(row["prefix"], row["user_id"], row["created_at"], bool(row["revoked"]), scopes)
+
+
 class KeyStore:
     """The API keys of one data directory."""
 
@@ -99,13 +120,7 @@ class KeyStore:
     async def create(self, user_id: str, scopes: Sequence[str] = ()) -> str:
         """A new key for `user_id` (read-only unless `scopes` holds `write`); the only time the
         key itself is available."""
-        user_id = validate_user_id(user_id)  # stored folded, as every identity is
-        unknown = [s for s in scopes if s not in SCOPES]
-        if unknown:
-            raise ApiKeyError(f"keys create: unknown scope {unknown[0]!r} (allowed: {', '.join(SCOPES)})")
-        key = KEY_PREFIX + secrets.token_urlsafe(32)
-        created = datetime.now(UTC).isoformat(timespec="seconds")
-        row = (hash_key(key), key[:PREFIX_LENGTH], user_id, created, scope_text(scopes))
+        key, row = new_key(user_id, scopes)
         async with self.db.transaction() as conn:
             await conn.execute(INSERT_KEY_SQL, row)
         return key
@@ -115,16 +130,7 @@ class KeyStore:
             rows = await self.db.fetchall(LIST_KEYS_SQL)
         else:
             rows = await self.db.fetchall(LIST_USER_KEYS_SQL, (validate_user_id(user_id),))
-        return [
-            KeyRecord(
-                r["prefix"],
-                r["user_id"],
-                r["created_at"],
-                bool(r["revoked"]),
-                tuple(stored_scopes(r["scopes"])),
-            )
-            for r in rows
-        ]
+        return [record_of(r) for r in rows]
 
     async def revoke(self, prefix: str) -> bool:
         async with self.db.transaction() as conn:
@@ -149,11 +155,21 @@ class KeyStore:
         await self.db.close()
 
 
-async def has_active_keys(data_dir: Path) -> bool:
+async def open_keys(data_dir: Path, database_url: str | None = None) -> KeyStore | PgKeyStore:
+    """The key store: PostgreSQL's when `database_url` is set, else `<data_dir>/keys.db`."""
+    if database_url is None:
+        return await KeyStore.open(data_dir)
+    from ..shared.keys import PgKeyStore
+    from ..shared.state import SharedState
+
+    return PgKeyStore(SharedState(database_url, pool_size=1))
+
+
+async def has_active_keys(data_dir: Path, database_url: str | None = None) -> bool:
     """Whether any unrevoked key exists (without creating keys.db when there is none)."""
-    if not keys_path(data_dir).exists():
+    if database_url is None and not keys_path(data_dir).exists():
         return False
-    store = await KeyStore.open(data_dir)
+    store = await open_keys(data_dir, database_url)
     try:
         return await store.active_count() > 0
     finally:
@@ -161,10 +177,15 @@ async def has_active_keys(data_dir: Path) -> bool:
 
 
 async def run_keys(
-    data_dir: Path, action: str, user: str | None, prefix: str | None, scopes: Sequence[str] = ()
+    data_dir: Path,
+    action: str,
+    user: str | None,
+    prefix: str | None,
+    scopes: Sequence[str] = (),
+    database_url: str | None = None,
 ) -> int:
-    """`knowledge-mcp keys create|list|revoke`."""
-    store = await KeyStore.open(data_dir)
+    """`knowledge-mcp keys create|list|revoke` (in PostgreSQL with `database_url`)."""
+    store = await open_keys(data_dir, database_url)
     try:
         if action == "create":
             if user is None:

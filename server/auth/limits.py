@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cachetools import TTLCache
 from loguru import logger
@@ -41,8 +41,19 @@ class Bucket:
     updated: float
 
 
+class SharedBuckets(Protocol):
+    """Buckets kept outside the process (PostgreSQL: `shared/limits.py`), so several workers
+    count against one limit."""
+
+    async def take(self, user: str, tool: str, limit: int) -> float | None: ...
+
+    async def close(self) -> None: ...
+
+
 class RateLimiter:
-    """Token buckets keyed by (user, tool); `acquire` spends one call or says how long to wait."""
+    """Token buckets keyed by (user, tool); `take` spends one call or says how long to wait.
+
+    The buckets live in process memory (`acquire`), or in `shared` buckets when given."""
 
     def __init__(
         self,
@@ -51,7 +62,9 @@ class RateLimiter:
         *,
         max_buckets: int = DEFAULT_MAX_BUCKETS,
         clock: Callable[[], float] = time.monotonic,
+        shared: SharedBuckets | None = None,
     ) -> None:
+        self.shared = shared
         self.per_minute = per_minute
         self.overrides = {canonical_tool(k): v for k, v in (overrides or {}).items()}
         self.clock = clock
@@ -66,6 +79,14 @@ class RateLimiter:
     def limit_for(self, tool: str) -> int:
         """Calls a minute allowed for `tool`: its override, else the default; 0 means no limit."""
         return self.overrides.get(tool, self.per_minute)
+
+    async def take(self, user: str, tool: str) -> float | None:
+        """Spend one call of `user` on `tool` wherever the buckets are: None when allowed, else
+        seconds until the next one."""
+        limit = self.limit_for(tool)
+        if self.shared is None or limit <= 0:
+            return self.acquire(user, tool)
+        return await self.shared.take(user, tool, limit)
 
     def acquire(self, user: str, tool: str) -> float | None:
         """Spend one call of `user` on `tool`: None when allowed, else seconds until the next one."""
@@ -118,7 +139,7 @@ def rate_limit(
         tool = canonical_tool(name) if isinstance(name, str) else UNKNOWN_TOOL
         if tool not in known[0]:
             tool = UNKNOWN_TOOL
-        wait_s = limiter.acquire(user, tool)
+        wait_s = await limiter.take(user, tool)
         if wait_s is None:
             return await call_next(ctx)
         logger.info("rate limited user={} tool={} limit={}/min", user, tool, limiter.limit_for(tool))

@@ -139,7 +139,11 @@ def _load_public_key(path: Path) -> Any:
 class KnowledgeTokenVerifier:
     """The SDK's `TokenVerifier`: a JWT or an API key in, the user's AccessToken out."""
 
-    def __init__(self, jwt_verifier: JwtVerifier | None, data_dir: Path, pool: DatabasePool) -> None:
+    def __init__(
+        self, jwt_verifier: JwtVerifier | None, data_dir: Path, pool: DatabasePool, keys: Any = None
+    ) -> None:
+        self.keys = keys
+        """The shared key store (PostgreSQL) when there is one, else keys.db in `data_dir`."""
         self.jwt = jwt_verifier
         self.data_dir = data_dir
         self.pool = pool
@@ -156,9 +160,12 @@ class KnowledgeTokenVerifier:
         return _access_token(token, str(claims["sub"]), int(claims["exp"]), "jwt", claim_scopes(claims))
 
     async def _verify_key(self, key: str) -> AccessToken | None:
-        if not keys_path(self.data_dir).exists():
+        if self.keys is not None:
+            store = self.keys
+        elif not keys_path(self.data_dir).exists():
             return None
-        store = KeyStore(await self.pool.open(keys_path(self.data_dir), self.migrations))
+        else:
+            store = KeyStore(await self.pool.open(keys_path(self.data_dir), self.migrations))
         grant = await store.grant_for(key)
         return (
             None if grant is None else _access_token(key, grant.user_id, None, "api_key", list(grant.scopes))

@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=None,
         help="re-index the imported files and folders when they change on disk (setting: watch)",
+        "--workers",
+        type=int,
+        help="HTTP worker processes on the one port (default 1; more need --database-url)",
     )
 
     imp = sub.add_parser("import", help="import files into a source")
@@ -229,6 +232,7 @@ def _settings(args: argparse.Namespace) -> Any:
         port=getattr(args, "port", None),
         no_auth=getattr(args, "no_auth", None),
         watch=getattr(args, "watch", None),
+        workers=getattr(args, "workers", None),
     )
 
 
@@ -322,10 +326,12 @@ def dispatch(args: argparse.Namespace) -> int:
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
     if args.command == "serve":
-        from ..transports.serve import run_http, run_stdio
+        from ..transports.serve import run_stdio, serve_http
 
-        runners = {"stdio": run_stdio, "http": run_http, "ws": run_http}  # ws: an alias of http
-        anyio.run(runners[settings.transport], settings)
+        if settings.transport == "stdio":
+            anyio.run(run_stdio, settings)
+        else:  # ws: an alias of http
+            serve_http(settings)
         return 0
     if args.command == "import":
         from .commands import print_summary, run_import
@@ -352,6 +358,7 @@ def dispatch(args: argparse.Namespace) -> int:
             args.user,
             getattr(args, "prefix", None),
             getattr(args, "scope", None) or [],
+            settings.database_url.get_secret_value() if settings.database_url is not None else None,
         )
     if args.command == "glossary":
         from .glossary import run_glossary

@@ -66,9 +66,9 @@ def _name(name: str) -> str:
 
 async def exported(host: Any, ctx: Context, session: StoredSession, fmt: ExportFormat) -> tuple[Any, str]:
     """The session's export as content (Markdown text or a JSON object) and as text."""
-    db = await host.sessions.database(session.user_id)
-    events = await mark_stale(host, ctx, await timeline.events(db, session.session_id))
-    about = await timeline.research(db, session.session_id)
+    kept = await host.sessions.timeline(session.user_id)
+    events = await mark_stale(host, ctx, await kept.events(session.session_id))
+    about = await kept.research(session.session_id)
     if fmt == "json":
         data = export.as_json(session.session_id, about, events)
         return data, json.dumps(data, ensure_ascii=False, indent=1)
@@ -96,15 +96,15 @@ def register(mcp: MCPServer, host: Any) -> None:
         users = host.sessions
         transport = await host.session(ctx, None)
         user = host.user_of(ctx.request_context)
-        db = await users.database(user)
-        session_id = await timeline.named(db, name)
+        kept = await users.timeline(user)
+        session_id = await kept.named(name)
         resumed = session_id is not None
         if session_id is None:
             session_id = new_session_id()
-            await timeline.create(db, session_id, name, users.now().isoformat(timespec="microseconds"))
+            await kept.create(session_id, name, users.now().isoformat(timespec="microseconds"))
         if transport is not None:
             await users.follow(user, transport.via or transport.session_id, session_id)
-        about = await timeline.research(db, session_id)
+        about = await kept.research(session_id)
         assert about is not None
         out = SessionOutput.model_validate(
             {"session_id": session_id, "name": name, "resumed": resumed, "current": transport is not None}
@@ -123,8 +123,8 @@ def register(mcp: MCPServer, host: Any) -> None:
         Each: session_id, name, dates, counts of searches, citations and notes; pass the id to
         session_export or other tools.
         """
-        db = await host.sessions.database(host.user_of(ctx.request_context))
-        rows = [vars(r) for r in await timeline.listed(db, limit)]
+        kept = await host.sessions.timeline(host.user_of(ctx.request_context))
+        rows = [vars(r) for r in await kept.listed(limit)]
         lines = [
             f"{r['session_id']}: {r['name']} ({r['created_at']} – {r['updated_at']}; "
             f"{r['searches']} searches, {r['citations']} citations, {r['notes']} notes)"

@@ -6,18 +6,16 @@ sessions in memory. Sessions expire after `ttl` of inactivity; an expired or unk
 fresh, empty state, never an error. Every change runs under the session's lock and is written
 through to SQLite before the cache sees it, so concurrent calls of one session lose nothing.
 The cache belongs to one process: several processes serving one data dir share the database
-but not the cache (a shared store is DESIGN §12's path past one machine).
+but not the cache, so several workers keep sessions in PostgreSQL instead (`shared/sessions.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +27,31 @@ from knowledge_mcp.sources.storage.db import Database, Migration, user_dir
 
 from ..context import DatabasePool
 from . import timeline
+from .state import (
+    DEFAULT_KEYS,
+    MARK_LIMIT,
+    QUERY_LIMIT,
+    SEEN_LIMIT,
+    TOUCH_GRANULARITY,
+    Key,
+    SessionBackend,
+    SessionState,
+    StoredSession,
+    iso,
+    utc_now,
+)
 
-SEEN_LIMIT = 5000
-QUERY_LIMIT = 50
-MARK_LIMIT = 1000  # viewed and cited, each
-DEFAULT_KEYS = ("snippet_length", "max_tokens", "sibling_window", "order_by", "chars_per_token")
-# An idle session's expiry is pushed back at most once per this interval (saves a write per call).
-TOUCH_GRANULARITY = timedelta(minutes=1)
+__all__ = [
+    "DEFAULT_KEYS",
+    "MARK_LIMIT",
+    "QUERY_LIMIT",
+    "SEEN_LIMIT",
+    "SessionBackend",
+    "SessionState",
+    "SessionStore",
+    "StoredSession",
+]
+
 LOCK_STRIPES = 64
 
 MIGRATIONS = (
@@ -71,168 +87,6 @@ ON CONFLICT (session_id) DO UPDATE SET
 TOUCH_SQL = "UPDATE sessions SET expires_at = ? WHERE session_id = ?"
 DELETE_SQL = "DELETE FROM sessions WHERE session_id = ?"
 PURGE_SQL = "DELETE FROM sessions WHERE expires_at <= ?"
-
-Key = tuple[str, str]  # (user_id, session_id)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _iso(moment: datetime) -> str:
-    """UTC, fixed width, so ISO strings also compare correctly as text (PURGE_SQL)."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _bounded(items: dict[str, None], limit: int) -> dict[str, None]:
-    extra = len(items) - limit
-    return dict.fromkeys(list(items)[extra:]) if extra > 0 else items
-
-
-@dataclass
-class SessionState:
-    """One session's memory. Ordered sets (dicts) keep first-to-last order, most recent last."""
-
-    expires_at: datetime
-    seen: dict[str, None] = field(default_factory=dict)
-    viewed: dict[str, None] = field(default_factory=dict)
-    cited: dict[str, None] = field(default_factory=dict)
-    recent_queries: list[str] = field(default_factory=list)
-    defaults: dict[str, Any] = field(default_factory=dict)
-    current: str | None = None
-    """The research session this (connection's) session follows (`session_start`)."""
-
-    def copy(self) -> SessionState:
-        return dataclasses.replace(
-            self,
-            seen=dict(self.seen),
-            viewed=dict(self.viewed),
-            cited=dict(self.cited),
-            recent_queries=list(self.recent_queries),
-            defaults=dict(self.defaults),
-        )
-
-    def record_results(self, query: str, uris: Iterable[str]) -> None:
-        if query.strip():
-            self.recent_queries = [*self.recent_queries, query.strip()][-QUERY_LIMIT:]
-        for uri in uris:
-            self.seen.pop(uri, None)  # re-seen moves to the end
-            self.seen[uri] = None
-        self.seen = _bounded(self.seen, SEEN_LIMIT)
-
-    def mark(self, which: str, uris: Iterable[str]) -> None:
-        marks: dict[str, None] = getattr(self, which)
-        for uri in uris:
-            marks.pop(uri, None)
-            marks[uri] = None
-        setattr(self, which, _bounded(marks, MARK_LIMIT))
-
-    def row(self, session_id: str) -> tuple[str | None, ...]:
-        return (
-            session_id,
-            json.dumps(list(self.seen)),
-            json.dumps(list(self.viewed)),
-            json.dumps(list(self.cited)),
-            json.dumps(self.recent_queries),
-            json.dumps(self.defaults),
-            _iso(self.expires_at),
-            self.current,
-        )
-
-    @classmethod
-    def from_row(cls, row: Sequence[Any]) -> SessionState:
-        seen, viewed, cited, queries, defaults, expires_at, current = row
-        return cls(
-            expires_at=datetime.fromisoformat(expires_at),
-            seen=dict.fromkeys(json.loads(seen)),
-            viewed=dict.fromkeys(json.loads(viewed)),
-            cited=dict.fromkeys(json.loads(cited)),
-            recent_queries=list(json.loads(queries)),
-            defaults={k: v for k, v in json.loads(defaults).items() if k in DEFAULT_KEYS},
-            current=current,
-        )
-
-
-class StoredSession:
-    """A handle on one user's session; implements aggregator.host.Session."""
-
-    def __init__(self, store: SessionStore, key: Key, state: SessionState, via: str | None = None) -> None:
-        self._store = store
-        self._key = key
-        self._state = state
-        self.via = via
-        """The transport session that led here by following its `current` research session."""
-
-    @property
-    def user_id(self) -> str:
-        return self._key[0]
-
-    @property
-    def session_id(self) -> str:
-        return self._key[1]
-
-    @property
-    def seen(self) -> Sequence[str]:
-        return tuple(self._state.seen)
-
-    @property
-    def viewed(self) -> Sequence[str]:
-        return tuple(self._state.viewed)
-
-    @property
-    def cited(self) -> Sequence[str]:
-        return tuple(self._state.cited)
-
-    @property
-    def recent_queries(self) -> Sequence[str]:
-        return tuple(self._state.recent_queries)
-
-    @property
-    def defaults(self) -> dict[str, Any]:
-        """Only the defaults set for this session; the rest fall back to the server's config."""
-        return dict(self._state.defaults)
-
-    @property
-    def expires_at(self) -> datetime:
-        return self._state.expires_at
-
-    async def record_results(self, query: str, uris: Sequence[str]) -> None:
-        await self._update(lambda s: s.record_results(query, uris))
-        payload = {"query": timeline.clip(query.strip()), "uris": list(uris[: timeline.SEARCH_URIS])}
-        await self.log("search", payload | {"count": len(uris)})
-
-    async def mark_viewed(self, uri: str) -> None:
-        await self._update(lambda s: s.mark("viewed", [uri]))
-        await self.log("get", {"uri": uri})
-
-    async def cite(self, uris: Sequence[str], citations: Sequence[dict[str, Any]] = ()) -> None:
-        """Mark `uris` cited and log each citation (`citations`: uri, claim, quote, verdict…;
-        default: the bare uris)."""
-        await self._update(lambda s: s.mark("cited", uris))
-        for citation in citations or [{"uri": uri} for uri in uris]:
-            await self.log("cite", citation)
-
-    async def note(self, text: str) -> None:
-        await self.log("note", {"text": timeline.clip(text)})
-
-    async def log_verdict(self, quote: str, verdict: dict[str, Any]) -> None:
-        """A verify_quote call: the quote, whether and where it was found."""
-        await self.log("verify", {"quote": timeline.clip(quote)} | verdict)
-
-    async def log(self, kind: str, payload: dict[str, Any]) -> None:
-        await self._store.append(self._key, kind, payload)
-
-    async def set_defaults(self, values: Mapping[str, Any]) -> None:
-        unknown = set(values) - set(DEFAULT_KEYS)
-        if unknown:
-            raise ValueError(f"not session defaults: {sorted(unknown)}")
-        await self._update(lambda s: s.defaults.update(values))
-
-    async def reset(self) -> None:
-        self._state = await self._store.reset(self._key)
-
-    async def _update(self, change: Callable[[SessionState], None]) -> None:
-        self._state = await self._store.update(self._key, change)
 
 
 class SessionStore:
@@ -282,7 +136,7 @@ class SessionStore:
                 await _best_effort(db.write(DELETE_SQL, (session_id,)))
             elif state.expires_at < now + self.ttl - TOUCH_GRANULARITY:
                 state = dataclasses.replace(state, expires_at=now + self.ttl)
-                await _best_effort(db.write(TOUCH_SQL, (_iso(state.expires_at), session_id)))
+                await _best_effort(db.write(TOUCH_SQL, (iso(state.expires_at), session_id)))
             self._cache[key] = state
             return StoredSession(self, key, state)
 
@@ -303,6 +157,15 @@ class SessionStore:
             await _saved(db.write(UPSERT_SQL, state.row(key[1])))
             self._cache[key] = state
             return state
+
+    async def record(self, key: Key, query: str, uris: Sequence[str]) -> SessionState:
+        return await self.update(key, lambda s: s.record_results(query, uris))
+
+    async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:
+        return await self.update(key, lambda s: s.mark(which, uris))
+
+    async def set_defaults(self, key: Key, values: Mapping[str, Any]) -> SessionState:
+        return await self.update(key, lambda s: s.defaults.update(values))
 
     async def reset(self, key: Key) -> SessionState:
         """Forget the session; what follows starts fresh (a research session keeps its timeline)."""
@@ -326,7 +189,7 @@ class SessionStore:
     async def append(self, key: Key, kind: str, payload: dict[str, Any]) -> None:
         """Log an event in the session's timeline (written through: a `SessionWriteError`)."""
         db = await self._database(key[0])
-        await _saved(timeline.append(db, key[1], kind, payload, _iso(self.now())))
+        await _saved(timeline.append(db, key[1], kind, payload, iso(self.now())))
 
     async def follow(self, user_id: str, session_id: str, research_id: str) -> None:
         """Make `session_id` (a transport's session) follow the research session `research_id`."""
@@ -339,6 +202,13 @@ class SessionStore:
     async def database(self, user_id: str) -> Database:
         """The user's sessions.db (migrated; expired sessions purged once per process)."""
         return await self._database(user_id)
+
+    async def timeline(self, user_id: str) -> timeline.Timeline:
+        """The user's timelines and named research sessions."""
+        return timeline.SqliteTimeline(await self._database(user_id))
+
+    async def close(self) -> None:
+        """Nothing of its own to close: its databases belong to the pool."""
 
     def _lock(self, key: Key) -> asyncio.Lock:
         return self._locks[hash(key) % LOCK_STRIPES]
@@ -354,8 +224,8 @@ class SessionStore:
         db = await self.pool.open(self.path(user_id), MIGRATIONS)
         if user_id not in self._purged:
             self._purged.add(user_id)
-            await _best_effort(db.write(PURGE_SQL, (_iso(self.now()),)))
-            await _best_effort(db.write(timeline.PURGE_EVENTS_SQL, (_iso(self.now() - self.ttl),)))
+            await _best_effort(db.write(PURGE_SQL, (iso(self.now()),)))
+            await _best_effort(db.write(timeline.PURGE_EVENTS_SQL, (iso(self.now() - self.ttl),)))
         return db
 
 

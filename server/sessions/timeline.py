@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from knowledge_mcp.sources.storage.db import Database, Migration
 
@@ -139,3 +139,39 @@ async def create(db: Database, session_id: str, name: str, at: str) -> None:
 
 async def listed(db: Database, limit: int) -> list[Research]:
     return [Research(*row) for row in await db.fetchall(LIST_RESEARCH_SQL, (limit,))]
+
+
+class Timeline(Protocol):
+    """One user's timelines and named research sessions, wherever they are kept."""
+
+    async def events(self, session_id: str, kind: str | None = None) -> list[Event]: ...
+
+    async def research(self, session_id: str) -> Research | None: ...
+
+    async def named(self, name: str) -> str | None: ...
+
+    async def create(self, session_id: str, name: str, at: str) -> None: ...
+
+    async def listed(self, limit: int) -> list[Research]: ...
+
+
+class SqliteTimeline:
+    """The `Timeline` of a user's sessions.db."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def events(self, session_id: str, kind: str | None = None) -> list[Event]:
+        return await events(self.db, session_id, kind)
+
+    async def research(self, session_id: str) -> Research | None:
+        return await research(self.db, session_id)
+
+    async def named(self, name: str) -> str | None:
+        return await named(self.db, name)
+
+    async def create(self, session_id: str, name: str, at: str) -> None:
+        await create(self.db, session_id, name, at)
+
+    async def listed(self, limit: int) -> list[Research]:
+        return await listed(self.db, limit)

@@ -21,7 +21,7 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.text.snippets import clamp
 from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
 
-from . import research, timeline
+from . import research
 from .citations import citation_view, cite_records, mark_stale
 from .research import SessionOutput
 from .store import StoredSession
@@ -79,9 +79,9 @@ class SessionUpdate(SessionInfo):
 
 async def _info(host: Any, ctx: Context, session: StoredSession) -> dict[str, Any]:
     defaults = host.defaults(ctx)
-    db = await host.sessions.database(session.user_id)
-    cites = await timeline.events(db, session.session_id, "cite")
-    about = await timeline.research(db, session.session_id)
+    kept = await host.sessions.timeline(session.user_id)
+    cites = await kept.events(session.session_id, "cite")
+    about = await kept.research(session.session_id)
     return {
         "name": about.name if about is not None else None,
         "citations": [citation_view(e.payload) for e in await mark_stale(host, ctx, cites)],

@@ -14,7 +14,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from knowledge_mcp.sources.errors import InvalidArgumentError
 
-from .store import SessionStore, StoredSession
+from .store import StoredSession
 
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 SESSION_HEADER = "mcp-session-id"
@@ -108,6 +108,10 @@ def preload_session(
     return middleware
 
 
+class EndsSessions(Protocol):
+    async def end(self, user_id: str, session_id: str) -> None: ...
+
+
 class EndSessionOnDelete:
     """ASGI middleware: a successful HTTP DELETE with `Mcp-Session-Id` drops that session's state.
 
@@ -115,7 +119,7 @@ class EndSessionOnDelete:
     callback, so we watch the response status on the way out.
     """
 
-    def __init__(self, app: ASGIApp, store: SessionStore, user_of: Callable[[Scope], str]) -> None:
+    def __init__(self, app: ASGIApp, store: EndsSessions, user_of: Callable[[Scope], str]) -> None:
         self.app = app
         self.store = store
         self.user_of = user_of

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import uvicorn
 from loguru import logger
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -31,6 +32,8 @@ class TransportError(KnowledgeError):
 
 async def run_stdio(settings: Settings) -> None:
     """Serve one local user over stdin/stdout; logs go to stderr only."""
+    if settings.workers > 1:
+        raise TransportError("--workers applies to --transport http; stdio serves one client")
     mcp, host = build_server(settings)
     logger.info("serving stdio for user {}", settings.user)
     watcher = None
@@ -41,14 +44,15 @@ async def run_stdio(settings: Settings) -> None:
     finally:
         if watcher is not None:
             await watcher.stop()
-        await host.pool.close()
+        await host.close()
 
 
 async def _require_credentials(settings: Settings) -> None:
     """Refuse to serve authenticated HTTP or WebSocket that nobody could authenticate to."""
     JwtVerifier.from_settings(settings)  # a bad key file or algorithm list fails here, clearly
     configured = settings.jwt_secret is not None or settings.jwt_public_key_file is not None
-    if not configured and not await has_active_keys(settings.data_dir):
+    url = settings.database_url.get_secret_value() if settings.database_url is not None else None
+    if not configured and not await has_active_keys(settings.data_dir, url):
         raise TransportError(
             "HTTP and WebSocket require authentication: set jwt_secret (KNOWLEDGE_MCP_JWT_SECRET) or "
             "jwt_public_key_file in [auth], or create an API key with `knowledge-mcp keys create "
@@ -61,16 +65,19 @@ def _check_no_auth(settings: Settings) -> None:
         raise TransportError(f"--no-auth is only allowed on a loopback host, not {settings.host}")
 
 
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_config": None,
+        "access_log": False,  # query strings may carry ?token= or ?config=
+        "ws": "websockets-sansio",
+        "ws_max_size": WS_MAX_MESSAGE_BYTES,
+    }
+
+
 async def _serve(app: Any, settings: Settings, url: str) -> None:
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        access_log=False,  # query strings may carry ?token= or ?config=
-        ws="websockets-sansio",
-        ws_max_size=WS_MAX_MESSAGE_BYTES,
-    )
+    config = uvicorn.Config(app, **uvicorn_options(settings))
     if settings.no_auth:
         logger.info("serving {} for user {} (no auth, loopback)", url, settings.user)
     else:
@@ -80,14 +87,28 @@ async def _serve(app: Any, settings: Settings, url: str) -> None:
     await uvicorn.Server(config).serve()
 
 
+async def _prepare_http(settings: Settings) -> None:
+    _check_no_auth(settings)
+    if not settings.no_auth:
+        await _require_credentials(settings)
+
+
+def serve_http(settings: Settings) -> None:
+    """`serve --transport http`: one process, or `workers` processes on one port (`workers.py`)."""
+    if settings.workers == 1:
+        anyio.run(run_http, settings)
+        return
+    from .workers.processes import serve_workers
+
+    serve_workers(settings, _prepare_http, uvicorn_options(settings))
+
+
 async def run_http(settings: Settings) -> None:
     """Serve streamable HTTP at /mcp and WebSocket at /ws on one port (and GET /healthz).
 
     Both carriers share one server, one set of credentials and one session store: a WebSocket
     handshake goes to the WebSocket endpoint, every other request to the streamable HTTP app."""
-    _check_no_auth(settings)
-    if not settings.no_auth:
-        await _require_credentials(settings)
+    await _prepare_http(settings)
     mcp, host = build_server(settings, authenticate=not settings.no_auth)
     http = http_app(mcp, settings, host)
     ws = ws_app(mcp, host.verifier, settings.ws_idle_timeout_s, loopback=is_loopback(settings.host))
@@ -102,7 +123,7 @@ async def run_http(settings: Settings) -> None:
     finally:
         if watcher is not None:
             await watcher.stop()
-        await host.pool.close()
+        await host.close()
 
 
 def http_and_ws(http: ASGIApp, ws: ASGIApp) -> ASGIApp:

@@ -89,7 +89,9 @@ class PgDatabase:
         await self.pool.close()
 
 
-async def open_pg(url: str, *, min_size: int = 1, max_size: int = 8) -> PgDatabase:
+async def open_pg(
+    url: str, *, min_size: int = 1, max_size: int = 8, timeout_s: float = OPEN_TIMEOUT_S
+) -> PgDatabase:
     """Open a pool on `url` and wait for its first connection; an unreachable server or a
     refused login is a `SourceUnavailableError` naming the server (never its password)."""
     check_url(url)
@@ -97,7 +99,7 @@ async def open_pg(url: str, *, min_size: int = 1, max_size: int = 8) -> PgDataba
         url, min_size=min_size, max_size=max_size, open=False, kwargs={"autocommit": True}
     )
     try:
-        await pool.open(wait=True, timeout=OPEN_TIMEOUT_S)
+        await pool.open(wait=True, timeout=timeout_s)
     except Exception as exc:
         await pool.close()
         raise SourceUnavailableError(

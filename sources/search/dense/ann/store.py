@@ -222,8 +222,9 @@ def _vectors_of(conn: sqlite3.Connection, table: str, hashes: list[str]) -> tupl
 
 
 def _save(index: Any, path: Path) -> None:
-    """Written beside the old file and renamed over it: the old one stays whole until then."""
-    partial = path.with_name(f".{path.name}.partial")
+    """Written beside the old file and renamed over it: the old one stays whole until then. The
+    partial file is this process's own, so two workers saving at once never write one file."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
         index.save(str(partial))
         os.replace(partial, path)

@@ -1,0 +1,2 @@
+"""Shared state in PostgreSQL (`database_url`): sessions, API keys and rate limits, one for all
+workers."""

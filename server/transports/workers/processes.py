@@ -1,0 +1,160 @@
+"""`serve --transport http --workers N`: N processes answering on one port, sharing state.
+
+uvicorn's supervisor starts N worker processes (spawned, each with its own event loop, server,
+database pools and PostgreSQL pool) and restarts one that dies. Each worker binds the port
+itself with SO_REUSEPORT (`OwnSocket`), so the kernel deals new connections across the workers
+by a hash of their addresses; with one socket shared by all (uvicorn's default) an idle worker
+that wins accept() keeps winning, and 40 calls in a row went to one worker. The app is built in
+each worker from the settings the supervisor pickles to it (`worker_app`), never through the
+environment, so secrets stay off the process table.
+
+Several workers need `database_url`: sessions and rate limits live in process memory or behind a
+per-process cache with SQLite, so they would not be shared. Items stay in the per-user SQLite
+files (WAL: one writer, many readers, across processes). One worker at a time runs the
+background embedding (`embed_in_background`): the one holding `<data_dir>/.embedding.lock`;
+when it ends, the worker uvicorn starts in its place takes the lock up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+from collections.abc import AsyncIterator
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import uvicorn
+from loguru import logger
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.supervisors import Multiprocess
+
+from knowledge_mcp.sources.errors import KnowledgeError
+
+from ...app import ServerHost, build_server
+from ...config import Settings
+from ...logs import configure_logging
+from ...watch import start_watching
+from ..departures import QuietDepartures, quiet_departure_logs
+from ..http import http_app
+from ..http_security import is_loopback
+from ..websocket import ws_app
+
+WORKER_HEADER = b"x-knowledge-worker"
+LOCK_NAME = ".embedding.lock"
+HEALTHCHECK_S = 60
+"""How long the supervisor waits for a worker to answer (uvicorn's 5 s default killed workers that
+were still importing on a busy 2-core machine, over and over)."""
+_held: list[IO[bytes]] = []  # the lock file stays open (and locked) for the worker's life
+
+
+class WorkersError(KnowledgeError):
+    pass
+
+
+def check_workers(settings: Settings) -> None:
+    """Refuse several workers without shared state, in one sentence saying why."""
+    if settings.workers > 1 and settings.database_url is None:
+        raise WorkersError(
+            f"--workers {settings.workers} needs database_url (PostgreSQL): with SQLite, sessions and "
+            "rate limits would not be shared between the workers"
+        )
+    if settings.workers > 1 and settings.port == 0:
+        raise WorkersError("--workers needs a fixed --port: each worker binds it")
+
+
+def run_workers(settings: Settings, uvicorn_options: dict[str, Any]) -> None:
+    """Serve on one port with `settings.workers` processes until interrupted."""
+    config = uvicorn.Config(
+        partial(worker_app, settings), factory=True, workers=settings.workers, **uvicorn_options
+    )
+    socket = config.bind_socket()
+    logger.info("{} workers on http://{}:{}/mcp", settings.workers, settings.host, settings.port)
+    Multiprocess(config, sockets=[socket]).run()
+
+
+def worker_app(settings: Settings) -> ASGIApp:
+    """One worker's app: the same server and transports as a single process, its pid on each
+    HTTP response (`X-Knowledge-Worker`), the embedding only where the lock was won."""
+    configure_logging(settings.log_level)
+    logger.remove()
+    logger.add(
+        sys.stderr, level=settings.log_level, format="{time:HH:mm:ss.SSS} {level: <7} [{process}] {message}"
+    )
+    quiet_departure_logs()
+    mcp, host = build_server(settings, authenticate=not settings.no_auth)
+    http = http_app(mcp, settings, host)
+    ws = ws_app(mcp, host.verifier, settings.ws_idle_timeout_s, loopback=is_loopback(settings.host))
+    run_with_host(http, host, embed=holds_embedding_lock(settings.data_dir))
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await (ws if scope["type"] == "websocket" else http)(scope, receive, send)
+
+    return QuietDepartures(named_worker(app))
+
+
+def run_with_host(app: Starlette, host: ServerHost, *, embed: bool) -> None:
+    """Start the embedding worker and the folder watcher (`serve --watch`) when `embed` (the one
+    worker holding the lock does the background work) once `app` has started; close the host's
+    databases when it stops."""
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[Any]:
+        async with inner(application) as state:
+            watcher = None
+            if embed:
+                host.start_background()
+                watcher = start_watching(host, every_user=not host.settings.no_auth)
+            try:
+                yield state
+            finally:
+                if watcher is not None:
+                    await watcher.stop()
+                await host.close()
+
+    app.router.lifespan_context = lifespan
+
+
+def holds_embedding_lock(data_dir: Path) -> bool:
+    """Whether this process now holds `<data_dir>/.embedding.lock` (then it embeds)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    handle = (data_dir / LOCK_NAME).open("ab")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return False
+    _held.append(handle)
+    logger.info("this worker embeds in the background")
+    return True
+
+
+def named_worker(app: ASGIApp) -> ASGIApp:
+    """`app` with `X-Knowledge-Worker: <pid>` on its HTTP responses (which worker answered)."""
+    pid = str(os.getpid()).encode()
+
+    async def named(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (WORKER_HEADER, pid)]}
+            await send(message)
+
+        await app(scope, receive, sending)
+
+    return named
+
+
+def serve_workers(settings: Settings, prepare: Any, uvicorn_options: dict[str, Any]) -> None:
+    """Check the settings and credentials (`prepare`, async) in this process, then serve."""
+    check_workers(settings)
+    anyio.run(prepare, settings)
+    run_workers(settings, uvicorn_options)
