@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         default=None,
         help="re-index the imported files and folders when they change on disk (setting: watch)",
+    )
+    serve.add_argument(
         "--workers",
         type=int,
         help="HTTP worker processes on the one port (default 1; more need --database-url)",
