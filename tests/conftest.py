@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -70,6 +71,21 @@ async def call(client: Any, tool: str, **args: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, args)
     assert not result.is_error, result.content[0].text
     return dict(result.structured_content)
+
+
+def cli_import(source: str, folder: Path, data_dir: Path) -> None:
+    """`knowledge-mcp import <source> <folder>` through the real CLI, in its own process."""
+    command = [
+        sys.executable,
+        "-m",
+        "knowledge_mcp",
+        "import",
+        source,
+        str(folder),
+        "--data-dir",
+        str(data_dir),
+    ]
+    subprocess.run(command, check=True, capture_output=True, timeout=120, cwd=ROOT)
 
 
 def serve_args(data_dir: Path) -> list[str]:

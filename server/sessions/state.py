@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -198,3 +198,19 @@ class SessionBackend(Protocol):
     async def reset(self, key: Key) -> SessionState: ...
 
     async def append(self, key: Key, kind: str, payload: dict[str, Any]) -> None: ...
+
+
+Opener = Callable[[str, str], Awaitable[StoredSession]]
+
+
+async def open_following(opener: Opener, user_id: str, session_id: str, follow: bool) -> StoredSession:
+    """The session `opener` gives for `session_id`; with `follow` (a transport's session), the
+    research session it follows instead, if `session_start` made one current for it. Both
+    stores open sessions this way."""
+    session = await opener(user_id, session_id)
+    current = session._state.current
+    if follow and current:
+        followed = await opener(user_id, current)
+        followed.via = session_id
+        return followed
+    return session

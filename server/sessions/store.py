@@ -38,6 +38,7 @@ from .state import (
     SessionState,
     StoredSession,
     iso,
+    open_following,
     utc_now,
 )
 
@@ -117,13 +118,7 @@ class SessionStore:
 
         `follow` (a transport's session): the research session it follows, if `session_start`
         made one current for it."""
-        session = await self._open(user_id, session_id)
-        current = session._state.current
-        if follow and current:
-            followed = await self._open(user_id, current)
-            followed.via = session_id
-            return followed
-        return session
+        return await open_following(self._open, user_id, session_id, follow)
 
     async def _open(self, user_id: str, session_id: str) -> StoredSession:
         key = (user_id, session_id)

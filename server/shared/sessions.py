@@ -32,6 +32,7 @@ from ..sessions.state import (
     SessionState,
     StoredSession,
     iso,
+    open_following,
     utc_now,
 )
 from .state import SharedState
@@ -115,13 +116,7 @@ class PgSessionStore:
 
     async def open(self, user_id: str, session_id: str, *, follow: bool = False) -> StoredSession:
         """As `SessionStore.open`: the live session (its expiry pushed back), or fresh state."""
-        session = await self._open(user_id, session_id)
-        current = session._state.current
-        if follow and current:
-            followed = await self._open(user_id, current)
-            followed.via = session_id
-            return followed
-        return session
+        return await open_following(self._open, user_id, session_id, follow)
 
     async def _open(self, user_id: str, session_id: str) -> StoredSession:
         """The stored state; while PostgreSQL cannot be reached, fresh state (a WARNING says so),

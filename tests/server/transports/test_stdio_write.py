@@ -4,7 +4,6 @@ their notes were imported from (by the real CLI), and the next search finds the 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from knowledge_mcp.sources.text.frontmatter import split_front_matter
-from tests.conftest import FIXTURES, ROOT, serve_args
+from tests.conftest import FIXTURES, ROOT, cli_import, serve_args
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -22,17 +21,7 @@ TEXT = "Quokkas on Rottnest Island are most active at dawn; bring water and keep
 
 async def test_create_then_the_same_text_again_then_a_stale_update_over_stdio(tmp_path: Path) -> None:
     vault, data_dir = Path(shutil.copytree(FIXTURES / "notes", tmp_path / "vault")), tmp_path / "data"
-    command = [
-        sys.executable,
-        "-m",
-        "knowledge_mcp",
-        "import",
-        "notes",
-        str(vault),
-        "--data-dir",
-        str(data_dir),
-    ]
-    subprocess.run(command, check=True, capture_output=True, timeout=120, cwd=ROOT)
+    cli_import("notes", vault, data_dir)
     params = StdioServerParameters(command=sys.executable, args=serve_args(data_dir), cwd=ROOT)
     with anyio.fail_after(90):
         async with Client(params) as client:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import ResourceListChangedNotification, ResourceUpdatedNotification
 
-from tests.conftest import FIXTURES, ROOT, serve_args
+from tests.conftest import FIXTURES, ROOT, cli_import, serve_args
 from tests.server.resources.test_notifications import Inbox, subscribe
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -41,17 +40,7 @@ async def until_count(client: Client, query: str, count: int) -> None:
 
 def imported_vault(tmp_path: Path) -> tuple[Path, Path]:
     vault, data_dir = Path(shutil.copytree(FIXTURES / "notes", tmp_path / "vault")), tmp_path / "data"
-    command = [
-        sys.executable,
-        "-m",
-        "knowledge_mcp",
-        "import",
-        "notes",
-        str(vault),
-        "--data-dir",
-        str(data_dir),
-    ]
-    subprocess.run(command, check=True, capture_output=True, timeout=120, cwd=ROOT)
+    cli_import("notes", vault, data_dir)
     return vault, data_dir
 
 
