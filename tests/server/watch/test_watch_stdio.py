@@ -84,7 +84,9 @@ async def test_an_edit_a_delete_and_200_new_files_on_disk_reach_search_while_it_
                     (flood / f"quokka-{n:03}.md").write_text(f"# Quokka {n}\n\nQuokka sighting number {n}.\n")
                 await until_count(client, "quokka", 200)
                 group.cancel_scope.cancel()
-    assert len(answered) > 5  # every search during the flood answered without an error
+    # searches went on while the flood was indexed, each answered without an error (`search`
+    # asserts it); how many fit in depends on the machine's speed, so only that there were some
+    assert answered
 
 
 async def test_a_file_added_on_disk_tells_the_client_the_list_changed_and_an_edit_updates_its_subscriber(
