@@ -18,35 +18,34 @@ from typing import Any
 
 from ...search.query import Term
 from ...search.stemming import stems
+from .schema import on_postings
 from .tokens import phrase_starts
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
-CHUNKS_SQL = """SELECT chunk FROM pg_postings
-    WHERE user_id = %(user)s AND source = %(source)s AND lexeme = %(rarest)s"""
+CHUNKS_SQL = """SELECT chunk FROM {postings} WHERE source = %(source)s AND lexeme = %(rarest)s"""
 POSITIONS_SQL = """SELECT p.lexeme, p.chunk, p.item, p.dl, p.positions
     FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
-    CROSS JOIN LATERAL (SELECT lexeme, chunk, item, dl, positions FROM pg_postings
-        WHERE user_id = %(user)s AND source = %(source)s AND lexeme = q.lexeme
-            AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
-PREFIX_POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions FROM pg_postings
-    WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s
+    CROSS JOIN LATERAL (SELECT lexeme, chunk, item, dl, positions FROM {postings}
+        WHERE source = %(source)s AND lexeme = q.lexeme AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
+PREFIX_POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions FROM {postings}
+    WHERE source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s
         AND chunk = ANY(%(chunks)s::bigint[])"""
 
 
 PHRASE_SQL = """SELECT p0.chunk, p0.item, s.in_title, s.in_body, p0.dl
-    FROM pg_postings p0
+    FROM {postings} p0
     {joins}
     CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x < {at}) AS in_title,
             count(*) FILTER (WHERE x >= {at}) AS in_body
         FROM unnest(p0.positions) AS x WHERE {follows}) AS s
-    WHERE p0.user_id = %(user)s AND p0.source = %(source)s AND p0.lexeme = %(l0)s
+    WHERE p0.source = %(source)s AND p0.lexeme = %(l0)s
         AND (s.in_title > 0 OR s.in_body > 0)
     ORDER BY p0.chunk"""
-JOIN_SQL = """JOIN pg_postings p{i} ON p{i}.user_id = %(user)s AND p{i}.source = %(source)s
-        AND p{i}.lexeme = %(l{i})s AND p{i}.chunk = p0.chunk"""
+JOIN_SQL = """JOIN {postings} p{i} ON p{i}.source = %(source)s AND p{i}.lexeme = %(l{i})s
+        AND p{i}.chunk = p0.chunk"""
 FOLLOWS_SQL = "x + {shift} = ANY(p{i}.positions)"
 
 
@@ -56,11 +55,11 @@ def phrase_sql(words: list[str], lexemes: list[str]) -> str:
     rarest's positions x (at `words.index(l0)` in the phrase) that have every word i at the
     shift x + i - at. The planner drives the join from the rarest word's few rows."""
     at = words.index(lexemes[0])
-    joins = "\n    ".join(JOIN_SQL.format(i=i) for i in range(1, len(lexemes)))
+    joins = "\n    ".join(JOIN_SQL.replace("{i}", str(i)) for i in range(1, len(lexemes)))
     follows = " AND ".join(
         FOLLOWS_SQL.format(shift=i - at, i=lexemes.index(word)) for i, word in enumerate(words) if i != at
     )
-    return PHRASE_SQL.format(joins=joins, follows=follows, at=at)
+    return PHRASE_SQL.replace("{joins}", joins).replace("{follows}", follows).replace("{at}", str(at))
 
 
 @dataclass(frozen=True)
@@ -87,14 +86,15 @@ async def _hits(conn: Any, source: str, user_id: str, term: Term) -> PhraseHits:
     if not term.prefix:
         lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
         params |= {f"l{i}": lexeme for i, lexeme in enumerate(lexemes)}
-        rows = await (await conn.execute(phrase_sql(words, lexemes), params)).fetchall()
+        rows = await (await conn.execute(on_postings(phrase_sql(words, lexemes), user_id), params)).fetchall()
         return PhraseHits([(int(c), int(i), int(t), int(b), int(n)) for c, i, t, b, n in rows])
     # only the chunks of the phrase's rarest whole word can hold it
     params["rarest"] = min(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-    params["chunks"] = [c for (c,) in await (await conn.execute(CHUNKS_SQL, params)).fetchall()]
-    rows = await (await conn.execute(POSITIONS_SQL, params)).fetchall()
+    candidates = await (await conn.execute(on_postings(CHUNKS_SQL, user_id), params)).fetchall()
+    params["chunks"] = [c for (c,) in candidates]
+    rows = await (await conn.execute(on_postings(POSITIONS_SQL, user_id), params)).fetchall()
     if term.prefix:
-        rows += await (await conn.execute(PREFIX_POSITIONS_SQL, params)).fetchall()
+        rows += await (await conn.execute(on_postings(PREFIX_POSITIONS_SQL, user_id), params)).fetchall()
     at: dict[int, dict[str, set[int]]] = defaultdict(dict)
     sizes: dict[int, tuple[int, int]] = {}
     for lexeme, chunk, item, length, positions in rows:

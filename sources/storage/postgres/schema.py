@@ -94,7 +94,7 @@ CREATE TABLE pg_postings (
     dl integer NOT NULL,
     positions integer[] NOT NULL
 ) PARTITION BY LIST (user_id);
-CREATE INDEX pg_postings_term ON pg_postings (user_id, source, lexeme, chunk)
+CREATE INDEX pg_postings_term ON pg_postings (source, lexeme, chunk)
     INCLUDE (item, tf_title, tf_body, dl);
 CREATE INDEX pg_postings_item ON pg_postings (item);
 CREATE TABLE pg_term_docs (
@@ -124,6 +124,16 @@ CREATE TABLE pg_files (
 ) PARTITION BY LIST (user_id);
 """
 
+POSTINGS_POLICY_SQL = """
+ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {t} FORCE ROW LEVEL SECURITY;
+CREATE POLICY {t}_own ON {t}
+    USING (current_setting('knowledge.user_id', true) = {user})
+    WITH CHECK (current_setting('knowledge.user_id', true) = {user});
+"""
+"""A user's postings partition's policy: every row of it is that user's (the partition's
+bound), so the policy compares the transaction's user with theirs once per statement (a
+one-time filter, no column read) and the postings index needs no user column."""
 POLICY_SQL = """
 ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
 ALTER TABLE {t} FORCE ROW LEVEL SECURITY;
@@ -180,6 +190,18 @@ def partition_name(table: str, user_id: str) -> str:
     return f"{table}_u{hashlib.sha256(user_id.encode()).hexdigest()[:20]}"
 
 
+def on_postings(sql: str, user_id: str) -> str:
+    """`sql` reading `user_id`'s postings partition where it says `{postings}`: the postings are
+    read by their partition's name, whose index has no user column (`TABLES_V1`)."""
+    return sql.replace("{postings}", partition_name("pg_postings", user_id))
+
+
+async def has_postings(conn: Any, user_id: str) -> bool:
+    """Whether `user_id` has a postings partition (made on their first write)."""
+    row = await (await conn.execute(HAS_PARTITION_SQL, (partition_name("pg_postings", user_id),))).fetchone()
+    return bool(row[0])
+
+
 async def as_user(conn: Any, user_id: str) -> None:
     """Make `user_id`'s rows visible (and writable) for the rest of `conn`'s transaction."""
     await conn.execute(SET_USER_SQL, (user_id,))
@@ -201,7 +223,8 @@ async def ensure_user(db: Any, user_id: str) -> None:
                 literal = "'" + user_id.replace("'", "''") + "'"
                 await conn.execute(CREATE_PARTITION_SQL.format(part=part, table=table))
                 # a partition read by its own name skips the parent's policy: it has its own
-                await conn.execute(POLICY_SQL.format(t=part))
+                policy = POSTINGS_POLICY_SQL if table == "pg_postings" else POLICY_SQL
+                await conn.execute(policy.format(t=part, user=literal))
                 await conn.execute(ATTACH_PARTITION_SQL.format(part=part, table=table, user=literal))
     known.add(user_id)
 
