@@ -2,8 +2,9 @@
 
 FTS5 counts a phrase's instances in each column (`tokens.TITLE_BASE` keeps the columns apart in
 the positions). A phrase of whole words is counted in the database, in one statement: the
-postings of its words are joined on the chunk (so positions are read only in the chunks that
-hold EVERY word), and a chunk's instances are the first word's positions p with word i at p + i.
+postings of its words are joined on the chunk, driven by its rarest word (so positions are read
+only in that word's chunks, and kept only where every word is), and a chunk's instances are the
+starts p with word i at p + i (found from the rarest word's positions).
 Only the chunks the phrase occurs in come back, not every candidate's positions: a phrase of
 stop words (`"in the"`) no longer ships every chunk's positions to Python. A phrase ending in a
 prefix reads the postings of its words and of every lexeme that prefix starts, in the chunks of
@@ -26,11 +27,11 @@ TOP = "\U0010ffff"
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
 CHUNKS_SQL = """SELECT chunk FROM {postings} WHERE source = %(source)s AND lexeme = %(rarest)s"""
-POSITIONS_SQL = """SELECT p.lexeme, p.chunk, p.item, p.dl, p.positions
+POSITIONS_SQL = """SELECT p.lexeme, p.chunk, p.item, p.dl, p.positions::int[]
     FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
     CROSS JOIN LATERAL (SELECT lexeme, chunk, item, dl, positions FROM {postings}
         WHERE source = %(source)s AND lexeme = q.lexeme AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
-PREFIX_POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions FROM {postings}
+PREFIX_POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions::int[] FROM {postings}
     WHERE source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s
         AND chunk = ANY(%(chunks)s::bigint[])"""
 
@@ -40,13 +41,13 @@ PHRASE_SQL = """SELECT p0.chunk, p0.item, s.in_title, s.in_body, p0.dl
     {joins}
     CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x < {at}) AS in_title,
             count(*) FILTER (WHERE x >= {at}) AS in_body
-        FROM unnest(p0.positions) AS x WHERE {follows}) AS s
+        FROM unnest(p0.positions::int[]) AS x WHERE {follows}) AS s
     WHERE p0.source = %(source)s AND p0.lexeme = %(l0)s
         AND (s.in_title > 0 OR s.in_body > 0)
     ORDER BY p0.chunk"""
 JOIN_SQL = """JOIN {postings} p{i} ON p{i}.source = %(source)s AND p{i}.lexeme = %(l{i})s
         AND p{i}.chunk = p0.chunk"""
-FOLLOWS_SQL = "x + {shift} = ANY(p{i}.positions)"
+FOLLOWS_SQL = "x + {shift} = ANY(p{i}.positions::int[])"
 
 
 def phrase_sql(words: list[str], lexemes: list[str]) -> str:
