@@ -89,14 +89,20 @@ async def sizes(db: PgDatabase, user: str, chunks: int) -> dict[str, Any]:
     return out
 
 
-async def query_latency(db: PgDatabase, user: str, queries: list[tuple[str, str]]) -> dict[str, float]:
-    """p50/p95 ms of one ranking (best 10) of each query on each source."""
-    took: list[float] = []
-    for _, text in queries:
+async def query_latency(db: PgDatabase, user: str, queries: list[tuple[str, str]]) -> dict[str, Any]:
+    """p50/p95 ms of one ranking (best 10) of each query on each source: all, and per kind of
+    query (words, prefixes, phrases, ...: the corpus's kinds)."""
+    took: dict[str, list[float]] = {}
+    for kind, text in queries:
         for name in ("notes", "media", "chats", "characters", "prompts"):
             started = time.perf_counter()
             await bm25.rank(db, name, user, parse_query(text), 10, get_source(name).weights)
-            took.append((time.perf_counter() - started) * 1000)
+            took.setdefault(kind, []).append((time.perf_counter() - started) * 1000)
+    every = [ms for kind in took.values() for ms in kind]
+    return {"all": _latency(every)} | {kind: _latency(ms) for kind, ms in sorted(took.items())}
+
+
+def _latency(took: list[float]) -> dict[str, float]:
     return {
         "rankings": len(took),
         "p50": round(percentile(took, 50), 2),

@@ -30,7 +30,7 @@ from ...search.stemming import stems
 from ..db import validate_user_id
 from .phrases import TOP, PhraseHits, phrase_hits
 from .pool import PgDatabase
-from .schema import as_user
+from .schema import as_user, has_postings, on_postings
 
 K1 = 1.2
 B = 0.75
@@ -38,27 +38,28 @@ B = 0.75
 STATS_SQL = "SELECT chunks, tokens FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[])"""
-PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM pg_postings p
-        WHERE p.user_id = %(user)s AND p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
+PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM {postings} p
+        WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
 LOWEST = "\x01"
 """Below every character: a word's own lexeme is the range [word, word + LOWEST)."""
 MATCHES_SQL = """SELECT q.n, p.chunk
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)
-    CROSS JOIN LATERAL (SELECT chunk FROM pg_postings
-        WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= q.low AND lexeme < q.high
+    CROSS JOIN LATERAL (SELECT chunk FROM {postings}
+        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high
             AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
-# Each part reads its terms' postings as index-only range scans of the (user_id, source,
-# lexeme, chunk) btree, driven by the small array of terms (LATERAL: the planner cannot turn it
-# round into a scan of the whole partition, as it did for an empty array of prefixes).
+# Each part reads its terms' postings as index-only range scans of the (source, lexeme, chunk)
+# btree of the user's postings partition, driven by the small array of terms (LATERAL: the
+# planner cannot turn it round into a scan of the whole partition, as it did for an empty array
+# of prefixes).
 WORDS_PART = """SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
     FROM unnest(%(words)s::text[], %(word_ns)s::int[]) AS q(lexeme, n)
-    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM pg_postings
-        WHERE user_id = %(user)s AND source = %(source)s AND lexeme = q.lexeme) AS p"""
+    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM {postings}
+        WHERE source = %(source)s AND lexeme = q.lexeme) AS p"""
 PREFIXES_PART = """SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(prefix_ns)s::int[]) AS q(low, high, n)
-    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM pg_postings
-        WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS p"""
+    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM {postings}
+        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS p"""
 PHRASES_PART = """SELECT * FROM unnest(%(phrase_ns)s::int[], %(phrase_chunks)s::bigint[],
     %(phrase_items)s::bigint[], %(phrase_titles)s::int[], %(phrase_bodies)s::int[], %(phrase_dls)s::int[])
     AS u(n, chunk, item, tf_title, tf_body, dl)"""
@@ -153,6 +154,9 @@ async def rank(
         # one user's ranking reads a few index ranges: workers would only add their start-up
         await conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
         await as_user(conn, user_id)
+        if not await has_postings(conn, user_id):  # a user who never wrote
+            nothing = norm([0 for _ in {t.fts() for t in query.terms}], 0)
+            return PgRanking(_ranked([], {}), nothing, query.term_texts)
         stats = await (await conn.execute(STATS_SQL, (user_id, source))).fetchone()
         chunks, tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
         rows = await _rows(conn, source, user_id, terms, query)
@@ -162,7 +166,7 @@ async def rank(
         kept = _kept(rows, chunks)
         params = _params(source, user_id, terms, hits, kept, rows, chunks, tokens, weights, want)
         sql = rank_sql(params)
-        found = await (await conn.execute(sql, params)).fetchall() if sql else []  # type: ignore[arg-type]
+        found = await (await conn.execute(on_postings(sql, user_id), params)).fetchall() if sql else []  # type: ignore[arg-type]
         left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
         extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
         words = await _word_docs(conn, source, user_id, [t for _, t in terms.phrases])
@@ -189,7 +193,7 @@ async def _left_out_bits(
     if ranges:
         lows, highs, ns = ([r[i] for r in ranges] for i in (1, 2, 0))
         params = {"user": user_id, "source": source, "lows": lows, "highs": highs, "ns": ns, "chunks": chunks}
-        for n, chunk in await (await conn.execute(MATCHES_SQL, params)).fetchall():
+        for n, chunk in await (await conn.execute(on_postings(MATCHES_SQL, user_id), params)).fetchall():
             bits[chunk] = bits.get(chunk, 0) | _bit(n)
     wanted = set(chunks)
     for (n, _), found in zip(terms.phrases, hits, strict=True):
@@ -218,7 +222,7 @@ async def _rows(conn: Any, source: str, user_id: str, terms: _Plan, query: Parse
             "highs": [p + TOP for _, p in terms.prefixes],
             "ns": [n for n, _ in terms.prefixes],
         }
-        for n, count in await (await conn.execute(PREFIX_DOCS_SQL, params)).fetchall():
+        for n, count in await (await conn.execute(on_postings(PREFIX_DOCS_SQL, user_id), params)).fetchall():
             rows[n] = int(count)
     return rows
 

@@ -1,10 +1,14 @@
 """A phrase's hits in the PostgreSQL store, from the positions its words' postings keep.
 
-FTS5 counts a phrase's instances in each column; here the postings of the phrase's words (and,
-for a phrase ending in a prefix, of every lexeme that prefix starts) are read with their
-positions (`tokens.TITLE_BASE` keeps the columns apart), only in the chunks of its rarest
-whole word, and the instances are counted for each chunk that holds every word: exact, and
-never the chunks' text.
+FTS5 counts a phrase's instances in each column (`tokens.TITLE_BASE` keeps the columns apart in
+the positions). A phrase of whole words is counted in the database, in one statement: the
+postings of its words are joined on the chunk, driven by its rarest word (so positions are read
+only in that word's chunks, and kept only where every word is), and a chunk's instances are the
+starts p with word i at p + i (found from the rarest word's positions).
+Only the chunks the phrase occurs in come back, not every candidate's positions: a phrase of
+stop words (`"in the"`) no longer ships every chunk's positions to Python. A phrase ending in a
+prefix reads the postings of its words and of every lexeme that prefix starts, in the chunks of
+its rarest whole word, and counts them here. Exact either way, and never the chunks' text.
 """
 
 from __future__ import annotations
@@ -15,22 +19,48 @@ from typing import Any
 
 from ...search.query import Term
 from ...search.stemming import stems
+from .schema import on_postings
 from .tokens import phrase_starts
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
-CHUNKS_SQL = """SELECT chunk FROM pg_postings
-    WHERE user_id = %(user)s AND source = %(source)s AND lexeme = %(rarest)s"""
-POSITIONS_SQL = """SELECT p.lexeme, p.chunk, p.item, p.dl, p.positions
+CHUNKS_SQL = """SELECT chunk FROM {postings} WHERE source = %(source)s AND lexeme = %(rarest)s"""
+POSITIONS_SQL = """SELECT p.lexeme, p.chunk, p.item, p.dl, p.positions::int[]
     FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
-    CROSS JOIN LATERAL (SELECT lexeme, chunk, item, dl, positions FROM pg_postings
-        WHERE user_id = %(user)s AND source = %(source)s AND lexeme = q.lexeme
-            AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
-PREFIX_POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions FROM pg_postings
-    WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s
+    CROSS JOIN LATERAL (SELECT lexeme, chunk, item, dl, positions FROM {postings}
+        WHERE source = %(source)s AND lexeme = q.lexeme AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
+PREFIX_POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions::int[] FROM {postings}
+    WHERE source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s
         AND chunk = ANY(%(chunks)s::bigint[])"""
+
+
+PHRASE_SQL = """SELECT p0.chunk, p0.item, s.in_title, s.in_body, p0.dl
+    FROM {postings} p0
+    {joins}
+    CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x < {at}) AS in_title,
+            count(*) FILTER (WHERE x >= {at}) AS in_body
+        FROM unnest(p0.positions::int[]) AS x WHERE {follows}) AS s
+    WHERE p0.source = %(source)s AND p0.lexeme = %(l0)s
+        AND (s.in_title > 0 OR s.in_body > 0)
+    ORDER BY p0.chunk"""
+JOIN_SQL = """JOIN {postings} p{i} ON p{i}.source = %(source)s AND p{i}.lexeme = %(l{i})s
+        AND p{i}.chunk = p0.chunk"""
+FOLLOWS_SQL = "x + {shift} = ANY(p{i}.positions::int[])"
+
+
+def phrase_sql(words: list[str], lexemes: list[str]) -> str:
+    """The statement counting a phrase of `words` (stems, ≥ 2) in each chunk that holds it: the
+    postings of its distinct `lexemes` (`l0`, `l1`, …; rarest first) joined on the chunk, and the
+    rarest's positions x (at `words.index(l0)` in the phrase) that have every word i at the
+    shift x + i - at. The planner drives the join from the rarest word's few rows."""
+    at = words.index(lexemes[0])
+    joins = "\n    ".join(JOIN_SQL.replace("{i}", str(i)) for i in range(1, len(lexemes)))
+    follows = " AND ".join(
+        FOLLOWS_SQL.format(shift=i - at, i=lexemes.index(word)) for i, word in enumerate(words) if i != at
+    )
+    return PHRASE_SQL.replace("{joins}", joins).replace("{follows}", follows).replace("{at}", str(at))
 
 
 @dataclass(frozen=True)
@@ -54,12 +84,18 @@ async def _hits(conn: Any, source: str, user_id: str, term: Term) -> PhraseHits:
     docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
     if len(docs) < len(params["lexemes"]):
         return PhraseHits([])  # a word no chunk holds
+    if not term.prefix:
+        lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
+        params |= {f"l{i}": lexeme for i, lexeme in enumerate(lexemes)}
+        rows = await (await conn.execute(on_postings(phrase_sql(words, lexemes), user_id), params)).fetchall()
+        return PhraseHits([(int(c), int(i), int(t), int(b), int(n)) for c, i, t, b, n in rows])
     # only the chunks of the phrase's rarest whole word can hold it
     params["rarest"] = min(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-    params["chunks"] = [c for (c,) in await (await conn.execute(CHUNKS_SQL, params)).fetchall()]
-    rows = await (await conn.execute(POSITIONS_SQL, params)).fetchall()
+    candidates = await (await conn.execute(on_postings(CHUNKS_SQL, user_id), params)).fetchall()
+    params["chunks"] = [c for (c,) in candidates]
+    rows = await (await conn.execute(on_postings(POSITIONS_SQL, user_id), params)).fetchall()
     if term.prefix:
-        rows += await (await conn.execute(PREFIX_POSITIONS_SQL, params)).fetchall()
+        rows += await (await conn.execute(on_postings(PREFIX_POSITIONS_SQL, user_id), params)).fetchall()
     at: dict[int, dict[str, set[int]]] = defaultdict(dict)
     sizes: dict[int, tuple[int, int]] = {}
     for lexeme, chunk, item, length, positions in rows:

@@ -53,7 +53,7 @@ INSERT_CHUNKS_SQL = """INSERT INTO pg_chunks (user_id, source, item, chunk_index
     RETURNING id, chunk_index"""
 INSERT_POSTINGS_SQL = """INSERT INTO pg_postings (user_id, source, lexeme, chunk, item, tf_title, tf_body, dl,
         positions)
-    SELECT %s, %s, u.lexeme, u.chunk, u.item, u.tf_title, u.tf_body, u.dl, u.positions::int[]
+    SELECT %s, %s, u.lexeme, u.chunk, u.item, u.tf_title, u.tf_body, u.dl, u.positions
     FROM unnest(%s::text[], %s::bigint[], %s::bigint[], %s::int[], %s::int[], %s::int[], %s::text[])
         AS u(lexeme, chunk, item, tf_title, tf_body, dl, positions)"""
 ADD_DOCS_SQL = """INSERT INTO pg_term_docs (user_id, source, lexeme, docs)
@@ -261,7 +261,7 @@ class PgItemWriter:
         for index, chunk_tokens in enumerate(tokens):
             chunk, length = ids[index], chunk_tokens.length
             for lexeme, (tf_title, tf_body, at) in chunk_tokens.postings().items():
-                positions = "{" + ",".join(map(str, at)) + "}"  # a text[] element: rows vary in length
+                positions = "{" + ",".join(map(str, at)) + "}"  # stored as text (`schema.py`)
                 batch.postings.append((lexeme, chunk, rowid, tf_title, tf_body, length, positions))
                 docs[lexeme] = docs.get(lexeme, 0) + 1
         batch.chunks += len(rows)

@@ -15,7 +15,9 @@ from knowledge_mcp.sources.storage.db import Database, database_path, open_datab
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.items import ParsedItem
 from knowledge_mcp.sources.storage.postgres import bm25
+from knowledge_mcp.sources.storage.postgres.phrases import phrase_hits
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
+from knowledge_mcp.sources.storage.postgres.schema import as_user
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
 pytestmark = pytest.mark.anyio
@@ -36,8 +38,18 @@ QUERIES = {
         "home-serv*",
         "the",
         "zzzz",
+        '"of the"',
+        '"the the"',
+        '"in the garden"',
     ],
-    "media": ["invoice payment", "meet* agenda", '"release notes"', "transcript welcome", "e-mail"],
+    "media": [
+        "invoice payment",
+        "meet* agenda",
+        '"release notes"',
+        "transcript welcome",
+        "e-mail",
+        '"to the"',
+    ],
     "chats": ["recipe", "python error", "character* story", '"thank you"'],
     "prompts": ["review code", "summar*", '"you are"', "sql explain"],
     "characters": ["captain ship", "librar*", '"old librarian"'],
@@ -142,7 +154,31 @@ async def test_a_ranking_counts_only_its_own_users_items(store: PgDatabase) -> N
     bob = await bm25.rank(store, "notes", "bob", parse_query("wombat"), 10, (3.0, 1.0))
     assert alice is not None and bob is not None
     assert (alice.ranked.total, bob.ranked.total) == (1, 3)
-    assert await bm25.rank(store, "notes", "carol", parse_query("wombat"), 10, (3.0, 1.0)) is not None
+    for query in ("wombat", "wom*", '"wombat burrow"'):  # carol never wrote: no partitions
+        carol = await bm25.rank(store, "notes", "carol", parse_query(query), 10, (3.0, 1.0))
+        assert carol is not None and carol.ranked.total == 0
+
+
+@pytest.mark.parametrize(
+    ("phrase", "in_title", "in_body"),
+    [
+        ('"the the"', 1, 2),  # a repeated word: starts 0 and 6 of the body
+        ('"in the burrow"', 0, 1),  # the rarest word last
+        ('"burrow the the"', 0, 1),
+        ('"the wombat the"', 0, 0),  # every word there, never in this order
+        ('"the burrow"', 0, 1),
+    ],
+)
+async def test_a_phrase_counts_its_instances_per_column_whichever_word_is_rarest(
+    store: PgDatabase, phrase: str, in_title: int, in_body: int
+) -> None:
+    stamp = "2026-01-01T00:00:00+00:00"
+    item = ParsedItem("", "The the", "the the wombat in the burrow the the", stamp, stamp)
+    await PgItemWriter(store, get_source("notes"), "alice").write_items([(Path("w.md"), item)])
+    async with store.transaction() as conn:
+        await as_user(conn, "alice")
+        [hits] = await phrase_hits(conn, "notes", "alice", parse_query(phrase).terms)
+    assert [(c[2], c[3]) for c in hits.chunks] == ([(in_title, in_body)] if in_title or in_body else [])
 
 
 async def test_a_query_without_searchable_words_ranks_nothing(store: PgDatabase) -> None:

@@ -91,6 +91,12 @@ async def test_a_plain_role_sees_only_the_rows_of_the_user_its_transaction_names
             assert app.execute(f"SELECT count(*) FROM {bobs}").fetchone() == (0,)
             alices = partition_name("pg_chunks", "alice")
             assert app.execute(f"SELECT count(*) FROM {alices}").fetchone() == (1,)
+            # the postings partitions' own policy: the user named, not a column, opens them
+            assert app.execute(f"SELECT count(*) FROM {partition_name('pg_postings', 'bob')}").fetchone() == (
+                0,
+            )
+            alice_postings = partition_name("pg_postings", "alice")
+            assert app.execute(f"SELECT count(*) > 0 FROM {alice_postings}").fetchone() == (True,)
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 app.execute("UPDATE pg_corpus_stats SET user_id = 'bob' WHERE user_id = 'alice'")
     finally:
