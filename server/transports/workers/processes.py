@@ -1,10 +1,10 @@
 """`serve --transport http --workers N`: N processes answering on one port, sharing state.
 
 uvicorn's supervisor starts N worker processes (spawned, each with its own event loop, server,
-database pools and PostgreSQL pool) and restarts one that dies. Each worker binds the port
-itself with SO_REUSEPORT (`OwnSocket`), so the kernel deals new connections across the workers
-by a hash of their addresses; with one socket shared by all (uvicorn's default) an idle worker
-that wins accept() keeps winning, and 40 calls in a row went to one worker. The app is built in
+database pools and PostgreSQL pool) and restarts one that dies. The supervisor binds the port
+once and the workers share that listening socket: the first free worker accepts each new
+connection (an idle one may win many in a row; under load they spread). The socket is made a
+TCP one for asyncio (`tcp_socket`), so Nagle's algorithm is off on every connection. The app is built in
 each worker from the settings the supervisor pickles to it (`worker_app`), never through the
 environment, so secrets stay off the process table.
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from functools import partial
@@ -72,9 +73,21 @@ def run_workers(settings: Settings, uvicorn_options: dict[str, Any]) -> None:
     config = uvicorn.Config(
         partial(worker_app, settings), factory=True, workers=settings.workers, **uvicorn_options
     )
-    socket = config.bind_socket()
+    listening = tcp_socket(config.bind_socket())
     logger.info("{} workers on http://{}:{}/mcp", settings.workers, settings.host, settings.port)
-    Multiprocess(config, sockets=[socket]).run()
+    Multiprocess(config, sockets=[listening]).run()
+
+
+def tcp_socket(bound: socket.socket) -> socket.socket:
+    """`bound` as a socket of protocol TCP: asyncio turns Nagle's algorithm off (TCP_NODELAY) only
+    on connections accepted from a socket that says IPPROTO_TCP, and uvicorn's `bind_socket` says
+    0. With Nagle on, a response's last small segment waited for the client's delayed ACK: every
+    call through the workers took ~40 ms more (p50 52 ms against 8 ms for one process)."""
+    if bound.family not in (socket.AF_INET, socket.AF_INET6):
+        return bound
+    tcp = socket.socket(bound.family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=bound.detach())
+    tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return tcp
 
 
 def worker_app(settings: Settings) -> ASGIApp:
