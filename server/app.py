@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from loguru import logger
 from mcp.server.context import ServerRequestContext
@@ -29,6 +29,7 @@ from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
+from .item_store import ServedItemStore
 from .logs import log_requests
 from .request_defaults import apply_request_config, request_config
 from .resources import ItemChange, Notifier
@@ -91,6 +92,10 @@ class ServerHost:
             self.sessions = SessionStore(
                 settings.data_dir, self.pool, ttl=ttl, cache_size=settings.session_cache_size
             )
+        self.item_store: ServedItemStore | None = None
+        """Where the tools read items with `item_store = "postgresql"` (None: the SQLite files)."""
+        if settings.item_store == "postgresql" and settings.database_url is not None:
+            self.item_store = ServedItemStore(settings.database_url.get_secret_value())
         self.process_session_id = process_session_id()
         # True when HTTP authentication is on: then the user is only ever the verified principal.
         self.authenticated = False
@@ -105,6 +110,8 @@ class ServerHost:
     async def close(self) -> None:
         """Close the databases and, with `database_url`, the shared state's pool."""
         await self.pool.close()
+        if self.item_store is not None:
+            await self.item_store.close()
         if self.shared is not None:
             await self.shared.close()
 
@@ -158,6 +165,9 @@ class ServerHost:
         return await self._database(self.context(current_request()), source)
 
     async def _database(self, request: RequestContext, source: str) -> Database:
+        if self.item_store is not None:
+            items = await self.item_store.items(request.user_id, source, request.db_paths[source])
+            return cast(Database, items)  # read by the sources as its SQLite Database (`serving.py`)
         started = time.perf_counter()
         db = await self.pool.get(request.db_paths[source], source)
         elapsed_ms = (time.perf_counter() - started) * 1000
