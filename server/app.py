@@ -29,7 +29,6 @@ from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
-from .item_store import ServedItemStore
 from .logs import log_requests
 from .request_defaults import apply_request_config, request_config
 from .resources import ItemChange, Notifier
@@ -45,6 +44,7 @@ from .sessions.transport import (
     use_session,
     validate_session_id,
 )
+from .shared.items import ServedItemStore
 from .tool_arguments import plain_argument_errors
 from .tool_list import WriteGate, publish_tools
 from .watch.events import ChangeFeed
@@ -167,7 +167,7 @@ class ServerHost:
     async def _database(self, request: RequestContext, source: str) -> Database:
         if self.item_store is not None:
             items = await self.item_store.items(request.user_id, source, request.db_paths[source])
-            return cast(Database, items)  # read by the sources as its SQLite Database (`serving.py`)
+            return cast(Database, items)  # read by the sources as its SQLite Database (`serving/items.py`)
         started = time.perf_counter()
         db = await self.pool.get(request.db_paths[source], source)
         elapsed_ms = (time.perf_counter() - started) * 1000

@@ -49,7 +49,7 @@ class ReadableSource(Protocol):
 async def load_item(db: Database, source: ReadableSource, item_id: str) -> tuple[aiosqlite.Row, Rows]:
     """The item's row and its chunks in order; NotFoundError names the source's id field."""
     pg: Any = db if getattr(db, "item_store", "sqlite") == "postgresql" else None
-    if pg is not None:  # the PostgreSQL item store (`storage/postgres/serving.py`)
+    if pg is not None:  # the PostgreSQL item store (`storage/postgres/serving/items.py`)
         item = await pg.item(item_id)
     else:
         item = await db.fetchone(ITEM_BY_ID_SQL.format(p=source.name), (item_id,))

@@ -2,7 +2,7 @@
 
 The retrieve stage ranks with the store's exact bm25 (`storage/postgres/bm25.rank`: FTS5's
 formula, weights and left-out common terms) and reads the ranked items' rows and hit chunks with
-the SQLite page's column names (`storage/postgres/serving.py`), so describe (snippets, matched
+the SQLite page's column names (`storage/postgres/serving/items.py`), so describe (snippets, matched
 terms, calibrated scores) and paging are the SQLite pipeline's, unchanged. The page is ordered as
 the SQLite page is (bm25, then newest, then item rowid; `order_by = recent`: newest first).
 
@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from ...errors import InvalidArgumentError
 from ...storage.postgres.bm25 import rank
-from ...storage.postgres.serving import PgItems, PgRow
+from ...storage.postgres.serving.items import PgItems, PgRow
 from ..glossary.expand import GlossaryExpander
 from ..pipeline import SearchPipeline
 from ..query import ParsedQuery

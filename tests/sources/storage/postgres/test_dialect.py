@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from knowledge_mcp.sources.search.lexical.postgres import ordered
-from knowledge_mcp.sources.storage.postgres.dialect import to_postgres
-from knowledge_mcp.sources.storage.postgres.serving import PgRow
+from knowledge_mcp.sources.storage.postgres.serving.dialect import to_postgres
+from knowledge_mcp.sources.storage.postgres.serving.items import PgRow
 
 ITEMS_OF = "FROM pg_items WHERE user_id = current_setting('knowledge.user_id', true) AND source = '{}')"
 

@@ -9,12 +9,12 @@ scale of all the user's sources exactly as it does SQLite's. A multi-word prefix
 
 from __future__ import annotations
 
-from ...search.lexical.plan import estimate_keys
-from ...search.lexical.term_stats import IndexStats
-from ...search.query import ParsedQuery, Term
-from ...search.stemming import stems
-from .schema import as_user
-from .serving import PgItems
+from ....search.lexical.plan import estimate_keys
+from ....search.lexical.term_stats import IndexStats
+from ....search.query import ParsedQuery, Term
+from ....search.stemming import stems
+from ..schema import as_user
+from .items import PgItems
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""

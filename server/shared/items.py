@@ -22,7 +22,7 @@ class ServedItemStore:
 
     async def items(self, user_id: str, source: str, path: Path) -> Any:
         """`user_id`'s items of `source` (a `PgItems`); `path`: their SQLite file's place."""
-        from knowledge_mcp.sources.storage.postgres.serving import PgItems
+        from knowledge_mcp.sources.storage.postgres.serving.items import PgItems
 
         return PgItems(await self._open(), user_id, source, path)
 

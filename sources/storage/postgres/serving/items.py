@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..db import validate_user_id
+from ...db import validate_user_id
+from ..pool import PgDatabase
+from ..schema import as_user
 from .dialect import to_postgres
-from .pool import PgDatabase
-from .schema import as_user
 
 ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.content_hash, i.created_at,
     i.last_modified, i.version, i.tags::text AS tags, i.meta::text AS meta, i.imported_at"""
