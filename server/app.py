@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from loguru import logger
 from mcp.server.context import ServerRequestContext
@@ -44,6 +44,7 @@ from .sessions.transport import (
     use_session,
     validate_session_id,
 )
+from .shared.items import ServedItemStore
 from .tool_arguments import plain_argument_errors
 from .tool_list import WriteGate, publish_tools
 from .watch.events import ChangeFeed
@@ -91,6 +92,10 @@ class ServerHost:
             self.sessions = SessionStore(
                 settings.data_dir, self.pool, ttl=ttl, cache_size=settings.session_cache_size
             )
+        self.item_store: ServedItemStore | None = None
+        """Where the tools read items with `item_store = "postgresql"` (None: the SQLite files)."""
+        if settings.item_store == "postgresql" and settings.database_url is not None:
+            self.item_store = ServedItemStore(settings.database_url.get_secret_value())
         self.process_session_id = process_session_id()
         # True when HTTP authentication is on: then the user is only ever the verified principal.
         self.authenticated = False
@@ -105,6 +110,8 @@ class ServerHost:
     async def close(self) -> None:
         """Close the databases and, with `database_url`, the shared state's pool."""
         await self.pool.close()
+        if self.item_store is not None:
+            await self.item_store.close()
         if self.shared is not None:
             await self.shared.close()
 
@@ -158,6 +165,9 @@ class ServerHost:
         return await self._database(self.context(current_request()), source)
 
     async def _database(self, request: RequestContext, source: str) -> Database:
+        if self.item_store is not None:
+            items = await self.item_store.items(request.user_id, source, request.db_paths[source])
+            return cast(Database, items)  # read by the sources as its SQLite Database (`serving/items.py`)
         started = time.perf_counter()
         db = await self.pool.get(request.db_paths[source], source)
         elapsed_ms = (time.perf_counter() - started) * 1000
@@ -176,6 +186,8 @@ class ServerHost:
     def write_permit(self, ctx: Context) -> WritePermit:
         """The caller's permit to write notes, or WriteNotAllowedError saying why not."""
         refusal = self.write_refusal(ctx.request_context)
+        if refusal is None and self.item_store is not None:
+            refusal = "notes cannot be written into the PostgreSQL item store yet (item_store = postgresql)"
         if refusal is not None:
             raise WriteNotAllowedError(refusal)
         user = self.context(ctx.request_context).user_id

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.retrieval import Defaults
@@ -71,6 +71,7 @@ class Settings(BaseModel):
     deep_research_clients: list[str] = Field(default_factory=list)
     # [storage]
     database_url: SecretStr | None = None  # None: per-user SQLite files under data_dir
+    item_store: Literal["sqlite", "postgresql"] = "sqlite"  # where import writes and search reads items
     # [sessions]
     session_ttl_minutes: int = Field(default=60, ge=1, le=525_600)
     session_cache_size: int = Field(default=500, ge=1, le=1_000_000)
@@ -146,6 +147,12 @@ class Settings(BaseModel):
             raise ValueError("must be a postgresql:// URL such as postgresql://user@host:5432/knowledge")
         return value
 
+    @model_validator(mode="after")
+    def _item_store_needs_url(self) -> Settings:
+        if self.item_store == "postgresql" and self.database_url is None:
+            raise ValueError("item_store = postgresql needs database_url (a postgresql:// URL)")
+        return self
+
     def base_url(self) -> str:
         """Where clients reach this server: `public_url`, else the bind address."""
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -211,4 +218,6 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
+        if not field:  # a rule across settings: its message names them
+            raise ConfigError(str(first["msg"]).removeprefix("Value error, ")) from exc
         raise ConfigError(f"setting {field}: {first['msg']}") from exc

@@ -16,7 +16,8 @@ from .fitting import fit, trim_meta
 from .models import GetResponse, Loc, NextStep, Retrieval
 from .retrieval import Budget, Defaults, Span, chunk_window, full_window, resolve_budget
 from .search.lexical.sql import build_anchor_sql
-from .search.query import parse_query
+from .search.query import ParsedQuery, parse_query
+from .search.stemming import QueryMatcher
 from .storage.db import Database
 from .text.snippets import make_snippet
 
@@ -47,9 +48,15 @@ class ReadableSource(Protocol):
 
 async def load_item(db: Database, source: ReadableSource, item_id: str) -> tuple[aiosqlite.Row, Rows]:
     """The item's row and its chunks in order; NotFoundError names the source's id field."""
-    item = await db.fetchone(ITEM_BY_ID_SQL.format(p=source.name), (item_id,))
+    pg: Any = db if getattr(db, "item_store", "sqlite") == "postgresql" else None
+    if pg is not None:  # the PostgreSQL item store (`storage/postgres/serving/items.py`)
+        item = await pg.item(item_id)
+    else:
+        item = await db.fetchone(ITEM_BY_ID_SQL.format(p=source.name), (item_id,))
     if item is None:
         raise NotFoundError(source.id_field, item_id, f"use an id from {source.name}_search results")
+    if pg is not None:
+        return item, await pg.chunks_of(int(item["id"]))
     chunks = await db.fetchall(CHUNKS_OF_ITEM_SQL.format(p=source.name), (item["id"],))
     return item, chunks
 
@@ -69,6 +76,8 @@ async def find_anchor(
         if anchor is not None:
             return anchor
     parsed = parse_query(query or "")
+    if not parsed.is_empty and chunks and getattr(db, "item_store", "sqlite") == "postgresql":
+        return most_matched(parsed, chunks)
     if not parsed.is_empty and chunks:
         row = await db.fetchone(build_anchor_sql(source.name), (parsed.match_expression(), item["id"]))
         if row is not None:
@@ -126,6 +135,17 @@ def render_text(response: GetResponse[Any]) -> str:
     from .tooling import render_get  # the MCP SDK is loaded only when a get runs
 
     return render_get(response)
+
+
+def most_matched(query: ParsedQuery, chunks: Rows) -> int:
+    """The index of the chunk matching the most query terms (the first of equals). Pure.
+
+    The PostgreSQL store's anchor; FTS5's is the item's best chunk by bm25, which agrees when
+    one chunk holds more of the terms."""
+    matcher = QueryMatcher(query)
+    found = matcher.find_all([(str(c["body"]), str(c["title"])) for c in chunks])
+    best = max(range(len(chunks)), key=lambda n: (len(set(found[n].terms)), -n))
+    return int(chunks[best]["chunk_index"])
 
 
 def _start(loc: Loc | None) -> int:

@@ -104,7 +104,10 @@ class ChunkedSource(Generic[R]):
     ) -> SearchRequest:
         """The request for `query` with this source's `options` (an `options_model`, or None)."""
         filters, columns = await self.search_scope(options, databases)
-        return SearchRequest(query, limit, offset, snippet_length, order_by, filters, columns, mode)
+        request = SearchRequest(query, limit, offset, snippet_length, order_by, filters, columns, mode)
+        if options is not None and (filters or columns is not None):
+            request.filter_names = tuple(options.model_dump(exclude_defaults=True))
+        return request
 
     async def search_scope(self, options: Any, databases: Databases | None) -> SearchScope:
         """The filters and FTS columns of this source's `options` (or None): `search_filters` in
@@ -145,7 +148,12 @@ class ChunkedSource(Generic[R]):
     async def search(self, db: Database, request: SearchRequest, defaults: Defaults) -> SearchResponse[R]:
         """Run `request` through this source's search pipeline."""
         model = SearchResponse[self.result_model]  # type: ignore[name-defined]
-        return await self.pipeline.run(self, db, request, defaults, model)
+        pipeline = self.pipeline
+        if getattr(db, "item_store", "sqlite") == "postgresql":
+            from .search.lexical.postgres import PG_PIPELINE  # psycopg: only with that store
+
+            pipeline = PG_PIPELINE
+        return await pipeline.run(self, db, request, defaults, model)
 
     async def get(
         self,

@@ -31,7 +31,14 @@ stderr = Console(stderr=True)
 
 async def run_import(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:
     """Import into the user's database; a database that cannot be used (broken, full, a folder)
-    is a one-line SourceUnavailableError with its remedy, and what was written stays."""
+    is a one-line SourceUnavailableError with its remedy, and what was written stays. With
+    `item_store = "postgresql"` the items go to the PostgreSQL store instead."""
+    if settings.item_store == "postgresql" and settings.database_url is not None:
+        from .pg_import import run_pg_import  # psycopg: only with that store
+
+        return await run_pg_import(
+            settings.database_url.get_secret_value(), settings, source_name, paths, prune
+        )
     path = database_path(settings.data_dir, settings.user, source_name)
     try:
         probe_database(path)

@@ -62,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
             "--database-url",
             help="postgresql://… to keep shared state in PostgreSQL (default: SQLite files in the data dir)",
         )
+        p.add_argument(
+            "--item-store",
+            choices=["sqlite", "postgresql"],
+            help="where items live: sqlite files (default) or postgresql (needs --database-url)",
+        )
 
     serve = sub.add_parser("serve", help="serve MCP over stdio, HTTP or WebSocket")
     common(serve)
@@ -229,6 +234,7 @@ def _settings(args: argparse.Namespace) -> Any:
         data_dir=getattr(args, "data_dir", None),
         user=getattr(args, "user", None),
         database_url=getattr(args, "database_url", None),
+        item_store=getattr(args, "item_store", None),
         transport=getattr(args, "transport", None),
         host=getattr(args, "host", None),
         port=getattr(args, "port", None),

@@ -65,6 +65,8 @@ class SearchRequest:
     """Up to this many passages (matching chunks) of one item, each its own result (`diversify.py`)."""
     fields: frozenset[ResultField] = frozenset()
     """What each result adds to the compact default (`ResultField`)."""
+    filter_names: tuple[str, ...] = ()
+    """The source options the `filters` come from, for a message that names them."""
     norm: Norm | None = None
     """knowledge_search: the query's norm over all the user's sources (`SharedStats.norm`), which
     the scaled bm25 is calibrated against instead of the source's own."""

@@ -158,5 +158,9 @@ def term_stats(db: Database, name: str) -> TermStats:
 
 async def index_stats(db: Database, name: str, query: ParsedQuery) -> IndexStats:
     """Source `name`'s row count and the row counts of `query`'s terms (as the planner counts them)."""
+    if getattr(db, "item_store", "sqlite") == "postgresql":
+        from ...storage.postgres.serving import stats  # psycopg: only with that store
+
+        return await stats.index_stats(db, query)  # type: ignore[arg-type]
     keys = [k for t in query.terms for k in estimate_keys(t)]
     return await term_stats(db, name).lookup(db, keys)

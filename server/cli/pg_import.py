@@ -1,0 +1,31 @@
+"""`knowledge-mcp import` into the PostgreSQL item store (`item_store = "postgresql"`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.storage.postgres.migrations import migrate
+from knowledge_mcp.sources.storage.postgres.pool import open_pg
+from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS
+from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
+from knowledge_mcp.sources.storage.runs import ImportSummary
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+
+async def run_pg_import(
+    url: str, settings: Settings, source_name: str, paths: list[Path], prune: bool
+) -> ImportSummary:
+    """Import `paths` as `settings.user`'s items of `source_name` into the store at `url`: the
+    SQLite import's walk, skips and parsers (`runs.ImportRun`), PostgreSQL's writer."""
+    pg = await open_pg(url)
+    try:
+        await migrate(pg, COMPONENT, MIGRATIONS)
+        max_bytes = int(settings.import_max_file_mb * 1024 * 1024)
+        writer = PgItemWriter(pg, get_source(source_name), settings.user, max_file_bytes=max_bytes)
+        return await writer.run(paths, prune=prune)
+    finally:
+        await pg.close()

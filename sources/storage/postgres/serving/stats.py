@@ -1,0 +1,63 @@
+"""A source's term statistics in the PostgreSQL item store, as `knowledge_search` weighs sources.
+
+`index_stats` is the store's `search/lexical/term_stats.index_stats`: the source's chunk and
+item counts and each FTS term expression's number of chunks (a word's from `pg_term_docs`, a
+prefix's as the chunks of the lexemes it starts), so `SharedStats` puts PostgreSQL's bm25 on the
+scale of all the user's sources exactly as it does SQLite's. A multi-word prefix phrase
+("home serv*") is estimated by its rarest word.
+"""
+
+from __future__ import annotations
+
+from ....search.lexical.plan import estimate_keys
+from ....search.lexical.term_stats import IndexStats
+from ....search.query import ParsedQuery, Term
+from ....search.stemming import stems
+from ..schema import as_user
+from .items import PgItems
+
+TOP = "\U0010ffff"
+"""Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
+COUNTS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+    (SELECT count(*) FROM pg_items WHERE user_id = %(user)s AND source = %(source)s)"""
+DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
+    WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
+PREFIX_SQL = """SELECT count(DISTINCT chunk) FROM pg_postings
+    WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s"""
+
+
+async def index_stats(items: PgItems, query: ParsedQuery) -> IndexStats:
+    """`items`' source's chunk and item counts and the chunk counts of `query`'s term keys
+    (`plan.estimate_keys`)."""
+    wanted = {key: term for t in query.terms for key, term in _keyed(t)}
+    params = {"user": items.user_id, "source": items.source}
+    async with items.pg.transaction() as conn:
+        await as_user(conn, items.user_id)
+        row = await (await conn.execute(COUNTS_SQL, params)).fetchone()
+        assert row is not None  # one row of two counts
+        chunks, count = int(row[0] or 0), int(row[1] or 0)
+        words = sorted(
+            {s for t in wanted.values() if not (t.prefix and len(t.words) == 1) for s in stems(t.words)}
+        )
+        found = await (await conn.execute(DOCS_SQL, {**params, "lexemes": words})).fetchall()
+        docs = {str(lexeme): int(n) for lexeme, n in found}
+        df: dict[str, int] = {}
+        for key, term in wanted.items():
+            if not term.prefix and len(term.words) == 1:
+                df[key] = docs.get(stems(term.words)[0], 0)
+            elif len(term.words) == 1:
+                low = stems(term.words)[0]
+                prefix = {**params, "low": low, "high": low + TOP}
+                counted = await (await conn.execute(PREFIX_SQL, prefix)).fetchone()
+                df[key] = int(counted[0]) if counted is not None else 0
+        for key, term in wanted.items():
+            if key not in df:  # a multi-word prefix phrase: its rarest word
+                df[key] = min(docs.get(s, 0) for s in stems(term.words)) if term.words else 0
+    return IndexStats(chunks, count, df)
+
+
+def _keyed(term: Term) -> list[tuple[str, Term]]:
+    """Each key of `term` (`plan.estimate_keys`) with the term that key counts."""
+    if len(term.words) > 1 and not term.prefix:
+        return [(Term((w,)).fts(), Term((w,))) for w in term.words]
+    return [(key, term) for key in estimate_keys(term)]
