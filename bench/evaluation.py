@@ -86,6 +86,11 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))] if ordered else 0.0
 
 
+def spread(values: list[float], digits: int = 2) -> dict[str, float]:
+    """p50 and p95 of `values` (nearest rank), rounded to `digits`: how every bench reports a latency."""
+    return {"p50": round(percentile(values, 50), digits), "p95": round(percentile(values, 95), digits)}
+
+
 RETRIEVAL_MODES: dict[str, SearchMode] = {"lexical": "lexical", "dense": "semantic", "hybrid": "hybrid"}
 
 
@@ -179,23 +184,18 @@ async def evaluate(
         "ndcg@10": round(statistics.fmean(scores["ndcg"]), 4) if qids else 0.0,
         "recall@100": round(statistics.fmean(scores["recall"]), 4) if qids else 0.0,
         "mrr@10": round(statistics.fmean(scores["mrr"]), 4) if qids else 0.0,
-        "latency_ms": {
-            "p50": round(percentile(latencies, 50), 2),
-            "p95": round(percentile(latencies, 95), 2),
-        },
+        "latency_ms": spread(latencies),
         "page_ndcg@10": round(statistics.fmean(page_ndcg), 4) if qids else 0.0,
         "page_latency_ms": {
             "limit": K_NDCG,
-            "p50": round(percentile(page_latencies, 50), 2),
-            "p95": round(percentile(page_latencies, 95), 2),
+            **spread(page_latencies),
         },
         "memory_index": {
             "used": copied,
             "build_s": round(build_s, 2),
             "rank_latency_ms": {
                 "limit": K_NDCG,
-                "p50": round(percentile(rank_latencies, 50), 3),
-                "p95": round(percentile(rank_latencies, 95), 3),
+                **spread(rank_latencies, 3),
             },
         },
         "import": {

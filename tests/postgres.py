@@ -12,6 +12,7 @@ import os
 import uuid
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -54,12 +55,19 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     del server  # cleanup_mode="delete": stopped and removed when the handle goes
 
 
+@contextmanager
+def fresh_database(admin_url: str) -> Iterator[str]:
+    """A URL of a fresh, empty database on the server of `admin_url`, dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]  # a generated name
+    yield with_database(admin_url, name)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def pg_url(pg_server: str) -> Iterator[str]:
     """A URL of a fresh, empty database on the test server, dropped after the test."""
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]  # a generated name
-    yield with_database(pg_server, name)
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # type: ignore[arg-type]
+    with fresh_database(pg_server) as url:
+        yield url

@@ -38,7 +38,7 @@ from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 
 from ..corpus import Corpus
-from ..evaluation import percentile
+from ..evaluation import spread
 from ..phases import USER, bench_aggregator
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "notes"
@@ -53,7 +53,7 @@ CHILD = (
 
 
 def stats(ms: list[float]) -> dict[str, float]:
-    return {"p50": round(percentile(ms, 50), 3), "p95": round(percentile(ms, 95), 3)}
+    return spread(ms, 3)
 
 
 def the_model() -> Embedder:

@@ -27,7 +27,7 @@ from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS,
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 from knowledge_mcp.sources.text import dates
 
-from ..evaluation import K_NDCG, K_RECALL, load_beir, mrr, ndcg, percentile, recall
+from ..evaluation import K_NDCG, K_RECALL, load_beir, mrr, ndcg, recall, spread
 
 BATCH = 250
 """Documents written per transaction."""
@@ -79,14 +79,10 @@ async def evaluate_pg(url: str, beir: Path, split: str, limit_queries: int | Non
         "ndcg@10": round(statistics.fmean(scores["ndcg"]), 4) if qids else 0.0,
         "recall@100": round(statistics.fmean(scores["recall"]), 4) if qids else 0.0,
         "mrr@10": round(statistics.fmean(scores["mrr"]), 4) if qids else 0.0,
-        "latency_ms": {
-            "p50": round(percentile(latencies, 50), 2),
-            "p95": round(percentile(latencies, 95), 2),
-        },
+        "latency_ms": spread(latencies),
         "page_latency_ms": {
             "limit": K_NDCG,
-            "p50": round(percentile(page_latencies, 50), 2),
-            "p95": round(percentile(page_latencies, 95), 2),
+            **spread(page_latencies),
         },
         "import": {
             "documents": len(corpus),

@@ -25,7 +25,7 @@ from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, check_url, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, drop_user, ensure_user
 
-from ..evaluation import load_beir, percentile
+from ..evaluation import load_beir, spread
 from .evaluation import import_corpus
 
 RELATIONS_SQL = "SELECT count(*) AS n FROM pg_class"
@@ -37,7 +37,7 @@ async def rank_all(db: PgDatabase, user: str, queries: list[str]) -> dict[str, f
         started = time.perf_counter()
         await bm25.rank(db, "notes", user, parse_query(text), 10, notes.weights)
         took.append((time.perf_counter() - started) * 1000)
-    return {"p50": round(percentile(took, 50), 2), "p95": round(percentile(took, 95), 2)}
+    return spread(took)
 
 
 async def measure(url: str, beir: Path, users: int, queries: int) -> dict[str, Any]:
@@ -57,7 +57,7 @@ async def measure(url: str, beir: Path, users: int, queries: int) -> dict[str, A
             started = time.perf_counter()
             await ensure_user(db, user)
             made.append((time.perf_counter() - started) * 1000)
-        report["new_user_ms"] = {"p50": round(percentile(made, 50), 1), "p95": round(percentile(made, 95), 1)}
+        report["new_user_ms"] = spread(made, 1)
         report["relations_after"] = (await db.fetchone(RELATIONS_SQL) or {}).get("n")
         report["rank_ms_after"] = await rank_all(db, owner, asked)
     finally:

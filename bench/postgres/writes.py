@@ -34,7 +34,7 @@ from knowledge_mcp.sources.storage.postgres.schema import (
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
 from ..corpus import BenchItem, CorpusStream
-from ..evaluation import percentile
+from ..evaluation import spread
 from ..loading import batches
 
 MILLION = 1_000_000
@@ -103,11 +103,7 @@ async def query_latency(db: PgDatabase, user: str, queries: list[tuple[str, str]
 
 
 def _latency(took: list[float]) -> dict[str, float]:
-    return {
-        "rankings": len(took),
-        "p50": round(percentile(took, 50), 2),
-        "p95": round(percentile(took, 95), 2),
-    }
+    return {"rankings": len(took), **spread(took)}
 
 
 async def measure(url: str, size: int, seed: int, keep: bool) -> dict[str, Any]:

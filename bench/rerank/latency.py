@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from knowledge_mcp.bench.evaluation import import_corpus, load_beir, ndcg, percentile
+from knowledge_mcp.bench.evaluation import import_corpus, load_beir, ndcg, spread
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.request import SearchRequest
@@ -61,10 +61,7 @@ async def measure(beir: Path, model: Path, split: str, count: int, data_dir: Pat
     return {
         "queries": len(ids),
         "model": model.name,
-        "latency_ms": {
-            k: {"p50": round(percentile(v, 50), 1), "p95": round(percentile(v, 95), 1)}
-            for k, v in runs.items()
-        },
+        "latency_ms": {k: spread(v, 1) for k, v in runs.items()},
         "ndcg@10": {k: round(statistics.fmean(v), 4) for k, v in quality.items()},
     }
 

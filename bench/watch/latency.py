@@ -33,6 +33,8 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
+from knowledge_mcp.bench.evaluation import percentile
+
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "notes"
 POLL_S = 0.01
 BOUND_S = 30.0
@@ -135,11 +137,6 @@ def idle_cpu(data_dir: Path, watch: bool, seconds: float) -> float:
         process.wait(timeout=30)
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=100)
@@ -155,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             "edits": len(times),
             "latency_ms": {
                 "p50": round(statistics.median(times) * 1000, 1),
-                "p95": round(percentile(times, 0.95) * 1000, 1),
+                "p95": round(percentile(times, 95) * 1000, 1),
                 "max": round(max(times) * 1000, 1),
                 "mean": round(statistics.fmean(times) * 1000, 1),
             },

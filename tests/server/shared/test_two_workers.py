@@ -20,7 +20,6 @@ from typing import Any
 import anyio
 import httpx
 import httpx2
-import psycopg
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -29,7 +28,7 @@ from pydantic import SecretStr
 from knowledge_mcp.server.auth.tokens import mint_token
 from knowledge_mcp.server.config import Settings
 from tests.conftest import FIXTURES, ROOT, import_into
-from tests.postgres import with_database
+from tests.postgres import fresh_database
 from tests.server.transports.test_http_e2e import free_port, serve_command, stop
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -46,12 +45,8 @@ class Workers:
 
 @pytest.fixture(scope="module")
 def database(pg_server: str) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type]  # a generated name
-    yield with_database(pg_server, name)
-    with psycopg.connect(pg_server, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")  # type: ignore[arg-type]
+    with fresh_database(pg_server) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
