@@ -1,10 +1,9 @@
 """`serve --transport http --workers N`: N processes answering on one port, sharing state.
 
 uvicorn's supervisor starts N worker processes (spawned, each with its own event loop, server,
-database pools and PostgreSQL pool) and restarts one that dies. The supervisor binds the port
-once and the workers share that listening socket: the first free worker accepts each new
-connection (an idle one may win many in a row; under load they spread). The socket is made a
-TCP one for asyncio (`tcp_socket`), so Nagle's algorithm is off on every connection. The app is built in
+database pools and PostgreSQL pool) and restarts one that dies. Each worker listens on the
+port with its own SO_REUSEPORT socket (`WorkerSocket`), so the kernel deals new connections
+across the workers, and Nagle's algorithm is off on every connection. The app is built in
 each worker from the settings the supervisor pickles to it (`worker_app`), never through the
 environment, so secrets stay off the process table.
 
@@ -73,21 +72,40 @@ def run_workers(settings: Settings, uvicorn_options: dict[str, Any]) -> None:
     config = uvicorn.Config(
         partial(worker_app, settings), factory=True, workers=settings.workers, **uvicorn_options
     )
-    listening = tcp_socket(config.bind_socket())
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    bound = WorkerSocket(family, settings.host, settings.port, config.backlog)
     logger.info("{} workers on http://{}:{}/mcp", settings.workers, settings.host, settings.port)
-    Multiprocess(config, sockets=[listening]).run()
+    Multiprocess(config, sockets=[bound]).run()
 
 
-def tcp_socket(bound: socket.socket) -> socket.socket:
-    """`bound` as a socket of protocol TCP: asyncio turns Nagle's algorithm off (TCP_NODELAY) only
-    on connections accepted from a socket that says IPPROTO_TCP, and uvicorn's `bind_socket` says
-    0. With Nagle on, a response's last small segment waited for the client's delayed ACK: every
-    call through the workers took ~40 ms more (p50 52 ms against 8 ms for one process)."""
-    if bound.family not in (socket.AF_INET, socket.AF_INET6):
-        return bound
-    tcp = socket.socket(bound.family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=bound.detach())
-    tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return tcp
+class WorkerSocket(socket.socket):
+    """A TCP socket with SO_REUSEPORT that each worker re-creates for itself when it is handed over.
+
+    uvicorn's supervisor pickles the sockets it is given to every worker it spawns. Pickled, this
+    one binds and listens anew in the worker (`listening`), so each worker has its own listening
+    socket on the port and the kernel deals new connections across them by a hash of their
+    addresses. With one socket shared by all, the worker that has just answered is the first to
+    accept again: sequential calls all went to one worker. The supervisor's own copy is bound
+    (so a taken port fails at once) but never listens, so it takes no connections."""
+
+    def __init__(self, family: int, host: str, port: int, backlog: int) -> None:
+        super().__init__(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self.where, self.backlog = (family, host, port), backlog
+        self.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        self.bind((host, port))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        family, host, port = self.where
+        return listening, (family, host, port, self.backlog)
+
+
+def listening(family: int, host: str, port: int, backlog: int) -> socket.socket:
+    """A worker's own listening socket on the port (asyncio sets TCP_NODELAY on its connections,
+    as it does only for a socket that says IPPROTO_TCP)."""
+    sock = WorkerSocket(family, host, port, backlog)
+    sock.listen(backlog)
+    sock.setblocking(False)
+    return sock
 
 
 def worker_app(settings: Settings) -> ASGIApp:
