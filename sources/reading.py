@@ -77,7 +77,9 @@ async def find_anchor(
             return anchor
     parsed = parse_query(query or "")
     if not parsed.is_empty and chunks and getattr(db, "item_store", "sqlite") == "postgresql":
-        return most_matched(parsed, chunks)
+        best = await db.best_chunk(parsed, int(item["id"]))  # type: ignore[attr-defined]
+        found = [int(c["chunk_index"]) for c in chunks if best is not None and int(c["id"]) == best]
+        return found[0] if found else most_matched(parsed, chunks)
     if not parsed.is_empty and chunks:
         row = await db.fetchone(build_anchor_sql(source.name), (parsed.match_expression(), item["id"]))
         if row is not None:
@@ -140,8 +142,8 @@ def render_text(response: GetResponse[Any]) -> str:
 def most_matched(query: ParsedQuery, chunks: Rows) -> int:
     """The index of the chunk matching the most query terms (the first of equals). Pure.
 
-    The PostgreSQL store's anchor; FTS5's is the item's best chunk by bm25, which agrees when
-    one chunk holds more of the terms."""
+    The PostgreSQL store's anchor when no chunk of the item has a scored term (bm25 picks it
+    otherwise, as on SQLite)."""
     matcher = QueryMatcher(query)
     found = matcher.find_all([(str(c["body"]), str(c["title"])) for c in chunks])
     best = max(range(len(chunks)), key=lambda n: (len(set(found[n].terms)), -n))

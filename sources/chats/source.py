@@ -54,16 +54,18 @@ BY_COLUMNS: dict[SearchBy, tuple[FtsColumn, ...] | None] = {
 
 SENDER_SQL = "(lower(json_extract(c.meta, '$.sender')) = ? OR json_extract(c.meta, '$.role') = ?)"
 CHARACTER_SQL = "lower(json_extract(i.meta, '$.character_name')) = ?"
+SENDER_PG = "(lower(c.meta ->> 'sender') = %s OR (c.meta ->> 'role') = %s)"
+CHARACTER_PG = "lower(i.meta ->> 'character_name') = %s"
 
 
 def sender_filter(sender: str) -> Filter:
     """Messages by this sender (display name) or of this role, case-insensitive."""
     value = sender.strip().lower()
-    return Filter(SENDER_SQL, (value, value), on_chunk=True)
+    return Filter(SENDER_SQL, (value, value), on_chunk=True, pg=SENDER_PG)
 
 
 def character_filter(character_name: str) -> Filter:
-    return Filter(CHARACTER_SQL, (character_name.lower(),))
+    return Filter(CHARACTER_SQL, (character_name.lower(),), pg=CHARACTER_PG)
 
 
 class ChatsOptions(SearchOptions):

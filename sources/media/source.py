@@ -50,8 +50,12 @@ _DOC_FIELDS = ("media_type", "url", "summary", "headings", "doc_type")
 
 
 def media_type_filter(media_types: list[str]) -> Filter:
-    marks = ",".join("?" * len(media_types))
-    return Filter(f"json_extract(i.meta, '$.media_type') IN ({marks})", tuple(media_types))
+    marks, pg_marks = ",".join("?" * len(media_types)), ",".join(["%s"] * len(media_types))
+    return Filter(
+        f"json_extract(i.meta, '$.media_type') IN ({marks})",
+        tuple(media_types),
+        pg=f"(i.meta ->> 'media_type') IN ({pg_marks})",
+    )
 
 
 def date_filter(value: str, field: str) -> Filter:
@@ -64,7 +68,9 @@ def date_filter(value: str, field: str) -> Filter:
             bound = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
             if field == "date_to":
                 return Filter(
-                    "julianday(i.created_at) < julianday(?)", ((bound + dt.timedelta(days=1)).isoformat(),)
+                    "julianday(i.created_at) < julianday(?)",
+                    ((bound + dt.timedelta(days=1)).isoformat(),),
+                    pg="i.created_at::timestamptz < %s::timestamptz",
                 )
         else:
             bound = dt.datetime.fromisoformat(text)
@@ -73,7 +79,11 @@ def date_filter(value: str, field: str) -> Filter:
     except ValueError:
         raise InvalidArgumentError(field, f"{allowed}; got {value!r}") from None
     op = ">=" if field == "date_from" else "<="
-    return Filter(f"julianday(i.created_at) {op} julianday(?)", (bound.isoformat(),))
+    return Filter(
+        f"julianday(i.created_at) {op} julianday(?)",
+        (bound.isoformat(),),
+        pg=f"i.created_at::timestamptz {op} %s::timestamptz",
+    )
 
 
 class MediaOptions(SearchOptions):

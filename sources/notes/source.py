@@ -26,10 +26,12 @@ _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 
 def tag_filter(keywords: list[str]) -> Filter:
     """Items carrying any of the given tags (case-insensitive)."""
-    marks = ",".join("?" * len(keywords))
+    marks, pg_marks = ",".join("?" * len(keywords)), ",".join(["%s"] * len(keywords))
     return Filter(
         f"EXISTS (SELECT 1 FROM json_each(i.tags) AS t WHERE lower(t.value) IN ({marks}))",
         tuple(k.lower().lstrip("#") for k in keywords),
+        pg=f"EXISTS (SELECT 1 FROM jsonb_array_elements_text(i.tags) AS t(value) "
+        f"WHERE lower(t.value) IN ({pg_marks}))",
     )
 
 

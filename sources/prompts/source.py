@@ -34,8 +34,9 @@ def field_filter(fields: Sequence[str]) -> Filter:
     unknown = [f for f in fields if f not in FIELDS]
     if unknown:
         raise InvalidArgumentError("fields", f"unknown {unknown[0]!r}; allowed: {', '.join(FIELDS)}")
-    marks = ",".join("?" * len(fields))
-    return Filter(f"c.field IN ({marks})", tuple(dict.fromkeys(fields)), on_chunk=True)
+    chosen = tuple(dict.fromkeys(fields))
+    marks, pg_marks = ",".join("?" * len(chosen)), ",".join(["%s"] * len(chosen))
+    return Filter(f"c.field IN ({marks})", chosen, on_chunk=True, pg=f"c.field IN ({pg_marks})")
 
 
 class PromptsOptions(SearchOptions):

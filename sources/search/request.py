@@ -38,6 +38,9 @@ class Filter:
     sql: str
     params: tuple[Any, ...] = ()
     on_chunk: bool = False
+    pg: str | None = None
+    """The same clause on the PostgreSQL item store's rows (`pg_items`/`pg_chunks`: `tags` and
+    `meta` are jsonb, placeholders `%s`, the same `params`); None: it has no PostgreSQL form."""
 
 
 @dataclass

@@ -108,7 +108,7 @@ class MemoryRetriever:
         if not indexes.still(index):
             return None  # the database changed under the copy (a new one is being made)
         # With item filters, the total is of the items passed to SQL (all of them, or the best).
-        total = int(rows[0]["total"]) if request.filters and rows else ranked.total
+        total = (int(rows[0]["total"]) if rows else 0) if request.filters else ranked.total
         texts = query.term_texts
         matched = ranked.terms_in([r["chunk_rowid"] for r in rows])
         distinct = {t.fts(): _rows(index, t, q) for t, q in zip(query.terms, terms, strict=True)}

@@ -6,24 +6,30 @@ the SQLite page's column names (`storage/postgres/serving/items.py`), so describ
 terms, calibrated scores) and paging are the SQLite pipeline's, unchanged. The page is ordered as
 the SQLite page is (bm25, then newest, then item rowid; `order_by = recent`: newest first).
 
-Not on PostgreSQL yet, each said in the response rather than silently dropped: the embeddings
-(semantic/hybrid answer lexically, `degraded` with a hint), an item's further passages
-(`per_item`), source filters and field-limited search (refused, naming the filter).
+Source filters restrict the ranking itself (`serving/filters.py`): the top k are cut from the items
+that pass. With `per_item` > 1 the retriever also reads each page item's next best matching chunks
+(the same bm25, under the same chunk filters), kept on the item's row until `PgPassages` puts them
+after it, as `diversify.Passages` does on SQLite.
+
+Field-limited search (`columns`) ranks as FTS5's `{title} : (…)` does (`bm25.Restriction`). Not on
+PostgreSQL yet, said in the response rather than silently dropped: the embeddings (semantic/hybrid
+answer lexically, `degraded` with a hint).
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from ...errors import InvalidArgumentError
-from ...storage.postgres.bm25 import rank
+from ...storage.postgres.bm25 import Restriction, rank
+from ...storage.postgres.serving.filters import restriction
 from ...storage.postgres.serving.items import PgItems, PgRow
+from ..diversify import interleaved
 from ..glossary.expand import GlossaryExpander
 from ..pipeline import SearchPipeline
 from ..query import ParsedQuery
-from ..request import NOTHING, Found, SearchContext
+from ..request import MAX_PER_ITEM, NOTHING, Found, SearchContext
 from ..rerank.stage import CrossRanker
-from ..stages import AllItems, FirstList
+from ..stages import FirstList
 
 RECENT_POOL = 10_000
 """`order_by = recent` orders this many best-ranked matching items by date."""
@@ -31,14 +37,8 @@ DENSE_HINT = "semantic search does not run on the PostgreSQL item store yet; res
 HIT_COLUMNS = ("chunk_rowid", "b", "n", "total")
 
 
-def refusal(ctx: SearchContext, filter_names: list[str]) -> str | None:
-    """Why this search cannot run on PostgreSQL (a filter or field limit), or None."""
-    if ctx.request.columns is not None:
-        return "searching only some fields is not supported on the PostgreSQL item store yet"
-    if ctx.request.filters:
-        named = ", ".join(filter_names) or "source filters"
-        return f"{named}: not supported on the PostgreSQL item store yet; search without it"
-    return None
+PASSAGE_CHUNKS = "scored.item = ANY(%(page_items)s::bigint[]) AND scored.chunk <> ALL(%(taken)s::bigint[])"
+"""A passage is another chunk of a page item than those already taken."""
 
 
 class PgLexicalRetriever:
@@ -47,13 +47,13 @@ class PgLexicalRetriever:
     async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found:
         items = ctx.db
         assert isinstance(items, PgItems)  # this pipeline runs only on the PostgreSQL store
-        reason = refusal(ctx, list(ctx.request.filter_names))
-        if reason is not None:
-            raise InvalidArgumentError("filters", reason)
         _note_unsupported(ctx)
+        request, names = ctx.request, list(ctx.request.filter_names)
         recent = ctx.order_by != "relevance"
         want = RECENT_POOL if recent else ctx.depth + 1
-        ranking = await rank(items.pg, items.source, items.user_id, query, want, ctx.source.weights)
+        allowed = restriction(request.filters, names, request.columns)
+        weights = ctx.source.weights
+        ranking = await rank(items.pg, items.source, items.user_id, query, want, weights, allowed)
         if ranking is None or not len(ranking.ranked.item_rowids):
             return NOTHING
         ranked = ranking.ranked
@@ -63,14 +63,47 @@ class PgLexicalRetriever:
                 "add a rarer word to order them all"
             )
         rows = await page_rows(items, ranked)
-        rows = ordered(rows, recent)[ctx.request.offset : ctx.depth + 1]
-        norm = ctx.request.norm if ctx.request.norm is not None else ranking.norm
+        rows = ordered(rows, recent)[request.offset : ctx.depth + 1]
+        more = max(1, min(MAX_PER_ITEM, request.per_item)) - 1
+        if more and rows:
+            on_chunk = [f for f in request.filters if f.on_chunk]
+            passages = restriction(on_chunk, names, request.columns, [PASSAGE_CHUNKS])
+            await add_passages(items, query, weights, rows, more, passages)
+        norm = request.norm if request.norm is not None else ranking.norm
         return Found(cast(list[Any], rows), int(ranked.total), norm=norm)  # read as aiosqlite rows are
 
 
-async def page_rows(items: PgItems, ranked: Any) -> list[PgRow]:
+async def add_passages(
+    items: PgItems,
+    query: ParsedQuery,
+    weights: tuple[float, float],
+    rows: list[PgRow],
+    more: int,
+    allowed: Restriction,
+) -> None:
+    """Up to `more` further matching chunks of each row's item, best first (bm25, then chunk rowid,
+    as `diversify.passages_sql`), on the row's `passages`: one ranking of the items' remaining
+    chunks per round, each round's best chunk of every item that still has one."""
+    taken = [int(r["chunk_rowid"]) for r in rows]
+    by_item = {int(r["id"]): r for r in rows}
+    left = list(by_item)
+    for _ in range(more):
+        params = {**allowed.params, "page_items": left, "taken": taken}
+        round_ = Restriction(allowed.chunks, allowed.items, params, allowed.columns)
+        ranking = await rank(items.pg, items.source, items.user_id, query, len(left), weights, round_)
+        if ranking is None or not len(ranking.ranked.item_rowids):
+            return
+        found = await page_rows(items, ranking.ranked, passage=True)
+        for row in found:
+            by_item[int(row["id"])].passages.append(row)
+        taken += [int(r["chunk_rowid"]) for r in found]
+        left = [int(r["id"]) for r in found]
+
+
+async def page_rows(items: PgItems, ranked: Any, passage: bool = False) -> list[PgRow]:
     """One row per ranked item: its columns, the hit's (`chunk_rowid`, `b`, `n`, `total`), then
-    the hit chunk's, as `lexical/sql.py`'s page rows are (`sql.hit_chunk` splits them)."""
+    the hit chunk's, as `lexical/sql.py`'s page rows are (`sql.hit_chunk` splits them); a
+    `passage` has no `n` and `total`, as `diversify.passages_sql`'s rows."""
     item_ids = [int(i) for i in ranked.item_rowids]
     chunk_ids = [int(c) for c in ranked.chunk_rowids]
     item_rows = await items.items_by_rowid(item_ids)
@@ -79,7 +112,8 @@ async def page_rows(items: PgItems, ranked: Any) -> list[PgRow]:
     for n, (item, chunk) in enumerate(zip(item_ids, chunk_ids, strict=True)):
         if item not in item_rows or chunk not in chunk_rows:
             continue  # replaced between the ranking and the read: the next search has it
-        hit = (chunk, float(ranked.bm25[n]), int(ranked.matching_chunks[n]), int(ranked.total))
+        counts = (None, None) if passage else (int(ranked.matching_chunks[n]), int(ranked.total))
+        hit = (chunk, float(ranked.bm25[n]), *counts)
         hit_chunk = chunk_rows[chunk]
         rows.append(item_rows[item].joined(HIT_COLUMNS, hit).joined(hit_chunk.keys(), tuple(hit_chunk)))
     return rows
@@ -102,8 +136,18 @@ def _note_unsupported(ctx: SearchContext) -> None:
     if ctx.dense or not ctx.lexical:
         ctx.lexical = True
         ctx.hints.append(DENSE_HINT)
-    if ctx.request.per_item > 1:
-        ctx.warnings.append("per_item: the PostgreSQL item store gives one passage per item so far")
+
+
+class PgPassages:
+    """diversify: each page item followed by the passages the retriever read for it (`per_item`)."""
+
+    def diversify(self, ctx: SearchContext, found: Found) -> Found:
+        rows = found.rows[: ctx.request.limit]
+        extra = [p for row in rows for p in getattr(row, "passages", [])]
+        if not extra:
+            return found
+        page = interleaved(rows, extra) + found.rows[len(rows) :]
+        return Found(page, found.total, found.terms_of, found.scores)
 
 
 PG_PIPELINE = SearchPipeline(
@@ -111,6 +155,6 @@ PG_PIPELINE = SearchPipeline(
     retrievers=(PgLexicalRetriever(),),
     fuser=FirstList(),
     rerankers=(CrossRanker(),),
-    diversifier=AllItems(),
+    diversifier=PgPassages(),
 )
 """The stages over the PostgreSQL store: the default pipeline's, with bm25 from PostgreSQL."""

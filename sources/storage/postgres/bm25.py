@@ -18,7 +18,7 @@ them, so a result means the same whichever store ranked it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,9 @@ DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[])"""
 PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM {postings} p
         WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
+    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
+COLUMN_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM {{postings}} p
+        WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high AND ({fields}))
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
 LOWEST = "\x01"
 """Below every character: a word's own lexeme is the range [word, word + LOWEST)."""
@@ -68,7 +71,7 @@ WITH hits AS (
     {parts}
 ), per_term AS (
     SELECT n, chunk, item, %(wt)s * sum(tf_title) + %(wb)s * sum(tf_body) AS f, max(dl) AS dl
-    FROM hits GROUP BY n, chunk, item
+    FROM hits GROUP BY n, chunk, item HAVING {fields}
 ), scored AS (
     SELECT chunk, item,
         sum((%(idf)s::float8[])[n + 1] * f * %(k1p)s / (f + %(k1)s * (%(one_b)s + %(b_avg)s * dl))) AS score,
@@ -76,21 +79,42 @@ WITH hits AS (
     FROM per_term GROUP BY chunk, item
 ), best AS (
     SELECT DISTINCT ON (item) item, chunk, score, bits, count(*) OVER (PARTITION BY item) AS matching
-    FROM scored ORDER BY item, score DESC, chunk
+    FROM scored WHERE {chunks} ORDER BY item, score DESC, chunk
 )
 SELECT item, chunk, score, matching, bits, count(*) OVER () AS total
-FROM best ORDER BY score DESC, chunk LIMIT %(want)s
+FROM best WHERE {items} ORDER BY score DESC, chunk LIMIT %(want)s
 """
 
 
-def rank_sql(params: dict[str, Any]) -> str | None:
+@dataclass(frozen=True)
+class Restriction:
+    """What a ranking may return (a search's filters): SQL conditions with named parameters, on a
+    scored chunk (`scored.chunk`, `scored.item`: before an item's best chunk is picked) and on an
+    item's best (`best.item`: before the best `want` are cut)."""
+
+    chunks: str = "TRUE"
+    items: str = "TRUE"
+    params: dict[str, Any] = field(default_factory=dict)
+    columns: tuple[str, ...] | None = None
+    """Match only in these of ("title", "body"), as FTS5's `{title} : (…)`: only their counts
+    score, and a term's idf counts the chunks that have it there."""
+
+
+EVERYTHING = Restriction()
+
+
+def rank_sql(params: dict[str, Any], restriction: Restriction = EVERYTHING) -> str | None:
     """The ranking statement for the kinds of terms `params` has (None: no term matches)."""
     parts = [
         sql
         for sql, key in ((WORDS_PART, "words"), (PREFIXES_PART, "lows"), (PHRASES_PART, "phrase_ns"))
         if params[key]
     ]
-    return RANK_SQL.format(parts="\n    UNION ALL\n    ".join(parts)) if parts else None
+    union = "\n    UNION ALL\n    ".join(parts)
+    cols = restriction.columns or ("title", "body")
+    fields = " OR ".join(f"sum(tf_{c}) > 0" for c in ("title", "body") if c in cols) or "FALSE"
+    format_ = {"parts": union, "chunks": restriction.chunks, "items": restriction.items, "fields": fields}
+    return RANK_SQL.format(**format_) if parts else None
 
 
 @dataclass(frozen=True)
@@ -142,9 +166,10 @@ async def rank(
     query: ParsedQuery,
     want: int,
     weights: tuple[float, float],
+    restriction: Restriction = EVERYTHING,
 ) -> PgRanking | None:
-    """The best `want` items of `user_id`'s `source` for `query`, by exact BM25; None when the
-    query has no searchable term."""
+    """The best `want` items of `user_id`'s `source` for `query`, by exact BM25, of those
+    `restriction` lets through; None when the query has no searchable term."""
     if query.is_empty:
         return None
     user_id = validate_user_id(user_id)
@@ -164,8 +189,12 @@ async def rank(
         for (n, _), phrase in zip(terms.phrases, hits, strict=True):
             rows[n] = len(phrase.chunks)
         kept = _kept(rows, chunks)
-        params = _params(source, user_id, terms, hits, kept, rows, chunks, tokens, weights, want)
-        sql = rank_sql(params)
+        scoring, weights = await _in_columns(
+            conn, source, user_id, terms, hits, rows, weights, restriction.columns
+        )
+        params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, want)
+        params.update(restriction.params)
+        sql = rank_sql(params, restriction)
         found = await (await conn.execute(on_postings(sql, user_id), params)).fetchall() if sql else []  # type: ignore[arg-type]
         left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
         extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
@@ -200,6 +229,35 @@ async def _left_out_bits(
         for chunk in (c[0] for c in found.chunks if n in left_out and c[0] in wanted):
             bits[chunk] = bits.get(chunk, 0) | _bit(n)
     return bits
+
+
+async def _in_columns(
+    conn: Any,
+    source: str,
+    user_id: str,
+    terms: _Plan,
+    hits: list[PhraseHits],
+    rows: list[int],
+    weights: tuple[float, float],
+    columns: tuple[str, ...] | None,
+) -> tuple[list[int], tuple[float, float]]:
+    """The row counts idf is computed from and the column weights, when only `columns` match."""
+    if columns is None:
+        return rows, weights
+    counted = list(rows)
+    ranges = [(n, w, w + LOWEST) for n, w in terms.words] + [(n, p, p + TOP) for n, p in terms.prefixes]
+    if ranges:
+        lows, highs, ns = ([r[i] for r in ranges] for i in (1, 2, 0))
+        fields = " OR ".join(f"tf_{c} > 0" for c in ("title", "body") if c in columns) or "FALSE"
+        params = {"source": source, "lows": lows, "highs": highs, "ns": ns}
+        sql = on_postings(COLUMN_DOCS_SQL.format(fields=fields), user_id)
+        for n, count in await (await conn.execute(sql, params)).fetchall():  # type: ignore[arg-type]
+            counted[n] = int(count)
+    for (n, _), phrase in zip(terms.phrases, hits, strict=True):
+        counted[n] = sum(
+            1 for c in phrase.chunks if ("title" in columns and c[2]) or ("body" in columns and c[3])
+        )
+    return counted, (weights[0] * ("title" in columns), weights[1] * ("body" in columns))
 
 
 def _bit(n: int) -> int:

@@ -87,15 +87,6 @@ async def test_semantic_search_on_postgresql_answers_lexically_and_says_so(
     assert "PostgreSQL item store" in page["provider_hint"]
 
 
-async def test_a_source_filter_on_postgresql_is_refused_naming_it(
-    pg_servers: Any, import_both: Importing
-) -> None:
-    await import_both("notes")
-    async with pg_servers("postgresql") as pg:
-        message = await error(pg, "notes_search", query="bread", keywords=["cooking"])
-    assert "keywords" in message and "PostgreSQL" in message
-
-
 ALL_QUERIES = ["captain", "meeting notes", "python*", "bread OR solar OR prompt", '"you are"', "the"]
 
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ....search.query import ParsedQuery
 from ...db import validate_user_id
+from ..bm25 import Restriction, rank
 from ..pool import PgDatabase
 from ..schema import as_user
 from .dialect import to_postgres
@@ -38,16 +40,20 @@ ITEM_BY_ID_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i
     WHERE i.user_id = %s AND i.source = %s AND i.item_id = %s"""
 CHUNKS_OF_ITEM_SQL = f"""SELECT {CHUNK_COLUMNS} FROM pg_chunks AS c
     WHERE c.user_id = %s AND c.source = %s AND c.item = %s ORDER BY c.chunk_index"""
+ANCHOR_WEIGHTS = (1.0, 1.0)
+"""A get's anchor is ranked by FTS5's `bm25()` without weights (`lexical.sql.build_anchor_sql`)."""
 
 
 class PgRow:
     """A row read by name (the first column of that name, as sqlite3.Row) or by position."""
 
-    __slots__ = ("_index", "_names", "_values")
+    __slots__ = ("_index", "_names", "_values", "passages")
 
     def __init__(self, names: Sequence[str], values: Sequence[Any]) -> None:
         self._names = list(names)
         self._values = tuple(values)
+        self.passages: list[PgRow] = []
+        """A search hit's further passages (`per_item`), in the order they follow it."""
         self._index: dict[str, int] = {}
         for n, name in enumerate(self._names):
             self._index.setdefault(name, n)
@@ -124,3 +130,12 @@ class PgItems:
 
     async def chunks_of(self, item_rowid: int) -> list[PgRow]:
         return await self.rows(CHUNKS_OF_ITEM_SQL, (item_rowid,))
+
+    async def best_chunk(self, query: ParsedQuery, item_rowid: int) -> int | None:
+        """The rowid of the item's chunk that `query` ranks best (bm25, as a get's anchor on
+        SQLite), or None when no chunk of it matches a scored term."""
+        only = Restriction("scored.item = %(anchor_item)s", params={"anchor_item": item_rowid})
+        ranking = await rank(self.pg, self.source, self.user_id, query, 1, ANCHOR_WEIGHTS, only)
+        if ranking is None or not len(ranking.ranked.chunk_rowids):
+            return None
+        return int(ranking.ranked.chunk_rowids[0])
