@@ -106,16 +106,15 @@ async def page_rows(items: PgItems, ranked: Any, passage: bool = False) -> list[
     `passage` has no `n` and `total`, as `diversify.passages_sql`'s rows."""
     item_ids = [int(i) for i in ranked.item_rowids]
     chunk_ids = [int(c) for c in ranked.chunk_rowids]
-    item_rows = await items.items_by_rowid(item_ids)
-    chunk_rows = await items.chunks_by_rowid(chunk_ids)
+    found = await items.hits(item_ids, chunk_ids)
     rows: list[PgRow] = []
-    for n, (item, chunk) in enumerate(zip(item_ids, chunk_ids, strict=True)):
-        if item not in item_rows or chunk not in chunk_rows:
+    for n, chunk in enumerate(chunk_ids):
+        if chunk not in found:
             continue  # replaced between the ranking and the read: the next search has it
+        item_row, chunk_row = found[chunk]
         counts = (None, None) if passage else (int(ranked.matching_chunks[n]), int(ranked.total))
         hit = (chunk, float(ranked.bm25[n]), *counts)
-        hit_chunk = chunk_rows[chunk]
-        rows.append(item_rows[item].joined(HIT_COLUMNS, hit).joined(hit_chunk.keys(), tuple(hit_chunk)))
+        rows.append(item_row.joined(HIT_COLUMNS, hit).joined(chunk_row.keys(), tuple(chunk_row)))
     return rows
 
 

@@ -9,7 +9,9 @@ starts; `lexeme` is COLLATE "C"), fed from small arrays; the plan is a nested lo
 scans (check EXPLAIN: joining the postings to a CTE of the terms hash-joins the whole table).
 A phrase is counted from its words' positions (`phrases.py`), and its hits join the sum. As
 the memory copy, a term in more than half the chunks is left out of the score unless nothing
-else matches (its idf is ~0: it only adds matches), and still told among matched terms.
+else matches (its idf is ~0: it only adds matches), and still told among matched terms. The cut
+keeps every item tied with the last one kept (as the memory copy does), so the caller orders
+equals as the SQLite page does (newest first).
 
 Terms, stems, matched terms and the calibrated score's `Norm` are as the SQLite search has
 them, so a result means the same whichever store ranked it.
@@ -81,8 +83,10 @@ WITH hits AS (
     SELECT DISTINCT ON (item) item, chunk, score, bits, count(*) OVER (PARTITION BY item) AS matching
     FROM scored WHERE {chunks} ORDER BY item, score DESC, chunk
 )
-SELECT item, chunk, score, matching, bits, count(*) OVER () AS total
-FROM best WHERE {items} ORDER BY score DESC, chunk LIMIT %(want)s
+SELECT * FROM (
+    SELECT item, chunk, score, matching, bits, count(*) OVER () AS total
+    FROM best WHERE {items} ORDER BY score DESC FETCH FIRST %(want)s ROWS WITH TIES
+) AS cut ORDER BY score DESC, chunk
 """
 
 

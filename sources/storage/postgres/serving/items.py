@@ -32,10 +32,11 @@ FULL_ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.cont
     i.created_at, i.last_modified, i.version, i.tags::text AS tags, i.meta::text AS meta, i.imported_at"""
 CHUNK_COLUMNS = """c.id, c.item AS item_rowid, c.chunk_index, c.chunk_uuid, c.field, c.start_offset,
     c.end_offset, c.title, c.body, c.meta::text AS meta"""
-ITEMS_BY_ROWID_SQL = f"""SELECT {ITEM_COLUMNS} FROM pg_items AS i
-    WHERE i.user_id = %s AND i.source = %s AND i.id = ANY(%s::bigint[])"""
-CHUNKS_BY_ROWID_SQL = f"""SELECT {CHUNK_COLUMNS} FROM pg_chunks AS c
-    WHERE c.user_id = %s AND c.source = %s AND c.id = ANY(%s::bigint[])"""
+HITS_SQL = f"""SELECT {ITEM_COLUMNS}, {CHUNK_COLUMNS}
+    FROM unnest(%s::bigint[], %s::bigint[]) AS p(item, chunk)
+    JOIN pg_items AS i ON i.user_id = %s AND i.source = %s AND i.id = p.item
+    JOIN pg_chunks AS c ON c.user_id = %s AND c.source = %s AND c.id = p.chunk"""
+"""Search hits' items and chunks in one round trip: each row the item's columns, then the chunk's."""
 ITEM_BY_ID_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i
     WHERE i.user_id = %s AND i.source = %s AND i.item_id = %s"""
 CHUNKS_OF_ITEM_SQL = f"""SELECT {CHUNK_COLUMNS} FROM pg_chunks AS c
@@ -116,13 +117,20 @@ class PgItems:
             names = [d.name for d in cursor.description]
             return [PgRow(names, row) for row in await cursor.fetchall()]
 
-    async def items_by_rowid(self, rowids: Sequence[int]) -> dict[int, PgRow]:
-        rows = await self.rows(ITEMS_BY_ROWID_SQL, (list(rowids),))
-        return {int(r["id"]): r for r in rows}
-
-    async def chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, PgRow]:
-        rows = await self.rows(CHUNKS_BY_ROWID_SQL, (list(rowids),))
-        return {int(r["id"]): r for r in rows}
+    async def hits(
+        self, item_rowids: Sequence[int], chunk_rowids: Sequence[int]
+    ) -> dict[int, tuple[PgRow, PgRow]]:
+        """Each hit's item row and chunk row, by chunk rowid (a hit replaced since it was ranked
+        is missing)."""
+        user, source = self.user_id, self.source
+        rows = await self._run(HITS_SQL, (list(item_rowids), list(chunk_rowids), user, source, user, source))
+        split = len(ITEM_COLUMNS.split(","))
+        out: dict[int, tuple[PgRow, PgRow]] = {}
+        for row in rows:
+            names, values = row.keys(), tuple(row)
+            chunk = PgRow(names[split:], values[split:])
+            out[int(chunk["id"])] = (PgRow(names[:split], values[:split]), chunk)
+        return out
 
     async def item(self, item_id: str) -> PgRow | None:
         rows = await self.rows(ITEM_BY_ID_SQL, (item_id,))
