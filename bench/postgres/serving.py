@@ -29,7 +29,7 @@ from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.postgres.copying import copy_source
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import check_url, open_pg
-from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, drop_user
+from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, drop_user, partition_name
 
 from ..corpus import CorpusStream
 from ..evaluation import percentile
@@ -52,6 +52,10 @@ async def copy_all(data_dir: Path, url: str) -> float:
                 await copy_source(lite, pg, source, USER)
             finally:
                 await lite.close()
+        for table in ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs"):
+            # fresh statistics and visibility map, as autovacuum leaves them once it catches up: just
+            # after a bulk copy the planner scans a source's whole postings for one word
+            await pg.write(f"VACUUM (ANALYZE) {partition_name(table, USER)}")
     finally:
         await pg.close()
     return time.perf_counter() - started

@@ -18,41 +18,45 @@ from .items import PgItems
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
-COUNTS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
-    (SELECT count(*) FROM pg_items WHERE user_id = %(user)s AND source = %(source)s)"""
-DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
-    WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
-PREFIX_SQL = """SELECT count(DISTINCT chunk) FROM pg_postings
-    WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s"""
+STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+    (SELECT count(*) FROM pg_items WHERE user_id = %(user)s AND source = %(source)s),
+    ARRAY(SELECT lexeme FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
+        AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
+    ARRAY(SELECT docs FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
+        AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
+    ARRAY(SELECT (SELECT count(DISTINCT chunk) FROM pg_postings
+            WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= q.low AND lexeme < q.high)
+        FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS q(low, high, k) ORDER BY q.k)"""
+"""One round trip: the source's chunk and item counts, its words and their chunk counts, and
+each prefix's chunks (the lexemes in [low, low + TOP)), in the order of `lows`."""
 
 
 async def index_stats(items: PgItems, query: ParsedQuery) -> IndexStats:
     """`items`' source's chunk and item counts and the chunk counts of `query`'s term keys
     (`plan.estimate_keys`)."""
     wanted = {key: term for t in query.terms for key, term in _keyed(t)}
-    params = {"user": items.user_id, "source": items.source}
+    words = sorted(
+        {s for t in wanted.values() if not (t.prefix and len(t.words) == 1) for s in stems(t.words)}
+    )
+    prefixes = {key: stems(t.words)[0] for key, t in wanted.items() if t.prefix and len(t.words) == 1}
+    lows = list(prefixes.values())
+    params = {"user": items.user_id, "source": items.source, "lexemes": words, "lows": lows}
+    params["highs"] = [low + TOP for low in lows]
     async with items.pg.transaction() as conn:
         await as_user(conn, items.user_id)
-        row = await (await conn.execute(COUNTS_SQL, params)).fetchone()
-        assert row is not None  # one row of two counts
-        chunks, count = int(row[0] or 0), int(row[1] or 0)
-        words = sorted(
-            {s for t in wanted.values() if not (t.prefix and len(t.words) == 1) for s in stems(t.words)}
-        )
-        found = await (await conn.execute(DOCS_SQL, {**params, "lexemes": words})).fetchall()
-        docs = {str(lexeme): int(n) for lexeme, n in found}
-        df: dict[str, int] = {}
-        for key, term in wanted.items():
-            if not term.prefix and len(term.words) == 1:
-                df[key] = docs.get(stems(term.words)[0], 0)
-            elif len(term.words) == 1:
-                low = stems(term.words)[0]
-                prefix = {**params, "low": low, "high": low + TOP}
-                counted = await (await conn.execute(PREFIX_SQL, prefix)).fetchone()
-                df[key] = int(counted[0]) if counted is not None else 0
-        for key, term in wanted.items():
-            if key not in df:  # a multi-word prefix phrase: its rarest word
-                df[key] = min(docs.get(s, 0) for s in stems(term.words)) if term.words else 0
+        row = await (await conn.execute(STATS_SQL, params)).fetchone()
+    assert row is not None  # one row: two counts, three arrays
+    chunks, count = int(row[0] or 0), int(row[1] or 0)
+    docs = {str(lexeme): int(n) for lexeme, n in zip(row[2], row[3], strict=True)}
+    by_prefix = {low: int(n) for low, n in zip(lows, row[4], strict=True)}
+    df: dict[str, int] = {}
+    for key, term in wanted.items():
+        if key in prefixes:
+            df[key] = by_prefix[prefixes[key]]
+        elif len(term.words) == 1:
+            df[key] = docs.get(stems(term.words)[0], 0)
+        else:  # a multi-word prefix phrase: its rarest word
+            df[key] = min(docs.get(s, 0) for s in stems(term.words)) if term.words else 0
     return IndexStats(chunks, count, df)
 
 
