@@ -356,6 +356,22 @@ def test_alice_can_never_see_bobs_data_through_any_tool(world: World, tool: str,
         assert "rate limit" not in json.dumps(result), "the matrix must not run into the rate limit"
 
 
+@pytest.mark.parametrize("channel", ["jwt", "api-key", "jwt+config"])
+def test_alices_counts_and_totals_count_only_her_items(world: World, channel: str) -> None:
+    """A query both users' items match ("alice OR bob"): every count and total is alice's alone
+    (one item per source), so no total tells her how many items bob has."""
+    rpc = world.alice[channel]
+    for source in SOURCES:
+        page = rpc.structured(f"{source}_search", query="alice OR bob", limit=50)
+        assert page["count"] == 1, (source, page)
+        assert page.get("total_estimated", 1) == 1 and not page.get("has_more"), (source, page)
+    merged = rpc.structured("knowledge_search", query="alice OR bob", limit=50, seen="show")
+    assert sorted(h["uri"].split("://")[0] for h in merged["results"]) == sorted(SOURCES)
+    assert merged.get("total_estimated", len(SOURCES)) == len(SOURCES) and not merged.get("has_more")
+    bobs = world.bob.structured("media_search", query=f"alice OR {MARKERS['bob']['media']}", limit=50)
+    assert bobs["count"] == 2  # the control: his email and his transcript
+
+
 def test_alices_media_types_resource_lists_only_her_media(world: World) -> None:
     for rpc in world.alice.values():
         contents = rpc.request("resources/read", {"uri": "media://types"})["result"]["contents"]
