@@ -34,6 +34,7 @@ REFUSALS = [
     ("chats_search", {"query": "feedback", "by": "title"}, FIELDS),
     ("chats_search", {"query": "feedback", "by": "message"}, FIELDS),
     ("chats_search", {"query": "python", "sender": "user"}, named("sender")),
+    ("chats_search", {"query": "captain", "character_id": "any-card"}, named("character_id")),
     ("prompts_search", {"query": "diff", "fields": ["name"]}, FIELDS),
     ("knowledge_search", {"query": "recipe", "filters": {"notes": {"keywords": ["cooking"]}}}, None),
 ]

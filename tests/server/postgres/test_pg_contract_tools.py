@@ -59,7 +59,8 @@ LEFT_OUT: dict[str, str] = {
     "prompts:test_snippet_length_is_clamped_with_a_warning": FILTER + " (`fields`)",
 }
 """Tests of those modules that do not run here, and why. Besides, a test that builds its own
-world (asks for `data_dir` or `client_factory`: it imports into SQLite) never runs here."""
+world (asks for `data_dir` or `client_factory`: it imports into SQLite) runs in
+test_pg_contract_imports.py instead."""
 OWN_WORLD = {"data_dir", "client_factory", "tmp_path"}
 
 
