@@ -34,7 +34,6 @@ REFUSALS = [
     ("chats_search", {"query": "feedback", "by": "title"}, FIELDS),
     ("chats_search", {"query": "feedback", "by": "message"}, FIELDS),
     ("chats_search", {"query": "python", "sender": "user"}, named("sender")),
-    ("chats_search", {"query": "captain", "character_id": "any-card"}, named("character_id")),
     ("prompts_search", {"query": "diff", "fields": ["name"]}, FIELDS),
     ("knowledge_search", {"query": "recipe", "filters": {"notes": {"keywords": ["cooking"]}}}, None),
 ]
@@ -73,6 +72,12 @@ async def test_a_filter_or_field_limit_on_postgresql_is_refused_in_one_sentence(
     else:
         assert text.startswith("filters: ") and "not supported on the PostgreSQL item store yet" in text
     assert "\n" not in text.strip()
+
+
+async def test_the_character_filter_of_chats_on_postgresql_is_refused_in_one_sentence(pg: Any) -> None:
+    card = (await call(pg, "characters_search", query="captain"))["results"][0]["uri"]
+    message = await error(pg, "chats_search", query="captain", character_id=card.split("://", 1)[1])
+    assert message.removeprefix("Error executing tool chats_search: ") == named("character_id")
 
 
 @pytest.mark.parametrize("source", ["notes", "media", "chats", "characters", "prompts"])
