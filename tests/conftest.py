@@ -82,33 +82,6 @@ def store_env(store: str, url: str | None) -> dict[str, str]:
     return {f"KNOWLEDGE_MCP_{k.upper()}": str(v) for k, v in store_settings(store, url).items()}
 
 
-@pytest.fixture(params=STORES)
-def store(request: pytest.FixtureRequest) -> str:
-    """Each item store in turn (a test asking for it runs once per store)."""
-    return str(request.param)
-
-
-@pytest.fixture
-def store_url(store: str, request: pytest.FixtureRequest) -> str | None:
-    """A fresh PostgreSQL database for the PostgreSQL store; None for SQLite."""
-    return str(request.getfixturevalue("pg_url")) if store == "postgresql" else None
-
-
-@pytest.fixture
-async def store_client_factory(data_dir: Path, store: str, store_url: str | None) -> AsyncIterator[Any]:
-    """`client_factory` reading the items from `store`."""
-    hosts = []
-
-    def make(**settings: Any) -> Client:
-        mcp, host = build_server(Settings(data_dir=data_dir, **store_settings(store, store_url), **settings))
-        hosts.append(host)
-        return Client(mcp)
-
-    yield make
-    for host in hosts:
-        await host.close()
-
-
 @dataclass(frozen=True)
 class PgFixtures:
     """Every source's fixture folder imported for `local` into the PostgreSQL database at `url`
