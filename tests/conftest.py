@@ -6,19 +6,22 @@ import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
 from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.cli.pg_import import run_pg_import
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
 
-from .postgres import pg_server, pg_url  # noqa: F401  (fixtures)
+from .postgres import fresh_database, pg_server, pg_url  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -49,6 +52,57 @@ async def import_into(
         return await Importer(src, db).run(list(paths), prune=prune)
     finally:
         await db.close()
+
+
+STORES = ("sqlite", "postgresql")
+"""The item stores a server can read: the per-user SQLite files, or PostgreSQL (`item_store`)."""
+
+
+async def import_into_store(
+    store: str, url: str | None, data_dir: Path, source: str, *paths: Path, user: str = "local"
+) -> ImportSummary:
+    """Import files for `user` into `store` through the runner `knowledge-mcp import` uses for it
+    (the PostgreSQL store at `url`)."""
+    if store == "sqlite":
+        return await import_into(data_dir, source, *paths, user=user)
+    assert url is not None, "the PostgreSQL store needs a database url"
+    settings = Settings(data_dir=data_dir, user=user, item_store="postgresql", database_url=url)
+    return await run_pg_import(url, settings, source, list(paths), False)
+
+
+def store_settings(store: str, url: str | None) -> dict[str, Any]:
+    """The settings that make a server read its items from `store` (PostgreSQL's at `url`)."""
+    if store == "sqlite":
+        return {"item_store": "sqlite"}
+    return {"item_store": "postgresql", "database_url": url}
+
+
+def store_env(store: str, url: str | None) -> dict[str, str]:
+    """The same, as the environment of a `serve` subprocess."""
+    return {f"KNOWLEDGE_MCP_{k.upper()}": str(v) for k, v in store_settings(store, url).items()}
+
+
+@dataclass(frozen=True)
+class PgFixtures:
+    """Every source's fixture folder imported for `local` into the PostgreSQL database at `url`
+    (`data_dir` holds no items: a server reading them needs it for its other files)."""
+
+    data_dir: Path
+    url: str
+
+
+@pytest.fixture(scope="session")
+def pg_fixtures(
+    pg_server: str,  # noqa: F811  (the fixture)
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[PgFixtures]:
+    """The repo's fixtures in PostgreSQL, imported once per run; the tests only read them."""
+    data_dir = tmp_path_factory.mktemp("pg-fixtures") / "data"
+    with fresh_database(pg_server) as url:
+        for name in SOURCE_NAMES:
+            summary = anyio.run(import_into_store, "postgresql", url, data_dir, name, FIXTURES / name)
+            assert summary.added > 0 and summary.files_failed == 0, (name, summary.failures)
+        yield PgFixtures(data_dir, url)
 
 
 @pytest.fixture

@@ -6,6 +6,10 @@ an HS256 secret and an RS256 public key (the mixed setup where algorithm confusi
 are attacked too), a `public_url`, and a rate limit. alice and bob each have an item in every
 source with a marker word of their own (tests/server/isolation_world.py).
 
+The whole module runs once per item store: the SQLite files, and PostgreSQL (`item_store =
+"postgresql"`: the items imported into one database, whose row-level security is a second line
+of defence; with its `database_url` the sessions, keys and rate limits live there too).
+
 alice (by JWT and by API key) calls EVERY tool the server lists with bob's ids, uris, session
 ids and marker words, with a `config` query parameter naming bob, and with bob's
 `Mcp-Session-Id`; nothing of bob's may come back and nothing of bob's may change. Forged,
@@ -25,6 +29,7 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +43,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from knowledge_mcp.server.auth.keys import KeyStore
-from tests.conftest import ROOT, import_into, item_id
+from knowledge_mcp.server.shared.keys import PgKeyStore
+from knowledge_mcp.server.shared.state import SharedState
+from tests.conftest import ROOT, STORES, import_into_store, item_id, store_env
+from tests.postgres import fresh_database
 from tests.server.auth.test_auth import hs256_signed_with, start, stop
 from tests.server.isolation_world import MARKERS, SOURCES, write_user_files
 
@@ -120,6 +128,8 @@ def message_of(response: httpx.Response) -> dict[str, Any]:
 @dataclass
 class World:
     url: str
+    store: str
+    database_url: str | None
     data_dir: Path
     log: Path
     alice_key: str
@@ -134,23 +144,49 @@ class World:
     bob_research: str = ""
 
 
-async def _populate(data_dir: Path, files: Path) -> tuple[str, str]:
+async def open_keys(data_dir: Path, database_url: str | None) -> KeyStore | PgKeyStore:
+    """The key store the server reads: PostgreSQL's with a database url, else keys.db."""
+    if database_url is not None:
+        return PgKeyStore(SharedState(database_url, pool_size=1))
+    return await KeyStore.open(data_dir)
+
+
+async def _populate(data_dir: Path, files: Path, item_store: str, url: str | None) -> tuple[str, str]:
     for user in ("alice", "bob"):
         folders = write_user_files(files, user)
         for source in SOURCES:
-            assert (await import_into(data_dir, source, folders[source], user=user)).added >= 1
-    store = await KeyStore.open(data_dir)
+            imported = await import_into_store(item_store, url, data_dir, source, folders[source], user=user)
+            assert imported.added >= 1
+    store = await open_keys(data_dir, url)
     try:
         return await store.create("alice"), await store.create("bob")
     finally:
         await store.close()
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    tmp = tmp_path_factory.mktemp("isolation")
+@pytest.fixture(scope="module", autouse=True)
+def _http_pool() -> Iterator[None]:
+    """The module's keep-alive pool, closed once both stores' servers are done."""
+    yield
+    HTTP.close()
+
+
+@pytest.fixture(scope="module", params=STORES)
+def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    store = str(request.param)
+    if store == "sqlite":
+        yield from make_world(tmp_path_factory, store, None)
+        return
+    with fresh_database(request.getfixturevalue("pg_server")) as url:
+        yield from make_world(tmp_path_factory, store, url)
+
+
+def make_world(
+    tmp_path_factory: pytest.TempPathFactory, store: str, database_url: str | None
+) -> Iterator[World]:
+    tmp = tmp_path_factory.mktemp(f"isolation-{store}")
     data_dir = tmp / "data"
-    alice_key, bob_key = anyio.run(_populate, data_dir, tmp / "files")
+    alice_key, bob_key = anyio.run(_populate, data_dir, tmp / "files", store, database_url)
     private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = private.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -166,12 +202,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         "KNOWLEDGE_MCP_DEEP_RESEARCH_ALIASES": "always",
         "KNOWLEDGE_MCP_PUBLIC_URL": PUBLIC_URL,
         "KNOWLEDGE_MCP_RATE_LIMITS": json.dumps({LIMITED_TOOL: RATE_LIMIT}),
+        **store_env(store, database_url),
     }
     log = tmp / "server.log"
     process, url = start(data_dir, log, env)
     try:
         bob = Rpc(url, {"Authorization": f"Bearer {hs_token('bob')}"})
-        w = World(url, data_dir, log, alice_key, bob_key, private, pem, bob)
+        w = World(url, store, database_url, data_dir, log, alice_key, bob_key, private, pem, bob)
         for source in SOURCES:
             found = bob.structured(
                 "knowledge_search", query=MARKERS["bob"][source], sources=[source], session_id=BOB_SESSION
@@ -192,7 +229,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield w
     finally:
         stop(process)
-        HTTP.close()
 
 
 def bobs_research_session(w: World, url: str) -> str:
@@ -320,6 +356,28 @@ def test_alice_can_never_see_bobs_data_through_any_tool(world: World, tool: str,
         assert "rate limit" not in json.dumps(result), "the matrix must not run into the rate limit"
 
 
+@pytest.mark.parametrize("channel", ["jwt", "api-key", "jwt+config"])
+def test_alices_counts_and_totals_count_only_her_items(world: World, channel: str) -> None:
+    """A query both users' items match ("alice OR bob"): every count and total is alice's alone
+    (one item per source), so no total tells her how many items bob has."""
+    rpc = world.alice[channel]
+    for source in SOURCES:
+        # the rate-limited tool's budget is the matrix's: its source is counted by knowledge_search
+        tool, args = (
+            (f"{source}_search", {})
+            if source != "characters"
+            else ("knowledge_search", {"sources": [source]})
+        )
+        page = rpc.structured(tool, query="alice OR bob", limit=50, **args)
+        assert page["count"] == 1, (source, page)
+        assert page.get("total_estimated", 1) == 1 and not page.get("has_more"), (source, page)
+    merged = rpc.structured("knowledge_search", query="alice OR bob", limit=50, seen="show")
+    assert sorted(h["uri"].split("://")[0] for h in merged["results"]) == sorted(SOURCES)
+    assert merged.get("total_estimated", len(SOURCES)) == len(SOURCES) and not merged.get("has_more")
+    bobs = world.bob.structured("media_search", query=f"alice OR {MARKERS['bob']['media']}", limit=50)
+    assert bobs["count"] == 2  # the control: his email and his transcript
+
+
 def test_alices_media_types_resource_lists_only_her_media(world: World) -> None:
     for rpc in world.alice.values():
         contents = rpc.request("resources/read", {"uri": "media://types"})["result"]["contents"]
@@ -352,16 +410,22 @@ def test_alice_cannot_read_list_or_render_bobs_items_as_resources_or_prompts(wor
 
 
 @pytest.mark.parametrize("tool", sorted(ATTACKS))
-def test_bobs_mcp_session_id_with_alices_credentials_is_not_found(world: World, tool: str) -> None:
-    """The transport session belongs to the credential that opened it: alice gets 404, not bob's session."""
+def test_bobs_mcp_session_id_with_alices_credentials_is_an_unknown_session(world: World, tool: str) -> None:
+    """The transport session belongs to the credential that opened it: alice gets what an unknown
+    session id gets, never bob's session. The single-process server answers 404; with shared state
+    (`database_url`) the stateless transport serves any id, each user's state kept apart under it."""
+    unknown = uuid.uuid4().hex
     for credential in ({"Authorization": f"Bearer {hs_token('alice')}"}, {"X-API-Key": world.alice_key}):
-        headers = {**ACCEPT, **credential, "Mcp-Session-Id": world.bob.session_id}
-        headers["MCP-Protocol-Version"] = PROTOCOL
-        params = {"name": tool, "arguments": ATTACKS[tool](world)[0]}
-        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
-        response = HTTP.post(world.url, json=body, headers=headers)
-        assert response.status_code == 404, response.text
-        assert not any(m in response.text.lower() for m in BOB_MARKERS)
+        statuses = []
+        for session_id in (world.bob.session_id, unknown):
+            headers = {**ACCEPT, **credential, "Mcp-Session-Id": session_id}
+            headers["MCP-Protocol-Version"] = PROTOCOL
+            params = {"name": tool, "arguments": ATTACKS[tool](world)[0]}
+            body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+            response = HTTP.post(world.url, json=body, headers=headers)
+            assert not any(m in response.text.lower() for m in BOB_MARKERS), response.text
+            statuses.append(response.status_code)
+        assert statuses == ([404, 404] if world.database_url is None else [200, 200]), statuses
 
 
 def test_alice_cannot_end_reset_or_retune_bobs_sessions(world: World) -> None:
@@ -371,7 +435,8 @@ def test_alice_cannot_end_reset_or_retune_bobs_sessions(world: World) -> None:
         alice.structured("session_set_defaults", session_id=session_id, snippet_length=51)
         alice.structured("session_cite", uris=[world.bob_uris["media"]], session_id=session_id)
     delete = {"Authorization": f"Bearer {hs_token('alice')}", "Mcp-Session-Id": world.bob.session_id}
-    assert HTTP.delete(world.url, headers=delete).status_code == 404
+    # as for an unknown id: 404, or with shared state the end of alice's own state under that id
+    assert HTTP.delete(world.url, headers=delete).status_code == (404 if world.database_url is None else 200)
 
     explicit = world.bob.structured("session_info", session_id=BOB_SESSION)
     assert set(world.bob_uris.values()) <= set(explicit["seen"])
@@ -420,11 +485,14 @@ def test_a_user_exhausting_a_tools_rate_limit_never_slows_another_user(world: Wo
 def test_request_log_names_users_and_tools_but_never_credentials_or_bobs_markers(world: World) -> None:
     """Runs after the matrix (file order); any order still checks what has been logged so far."""
     log = world.log.read_text(errors="replace")
-    assert "user=alice client=attacker method=tools/call tool=notes_get" in log
+    # the stateless transport of shared state (`database_url`) does not keep the client's name
+    client = "attacker" if world.database_url is None else "-"
+    assert f"user=alice client={client} method=tools/call tool=notes_get" in log
     for secret in (world.alice_key, world.bob_key, SECRET, *BOB_MARKERS, *MARKERS["alice"].values()):
         assert secret not in log
     assert "eyJ" not in log  # no JWT (their header always starts so) and no "km_" key
     assert "km_" not in log
+    assert "postgresql://" not in log  # nor the database url
 
 
 # --- identity: crafted user ids and forged credentials are 401 with a challenge ---------------
@@ -557,7 +625,7 @@ def test_valid_hs256_and_rs256_tokens_with_issuer_and_audience_are_accepted(worl
 
 def test_a_revoked_api_key_is_401_with_a_challenge(world: World) -> None:
     async def revoke() -> str:
-        store = await KeyStore.open(world.data_dir)
+        store = await open_keys(world.data_dir, world.database_url)
         try:
             key = await store.create("alice")
             assert await store.revoke(key[:11])

@@ -67,10 +67,21 @@ def check_workers(settings: Settings) -> None:
         raise WorkersError("--workers needs a fixed --port: each worker binds it")
 
 
+HEALTHCHECK_S = 60
+"""How long the supervisor waits for a worker's answer to its ping before it kills and replaces
+the worker. A spawned worker answers only once it has imported the server; uvicorn's 5 s
+default killed workers still importing on a busy machine, again and again (the restarted
+worker is as slow), so the server never had its second worker."""
+
+
 def run_workers(settings: Settings, uvicorn_options: dict[str, Any]) -> None:
     """Serve on one port with `settings.workers` processes until interrupted."""
     config = uvicorn.Config(
-        partial(worker_app, settings), factory=True, workers=settings.workers, **uvicorn_options
+        partial(worker_app, settings),
+        factory=True,
+        workers=settings.workers,
+        timeout_worker_healthcheck=HEALTHCHECK_S,
+        **uvicorn_options,
     )
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
     bound = WorkerSocket(family, settings.host, settings.port, config.backlog)
