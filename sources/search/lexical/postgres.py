@@ -6,9 +6,10 @@ the SQLite page's column names (`storage/postgres/serving/items.py`), so describ
 terms, calibrated scores) and paging are the SQLite pipeline's, unchanged. The page is ordered as
 the SQLite page is (bm25, then newest, then item rowid; `order_by = recent`: newest first).
 
-Not on PostgreSQL yet, each said in the response rather than silently dropped: the embeddings
-(semantic/hybrid answer lexically, `degraded` with a hint), an item's further passages
-(`per_item`), source filters and field-limited search (refused, naming the filter).
+The embeddings (semantic and hybrid) are the dense stage over the store's vectors
+(`dense/postgres.py`), fused as on SQLite. Not on PostgreSQL yet, each said in the response
+rather than silently dropped: an item's further passages (`per_item`), source filters and
+field-limited search (refused, naming the filter).
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ from typing import Any, cast
 from ...errors import InvalidArgumentError
 from ...storage.postgres.bm25 import rank
 from ...storage.postgres.serving.items import PgItems, PgRow
+from ..dense.postgres import PgDenseRetriever, PgHybridFuser
 from ..glossary.expand import GlossaryExpander
 from ..pipeline import SearchPipeline
 from ..query import ParsedQuery
 from ..request import NOTHING, Found, SearchContext
 from ..rerank.stage import CrossRanker
-from ..stages import AllItems, FirstList
+from ..stages import AllItems
 
 RECENT_POOL = 10_000
 """`order_by = recent` orders this many best-ranked matching items by date."""
-DENSE_HINT = "semantic search does not run on the PostgreSQL item store yet; results are lexical"
 HIT_COLUMNS = ("chunk_rowid", "b", "n", "total")
 
 
@@ -44,7 +45,9 @@ def refusal(ctx: SearchContext, filter_names: list[str]) -> str | None:
 class PgLexicalRetriever:
     """bm25 from the PostgreSQL store: the page's rows, shaped as the SQLite page's."""
 
-    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found:
+    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
+        if not ctx.lexical:
+            return None  # mode semantic, answered by the embeddings
         items = ctx.db
         assert isinstance(items, PgItems)  # this pipeline runs only on the PostgreSQL store
         reason = refusal(ctx, list(ctx.request.filter_names))
@@ -99,18 +102,16 @@ def ordered(rows: list[PgRow], recent: bool) -> list[PgRow]:
 
 def _note_unsupported(ctx: SearchContext) -> None:
     """Say what the PostgreSQL store does not do yet instead of doing it silently otherwise."""
-    if ctx.dense or not ctx.lexical:
-        ctx.lexical = True
-        ctx.hints.append(DENSE_HINT)
     if ctx.request.per_item > 1:
         ctx.warnings.append("per_item: the PostgreSQL item store gives one passage per item so far")
 
 
 PG_PIPELINE = SearchPipeline(
     expanders=(GlossaryExpander(),),
-    retrievers=(PgLexicalRetriever(),),
-    fuser=FirstList(),
+    retrievers=(PgDenseRetriever(), PgLexicalRetriever()),
+    fuser=PgHybridFuser(),
     rerankers=(CrossRanker(),),
     diversifier=AllItems(),
 )
-"""The stages over the PostgreSQL store: the default pipeline's, with bm25 from PostgreSQL."""
+"""The stages over the PostgreSQL store: the default pipeline's, with bm25 and the vectors from
+PostgreSQL."""
