@@ -48,6 +48,7 @@ COVERAGE_SQL = """SELECT
     (SELECT count(*) FROM pg_chunks WHERE user_id = %(user)s AND source = %(source)s) AS chunks,
     (SELECT count(*) FROM pg_chunk_vectors
         WHERE user_id = %(user)s AND source = %(source)s AND window_index = 0) AS embedded"""
+STAMP_SQL = "SELECT chunks, tokens FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 MISSING_SQL = """SELECT c.id, c.item, c.title, c.body FROM pg_chunks AS c
     WHERE c.user_id = %s AND c.source = %s AND c.id > %s AND NOT EXISTS (
         SELECT 1 FROM pg_chunk_vectors AS v WHERE v.user_id = c.user_id AND v.chunk = c.id)
@@ -121,6 +122,12 @@ async def coverage(db: PgDatabase, user_id: str, source: str) -> Coverage:
     """How many of the user's chunks of `source` have vectors."""
     rows = await _as_user(db, user_id, COVERAGE_SQL, {"user": user_id, "source": source})
     return Coverage(int(rows[0][0]), int(rows[0][1]))
+
+
+async def stamp(db: PgDatabase, user_id: str, source: str) -> tuple[int, int]:
+    """The source's chunk and token counts (one row, kept by every write): changes with its chunks."""
+    rows = await _as_user(db, user_id, STAMP_SQL, (user_id, source))
+    return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
 
 async def missing(db: PgDatabase, user_id: str, source: str, after: int, limit: int) -> list[Any]:
