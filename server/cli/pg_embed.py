@@ -1,5 +1,5 @@
 """`knowledge-mcp embed` and `import … --embed` with `item_store = "postgresql"`: the user's
-missing vectors computed into the PostgreSQL item store (`dense/pg_indexing.py`)."""
+missing vectors computed into the PostgreSQL item store (`dense/pg/indexing.py`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from knowledge_mcp.sources.search.dense.embedder import Embedder
 from knowledge_mcp.sources.search.dense.indexing import EmbedReport
-from knowledge_mcp.sources.search.dense.pg_indexing import embed_missing_pg
+from knowledge_mcp.sources.search.dense.pg.indexing import embed_missing_pg
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS

@@ -10,7 +10,7 @@ its own connection (WAL: readers see each committed batch). `stop()` ends it bet
 batches. Only counts are logged, never a text.
 
 With the PostgreSQL item store the server tells it each user's source it reads
-(`notice_pg`), and the worker embeds into PostgreSQL (`dense/pg_indexing.py`) the same way,
+(`notice_pg`), and the worker embeds into PostgreSQL (`dense/pg/indexing.py`) the same way,
 holding a session advisory lock per user and source while it does: another process (a second
 server on the same database) skips what one is embedding.
 """
@@ -212,7 +212,7 @@ class BackgroundIndexer:
 
     async def _index_pg(self, job: PgSource) -> None:
         from ..storage.postgres import vectors as pg_vectors
-        from .dense.pg_indexing import embed_missing_pg
+        from .dense.pg.indexing import embed_missing_pg
 
         model = await self._ready()
         if model is None:

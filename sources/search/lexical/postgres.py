@@ -7,7 +7,7 @@ terms, calibrated scores) and paging are the SQLite pipeline's, unchanged. The p
 the SQLite page is (bm25, then newest, then item rowid; `order_by = recent`: newest first).
 
 The embeddings (semantic and hybrid) are the dense stage over the store's vectors
-(`dense/postgres.py`), fused as on SQLite. Not on PostgreSQL yet, each said in the response
+(`dense/pg/retriever.py`), fused as on SQLite. Not on PostgreSQL yet, each said in the response
 rather than silently dropped: an item's further passages (`per_item`), source filters and
 field-limited search (refused, naming the filter).
 """
@@ -19,7 +19,7 @@ from typing import Any, cast
 from ...errors import InvalidArgumentError
 from ...storage.postgres.bm25 import rank
 from ...storage.postgres.serving.items import PgItems, PgRow
-from ..dense.postgres import PgDenseRetriever, PgHybridFuser
+from ..dense.pg.retriever import PgDenseRetriever, PgHybridFuser
 from ..glossary.expand import GlossaryExpander
 from ..pipeline import SearchPipeline
 from ..query import ParsedQuery

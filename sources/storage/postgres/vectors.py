@@ -8,8 +8,8 @@ windows, as `search/dense/` does on SQLite). With the `vector` extension the col
 and a search reads the source's vectors and ranks them exactly here (numpy), as the SQLite
 store's exact dense stage does. Each item counts once, by its best window.
 
-`search/dense/pg_indexing.py` fills the missing vectors (`missing`, `write_batch`: import
-`--embed`, the server's background worker) and `search/dense/postgres.py` searches them
+`search/dense/pg/indexing.py` fills the missing vectors (`missing`, `write_batch`: import
+`--embed`, the server's background worker) and `search/dense/pg/retriever.py` searches them
 (`nearest`, and `cosines` for the fuser's other candidates). `coverage` says whether a
 source is complete (searches are lexical, `degraded`, until it is).
 """

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ...storage.postgres import vectors as pg_vectors
-from ...storage.postgres.pool import PgDatabase
-from .embedder import Embedder, Vectors
-from .indexing import BATCH_CHUNKS, EmbedReport, Pacing, Progress
-from .vectors import embedded_text
+from ....storage.postgres import vectors as pg_vectors
+from ....storage.postgres.pool import PgDatabase
+from ..embedder import Embedder, Vectors
+from ..indexing import BATCH_CHUNKS, EmbedReport, Pacing, Progress
+from ..vectors import embedded_text
 
 
 async def embed_missing_pg(

@@ -23,17 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from ...storage.postgres import vectors as pg_vectors
-from ...storage.postgres.serving.items import PgItems
-from ..background import building
-from ..lexical.sql import RankedRow, SearchSpec
-from ..query import ParsedQuery
-from ..request import Found, SearchContext
-from .embedder import Vectors, embedder, unavailable
-from .fusion import HybridFuser
-from .index import Floats, Ints
-from .query_vectors import QUERY_VECTORS
-from .retriever import FILTERED_POOL, POOL, DenseFound, skipped_because
+from ....storage.postgres import vectors as pg_vectors
+from ....storage.postgres.serving.items import PgItems
+from ...background import building
+from ...lexical.sql import RankedRow, SearchSpec
+from ...query import ParsedQuery
+from ...request import Found, SearchContext
+from ..embedder import Vectors, embedder, unavailable
+from ..fusion import HybridFuser
+from ..index import Floats, Ints
+from ..query_vectors import QUERY_VECTORS
+from ..retriever import FILTERED_POOL, POOL, DenseFound, skipped_because
 
 COMPLETE_KEY = "pg_dense_complete"
 COVERAGE_TTL_S = 30.0
@@ -129,7 +129,7 @@ class PgHybridFuser(HybridFuser):
         return await super().fuse(ctx, query, found)
 
     async def page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
-        from ..lexical.postgres import ordered, page_rows  # which imports this module
+        from ...lexical.postgres import ordered, page_rows  # which imports this module
 
         items = ctx.db
         assert isinstance(items, PgItems)
