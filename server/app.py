@@ -167,6 +167,8 @@ class ServerHost:
     async def _database(self, request: RequestContext, source: str) -> Database:
         if self.item_store is not None:
             items = await self.item_store.items(request.user_id, source, request.db_paths[source])
+            if self.pool.background is not None:  # fills the user's missing vectors while serving
+                self.pool.background.notice_pg(items.pg, request.user_id, source)
             return cast(Database, items)  # read by the sources as its SQLite Database (`serving/items.py`)
         started = time.perf_counter()
         db = await self.pool.get(request.db_paths[source], source)

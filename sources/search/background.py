@@ -8,6 +8,11 @@ time, one thread for the whole process (the model's own threads: 1), small batch
 pause after each: searches keep the other core and never wait for the worker, which writes on
 its own connection (WAL: readers see each committed batch). `stop()` ends it between two
 batches. Only counts are logged, never a text.
+
+With the PostgreSQL item store the server tells it each user's source it reads
+(`notice_pg`), and the worker embeds into PostgreSQL (`dense/pg/indexing.py`) the same way,
+holding a session advisory lock per user and source while it does: another process (a second
+server on the same database) skips what one is embedding.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 
@@ -24,6 +31,9 @@ from ..storage.db import Database, Migration, open_database
 from .dense import vectors
 from .dense.embedder import Embedder, embedder
 from .dense.indexing import EmbedReport, Pacing, embed_missing
+
+if TYPE_CHECKING:
+    from ..storage.postgres.pool import PgDatabase
 
 RECHECK_S = 30.0
 """At most one look per database this often (a count of chunks and of chunks with vectors)."""
@@ -37,6 +47,21 @@ KEY = "dense_background"
 """Where a database used by the server keeps its worker (`db.caches`): `building` reads it."""
 
 ModelLoader = Callable[[], Embedder | None]
+LOCK_SQL = "SELECT pg_try_advisory_lock(hashtext('knowledge_embedding'), hashtext(%s)) AS held"
+UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtext('knowledge_embedding'), hashtext(%s))"
+
+
+@dataclass(frozen=True)
+class PgSource:
+    """One user's source in the PostgreSQL item store, to embed."""
+
+    pg: PgDatabase
+    user_id: str
+    source: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.user_id}/{self.source}"
 
 
 def background_model() -> Embedder | None:
@@ -55,7 +80,7 @@ def background_model() -> Embedder | None:
     return own
 
 
-def building(db: Database) -> bool:
+def building(db: Database | PgDatabase) -> bool:
     """Whether a background worker builds this database's vectors."""
     worker = db.caches.get(KEY)
     return isinstance(worker, BackgroundIndexer) and worker.running
@@ -75,13 +100,13 @@ class BackgroundIndexer:
         self._load = model
         self._model: Embedder | None = None
         self.recheck_s, self.batch, self.pause_s = recheck_s, batch, pause_s
-        self._queue: dict[Path, tuple[str, Sequence[Migration]]] = {}
-        self._looked: dict[Path, float] = {}
+        self._queue: dict[Path | str, tuple[str, Sequence[Migration]] | PgSource] = {}
+        self._looked: dict[Path | str, float] = {}
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="knowledge-embed")
-        self.reports: dict[Path, EmbedReport] = {}
+        self.reports: dict[Path | str, EmbedReport] = {}
         """The last run's report per database (counts only)."""
 
     @property
@@ -102,12 +127,23 @@ class BackgroundIndexer:
         if not self.running:
             return
         db.caches[KEY] = self
+        self._enqueue(db.path, (table, migrations), force)
+
+    def notice_pg(self, pg: PgDatabase, user_id: str, source: str, *, force: bool = False) -> None:
+        """A request read `user_id`'s `source` from the PostgreSQL item store (as `notice`)."""
+        if not self.running:
+            return
+        pg.caches[KEY] = self
+        job = PgSource(pg, user_id, source)
+        self._enqueue(job.key, job, force)
+
+    def _enqueue(self, key: Path | str, job: Any, force: bool) -> None:
         now = time.monotonic()
-        last = self._looked.get(db.path)
+        last = self._looked.get(key)
         if last is not None and now - last < self.recheck_s and not force:
             return
-        self._looked[db.path] = now
-        self._queue[db.path] = (table, migrations)
+        self._looked[key] = now
+        self._queue[key] = job
         assert self._wake is not None
         self._wake.set()
 
@@ -130,20 +166,30 @@ class BackgroundIndexer:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            path = next(iter(self._queue))
-            table, migrations = self._queue.pop(path)
+            key = next(iter(self._queue))
+            job = self._queue.pop(key)
             try:
-                await self._index(path, table, migrations)
+                if isinstance(job, PgSource):
+                    await self._index_pg(job)
+                else:
+                    await self._index(Path(key), *job)
             except Exception as error:  # the next look tries again; searches stay lexical
-                logger.warning("background embedding of {} stopped: {}", table, type(error).__name__)
-            self._looked[path] = time.monotonic()
+                name = job.source if isinstance(job, PgSource) else job[0]
+                logger.warning("background embedding of {} stopped: {}", name, type(error).__name__)
+            self._looked[key] = time.monotonic()
 
-    async def _index(self, path: Path, table: str, migrations: Sequence[Migration]) -> None:
+    async def _ready(self) -> Embedder | None:
+        """The model, loaded on the worker's thread at first use (None: none installed)."""
         if self._model is None:
             self._model = await asyncio.get_running_loop().run_in_executor(self._thread, self._load)
             if self._model is None:
                 self._stopping = True  # no model: nothing to build, searches say so
-                return
+        return self._model
+
+    async def _index(self, path: Path, table: str, migrations: Sequence[Migration]) -> None:
+        model = await self._ready()
+        if model is None:
+            return
         db = await open_database(path, migrations)
         try:
             cover = await vectors.coverage(db, table)
@@ -154,7 +200,7 @@ class BackgroundIndexer:
                 table, path.parent.name, cover.chunks - cover.embedded, cover.chunks,
             )  # fmt: skip
             pacing = Pacing(self._thread, self.pause_s, lambda: self._stopping)
-            report = await embed_missing(db, table, self._model, batch=self.batch, pacing=pacing)
+            report = await embed_missing(db, table, model, batch=self.batch, pacing=pacing)
             self.reports[path] = report
             end = " (stopped)" if report.stopped else ""
             logger.info(
@@ -163,3 +209,34 @@ class BackgroundIndexer:
             )  # fmt: skip
         finally:
             await db.close()
+
+    async def _index_pg(self, job: PgSource) -> None:
+        from ..storage.postgres import vectors as pg_vectors
+        from .dense.pg.indexing import embed_missing_pg
+
+        model = await self._ready()
+        if model is None:
+            return
+        cover = await pg_vectors.coverage(job.pg, job.user_id, job.source)
+        if cover.complete:
+            return
+        async with job.pg.pool.connection() as lock:
+            held = await (await lock.execute(LOCK_SQL, (job.key,))).fetchone()
+            if not held or not held[0]:
+                return  # another process embeds this source now
+            try:
+                logger.info(
+                    "embedding {} of user {} in the background (PostgreSQL): {} of {} chunks without vectors",
+                    job.source, job.user_id, cover.chunks - cover.embedded, cover.chunks,
+                )  # fmt: skip
+                pacing = Pacing(self._thread, self.pause_s, lambda: self._stopping)
+                report = await embed_missing_pg(
+                    job.pg, job.user_id, job.source, model, batch=self.batch, pacing=pacing
+                )
+                self.reports[job.key] = report
+                logger.info(
+                    "embedded {} of user {}: {} chunk(s) given vectors{}",
+                    job.source, job.user_id, report.linked, " (stopped)" if report.stopped else "",
+                )  # fmt: skip
+            finally:
+                await lock.execute(UNLOCK_SQL, (job.key,))

@@ -37,11 +37,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ...models import ScoreType
 from ..lexical.memory import memory_indexes, ranked_page
-from ..lexical.sql import SearchSpec
+from ..lexical.sql import RankedRow, SearchSpec
 from ..query import ParsedQuery
 from ..request import NOTHING, Found, SearchContext
 from ..scoring import Norm, calibrated
@@ -169,7 +169,7 @@ class HybridFuser:
         # Without item filters the page is the ranking's window: only it is read (a small read
         # runs on the loop's thread, as the lexical page does).
         window = ranked if request.filters else ranked[: ctx.depth + 1]
-        rows = await ranked_page(memory_indexes(ctx.db, ctx.source), spec, window)
+        rows = await self.page(ctx, spec, window)
         total = max(len(ranked), lexical.total or 0) if lexical is not None else len(ranked)
         return Found(
             rows,
@@ -178,6 +178,10 @@ class HybridFuser:
             {c.item: (score, kind) for score, c in scored},
             within,
         )
+
+    async def page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
+        """The page's rows of the fused `window` (item filters and paging applied)."""
+        return await ranked_page(memory_indexes(ctx.db, ctx.source), spec, window)
 
 
 def _below_floor(lexical: Found | None, dense: DenseFound) -> float | None:

@@ -9,11 +9,11 @@ the SQLite page is (bm25, then newest, then item rowid; `order_by = recent`: new
 Source filters restrict the ranking itself (`serving/filters.py`): the top k are cut from the items
 that pass. With `per_item` > 1 the retriever also reads each page item's next best matching chunks
 (the same bm25, under the same chunk filters), kept on the item's row until `PgPassages` puts them
-after it, as `diversify.Passages` does on SQLite.
+after it, as `diversify.Passages` does on SQLite. Field-limited search (`columns`) ranks as FTS5's
+`{title} : (…)` does (`bm25.Restriction`).
 
-Field-limited search (`columns`) ranks as FTS5's `{title} : (…)` does (`bm25.Restriction`). Not on
-PostgreSQL yet, said in the response rather than silently dropped: the embeddings (semantic/hybrid
-answer lexically, `degraded` with a hint).
+The embeddings (semantic and hybrid) are the dense stage over the store's vectors
+(`dense/pg/retriever.py`), fused as on SQLite.
 """
 
 from __future__ import annotations
@@ -23,17 +23,16 @@ from typing import Any, cast
 from ...storage.postgres.bm25 import Restriction, rank
 from ...storage.postgres.serving.filters import restriction
 from ...storage.postgres.serving.items import PgItems, PgRow
+from ..dense.pg.retriever import PgDenseRetriever, PgHybridFuser
 from ..diversify import interleaved
 from ..glossary.expand import GlossaryExpander
 from ..pipeline import SearchPipeline
 from ..query import ParsedQuery
 from ..request import MAX_PER_ITEM, NOTHING, Found, SearchContext
 from ..rerank.stage import CrossRanker
-from ..stages import FirstList
 
 RECENT_POOL = 10_000
 """`order_by = recent` orders this many best-ranked matching items by date."""
-DENSE_HINT = "semantic search does not run on the PostgreSQL item store yet; results are lexical"
 HIT_COLUMNS = ("chunk_rowid", "b", "n", "total")
 
 
@@ -44,10 +43,11 @@ PASSAGE_CHUNKS = "scored.item = ANY(%(page_items)s::bigint[]) AND scored.chunk <
 class PgLexicalRetriever:
     """bm25 from the PostgreSQL store: the page's rows, shaped as the SQLite page's."""
 
-    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found:
+    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
+        if not ctx.lexical:
+            return None  # mode semantic, answered by the embeddings
         items = ctx.db
         assert isinstance(items, PgItems)  # this pipeline runs only on the PostgreSQL store
-        _note_unsupported(ctx)
         request, names = ctx.request, list(ctx.request.filter_names)
         recent = ctx.order_by != "relevance"
         want = RECENT_POOL if recent else ctx.depth + 1
@@ -130,13 +130,6 @@ def ordered(rows: list[PgRow], recent: bool) -> list[PgRow]:
     return rows
 
 
-def _note_unsupported(ctx: SearchContext) -> None:
-    """Say what the PostgreSQL store does not do yet instead of doing it silently otherwise."""
-    if ctx.dense or not ctx.lexical:
-        ctx.lexical = True
-        ctx.hints.append(DENSE_HINT)
-
-
 class PgPassages:
     """diversify: each page item followed by the passages the retriever read for it (`per_item`)."""
 
@@ -151,9 +144,10 @@ class PgPassages:
 
 PG_PIPELINE = SearchPipeline(
     expanders=(GlossaryExpander(),),
-    retrievers=(PgLexicalRetriever(),),
-    fuser=FirstList(),
+    retrievers=(PgDenseRetriever(), PgLexicalRetriever()),
+    fuser=PgHybridFuser(),
     rerankers=(CrossRanker(),),
     diversifier=PgPassages(),
 )
-"""The stages over the PostgreSQL store: the default pipeline's, with bm25 from PostgreSQL."""
+"""The stages over the PostgreSQL store: the default pipeline's, with bm25 and the vectors from
+PostgreSQL."""

@@ -5,9 +5,13 @@ written through the PostgreSQL writer (`writing.py`) as the import wrote them: t
 (each item's stored spans, so `chunk_rows` makes the same chunk ids), the same item ids (from
 the origin) and the SQLite content hashes, with the bm25 statistics kept as every write keeps
 them; then the records of the imported files, so the next import into PostgreSQL skips what is
-unchanged. Resumable: a second run finds each copied item unchanged by its hash and writes only
-what is missing. Verified by counting items and chunks on both sides and by ranking a sample
-of queries (words of the titles of items spread over the source) both ways: the same top ten.
+unchanged. Each item keeps its version (a note edited through the tools is at version n), and
+each chunk the vectors it has in SQLite (`vectors.write_batch`: a semantic search after the
+copy needs no embedding run). Resumable: a second run finds each copied item unchanged by its
+hash and writes only what is missing (vectors: the chunks still without). Verified by counting
+items and chunks on both sides, the chunks with vectors (PostgreSQL has at least SQLite's), and
+by ranking a sample of queries (words of the titles of items spread over the source) both ways:
+the same top ten.
 """
 
 from __future__ import annotations
@@ -17,18 +21,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ...search.query import parse_query, words_of
 from ..db import Database
 from ..items import ChunkSpan, ParsedItem
-from . import bm25
+from . import bm25, vectors
 from .pool import PgDatabase
 from .schema import as_user
 from .writing import PgItemWriter
 
 BATCH = 200
 SAMPLE_QUERIES = 20
-ITEMS_SQL = """SELECT id, origin, source_path, title, content, content_hash, created_at, last_modified,
-    tags, meta FROM {p}_items WHERE id > ? ORDER BY id LIMIT ?"""
+ITEMS_SQL = """SELECT id, item_id, origin, source_path, title, content, content_hash, created_at,
+    last_modified, version, tags, meta FROM {p}_items WHERE id > ? ORDER BY id LIMIT ?"""
+VERSIONS_SQL = """UPDATE pg_items AS i SET version = v.version
+    FROM unnest(%s::text[], %s::int[]) AS v(item_id, version)
+    WHERE i.user_id = %s AND i.source = %s AND i.item_id = v.item_id AND i.version <> v.version"""
+VECTORS_SQL = """SELECT c.id, i.item_id, c.chunk_index, v.windows, v.vectors FROM {p}_chunk_vectors AS cv
+    JOIN {p}_chunks AS c ON c.id = cv.chunk_id JOIN {p}_items AS i ON i.id = c.item_rowid
+    JOIN {p}_vectors AS v ON v.text_hash = cv.text_hash
+    WHERE c.id > ? ORDER BY c.id LIMIT ?"""
+UNEMBEDDED_SQL = """SELECT i.item_id, c.chunk_index, c.id, c.item FROM pg_chunks AS c
+    JOIN pg_items AS i ON i.user_id = c.user_id AND i.id = c.item
+    WHERE c.user_id = %s AND c.source = %s AND i.item_id = ANY(%s::text[]) AND NOT EXISTS (
+        SELECT 1 FROM pg_chunk_vectors AS v WHERE v.user_id = c.user_id AND v.chunk = c.id)"""
+EMBEDDED_SQL = "SELECT count(*) FROM {p}_chunk_vectors"
 SPANS_SQL = """SELECT item_rowid, start_offset, end_offset, field, meta FROM {p}_chunks
     WHERE item_rowid IN ({marks}) ORDER BY item_rowid, chunk_index"""
 FILES_SQL = "SELECT path, file_hash, item_count, imported_at, size, mtime_ns FROM {p}_files"
@@ -50,10 +68,13 @@ class CopyReport:
     """Items and chunks of the user's source in PostgreSQL after the copy."""
     searches: int = 0
     same_top10: int = 0
+    vectors: tuple[int, int] = (0, 0)
+    """Chunks with vectors in SQLite, and of the user's source in PostgreSQL after the copy."""
 
     @property
     def verified(self) -> bool:
-        return self.sqlite == self.postgres and self.same_top10 == self.searches
+        same = self.sqlite == self.postgres and self.same_top10 == self.searches
+        return same and self.vectors[1] >= self.vectors[0]
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "verified": self.verified}
@@ -70,9 +91,14 @@ async def copy_source(lite: Database, pg: PgDatabase, source: Any, user_id: str)
         items = [(Path(r["source_path"]), _item(r, spans.get(r["id"], []))) for r in rows]
         for outcome in await writer.write_items(items, [r["content_hash"] for r in rows]):
             report.outcomes[outcome] = report.outcomes.get(outcome, 0) + 1
+        await _versions(pg, writer.user_id, p, rows)
         last = rows[-1]["id"]
     files = await lite.fetchall(FILES_SQL.format(p=p))
     await writer.record_files([tuple(r) for r in files])  # type: ignore[misc]
+    await copy_vectors(lite, pg, p, writer.user_id)
+    embedded = await lite.fetchone(EMBEDDED_SQL.format(p=p))
+    cover = await vectors.coverage(pg, writer.user_id, p)
+    report.vectors = (int(embedded[0]) if embedded else 0, cover.embedded)
     report.sqlite = tuple(await lite.fetchone(COUNT_SQL.format(p=p)))  # type: ignore[arg-type]
     async with pg.transaction() as conn:
         await as_user(conn, writer.user_id)
@@ -80,6 +106,36 @@ async def copy_source(lite: Database, pg: PgDatabase, source: Any, user_id: str)
     report.postgres = (int(row[0]), int(row[1])) if row else (0, 0)
     await _check_searches(lite, pg, source, writer.user_id, report)
     return report
+
+
+async def _versions(pg: PgDatabase, user_id: str, p: str, rows: list[Any]) -> None:
+    """The items' SQLite versions (the writer starts each at 1)."""
+    edited = [(r["item_id"], int(r["version"])) for r in rows if int(r["version"]) != 1]
+    if edited:
+        async with pg.transaction() as conn:
+            await as_user(conn, user_id)
+            ids, versions = [e[0] for e in edited], [e[1] for e in edited]
+            await conn.execute(VERSIONS_SQL, (ids, versions, user_id, p))
+
+
+async def copy_vectors(lite: Database, pg: PgDatabase, p: str, user_id: str) -> int:
+    """Give each copied chunk still without vectors in PostgreSQL its SQLite vectors (matched by
+    item id and chunk index), BATCH chunks a transaction; how many chunks were given them."""
+    copied, last = 0, 0
+    while rows := await lite.fetchall(VECTORS_SQL.format(p=p), (last, BATCH)):
+        last = int(rows[-1][0])
+        async with pg.transaction() as conn:
+            await as_user(conn, user_id)
+            cursor = await conn.execute(UNEMBEDDED_SQL, (user_id, p, sorted({r[1] for r in rows})))
+            targets = {(str(t[0]), int(t[1])): (int(t[2]), int(t[3])) for t in await cursor.fetchall()}
+        chunks = []
+        for _, item_id, index, windows, blob in rows:
+            if (item_id, int(index)) in targets:
+                matrix = np.frombuffer(blob, dtype=np.float32).reshape(int(windows), -1)
+                chunks.append((*targets[(item_id, int(index))], matrix))
+        await vectors.write_batch(pg, user_id, p, chunks)
+        copied += len(chunks)
+    return copied
 
 
 def _item(row: Any, spans: list[ChunkSpan]) -> ParsedItem:

@@ -8,8 +8,10 @@ windows, as `search/dense/` does on SQLite). With the `vector` extension the col
 and a search reads the source's vectors and ranks them exactly here (numpy), as the SQLite
 store's exact dense stage does. Each item counts once, by its best window.
 
-Writing vectors (the embedding worker) and the hybrid fuse stage over PostgreSQL are not wired
-yet: this is the store and its search.
+`search/dense/pg/indexing.py` fills the missing vectors (`missing`, `write_batch`: import
+`--embed`, the server's background worker) and `search/dense/pg/retriever.py` searches them
+(`nearest`, and `cosines` for the fuser's other candidates). `coverage` says whether a
+source is complete (searches are lexical, `degraded`, until it is).
 """
 
 from __future__ import annotations
@@ -30,12 +32,34 @@ DELETE_SQL = "DELETE FROM pg_chunk_vectors WHERE user_id = %s AND chunk = %s"
 INSERT_SQL = """INSERT INTO pg_chunk_vectors (user_id, source, chunk, item, window_index, embedding)
     SELECT %s, %s, %s, %s, u.n, u.v::{kind}
     FROM unnest(%s::int[], %s::text[]) AS u(n, v)"""
+BATCH_SQL = """INSERT INTO pg_chunk_vectors (user_id, source, chunk, item, window_index, embedding)
+    SELECT %(user)s, %(source)s, u.c, u.i, u.n, u.v::{kind}
+    FROM unnest(%(chunks)s::bigint[], %(items)s::bigint[], %(ns)s::int[], %(vs)s::text[]) AS u(c, i, n, v)
+    WHERE EXISTS (SELECT 1 FROM pg_chunks AS k WHERE k.user_id = %(user)s AND k.id = u.c)
+    ON CONFLICT DO NOTHING"""
+"""A batch's windows; a chunk replaced (deleted) since it was read gets none."""
 NEAREST_SQL = """SELECT chunk, item, 1 - (embedding <=> %(q)s::vector) AS cosine FROM pg_chunk_vectors
     WHERE user_id = %(user)s AND source = %(source)s
-    ORDER BY embedding <=> %(q)s::vector LIMIT %(limit)s"""
+    ORDER BY embedding <=> %(q)s::vector, chunk LIMIT %(limit)s"""
 ALL_SQL = "SELECT chunk, item, embedding FROM pg_chunk_vectors WHERE user_id = %s AND source = %s"
+OF_ITEMS_SQL = """SELECT chunk, item, {cosine} AS cosine FROM pg_chunk_vectors
+    WHERE user_id = %(user)s AND source = %(source)s AND item = ANY(%(items)s::bigint[])"""
+COVERAGE_SQL = """SELECT
+    (SELECT count(*) FROM pg_chunks WHERE user_id = %(user)s AND source = %(source)s) AS chunks,
+    (SELECT count(*) FROM pg_chunk_vectors
+        WHERE user_id = %(user)s AND source = %(source)s AND window_index = 0) AS embedded"""
+STAMP_SQL = "SELECT chunks, tokens FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
+MISSING_SQL = """SELECT c.id, c.item, c.title, c.body FROM pg_chunks AS c
+    WHERE c.user_id = %s AND c.source = %s AND c.id > %s AND NOT EXISTS (
+        SELECT 1 FROM pg_chunk_vectors AS v WHERE v.user_id = c.user_id AND v.chunk = c.id)
+    ORDER BY c.id LIMIT %s"""
+ITERATIVE_SQL = "SET LOCAL hnsw.iterative_scan = strict_order"
+"""pgvector 0.8: the index scan goes on past `ef_search` until the `WHERE` (the source) has let
+through the rows asked for (the user's partition holds all five sources)."""
 SEARCH_DEPTH = 4
-"""Windows read per item wanted (several windows of one item may come first)."""
+"""Windows read per item wanted (several windows of one item may come first); read again, twice
+as many, while the items found are fewer than wanted and more windows are there."""
+MAX_WINDOWS = 50_000
 
 Floats = npt.NDArray[np.float32]
 
@@ -78,6 +102,63 @@ async def write_vectors(
         await conn.execute(sql, (user_id, source, chunk, item, list(range(len(texts))), texts))  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """A source's chunks, and how many of them have their vectors."""
+
+    chunks: int
+    embedded: int
+
+    @property
+    def complete(self) -> bool:
+        return self.embedded >= self.chunks
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.chunks else min(100, self.embedded * 100 // self.chunks)
+
+
+async def coverage(db: PgDatabase, user_id: str, source: str) -> Coverage:
+    """How many of the user's chunks of `source` have vectors."""
+    rows = await _as_user(db, user_id, COVERAGE_SQL, {"user": user_id, "source": source})
+    return Coverage(int(rows[0][0]), int(rows[0][1]))
+
+
+async def stamp(db: PgDatabase, user_id: str, source: str) -> tuple[int, int]:
+    """The source's chunk and token counts (one row, kept by every write): changes with its chunks."""
+    rows = await _as_user(db, user_id, STAMP_SQL, (user_id, source))
+    return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+
+
+async def missing(db: PgDatabase, user_id: str, source: str, after: int, limit: int) -> list[Any]:
+    """Up to `limit` chunks past id `after` without vectors: (id, item, title, body)."""
+    return await _as_user(db, user_id, MISSING_SQL, (user_id, source, after, limit))
+
+
+async def write_batch(
+    db: PgDatabase, user_id: str, source: str, chunks: list[tuple[int, int, Floats]]
+) -> None:
+    """Store each (chunk, item, windows) in one transaction; chunks deleted meanwhile are left
+    out, chunks given vectors meanwhile (another worker) keep theirs."""
+    if not chunks:
+        return
+    user_id = validate_user_id(user_id)
+    await ensure_user(db, user_id)
+    pgvector = await has_pgvector(db)
+    shape = "[{}]" if pgvector else "{{{}}}"
+    params: dict[str, Any] = {"user": user_id, "source": source}
+    params.update(chunks=[], items=[], ns=[], vs=[])
+    for chunk, item, windows in chunks:
+        for n, window in enumerate(windows):
+            params["chunks"].append(chunk)
+            params["items"].append(item)
+            params["ns"].append(n)
+            params["vs"].append(shape.format(_literal(window)))
+    async with db.transaction() as conn:
+        await as_user(conn, user_id)
+        await conn.execute(BATCH_SQL.format(kind="vector" if pgvector else "real[]"), params)
+
+
 async def nearest(
     db: PgDatabase, user_id: str, source: str, query: Floats, want: int, *, exact: bool = False
 ) -> list[Nearest]:
@@ -88,12 +169,40 @@ async def nearest(
         await as_user(conn, user_id)
         if await has_pgvector(db) and not exact:
             params = {"q": f"[{_literal(query)}]", "user": user_id, "source": source}
-            params["limit"] = str(max(1, want) * SEARCH_DEPTH)
             await conn.execute("SET LOCAL hnsw.ef_search = 200")
-            rows = await (await conn.execute(NEAREST_SQL, params)).fetchall()
-            return _best_per_item([(int(c), int(i), float(s)) for c, i, s in rows], want)
+            await conn.execute(ITERATIVE_SQL)
+            limit = max(1, want) * SEARCH_DEPTH
+            while True:
+                rows = await (await conn.execute(NEAREST_SQL, {**params, "limit": limit})).fetchall()
+                found = _best_per_item([(int(c), int(i), float(s)) for c, i, s in rows], want)
+                if len(found) >= want or len(rows) < limit or limit >= MAX_WINDOWS:
+                    return found
+                limit *= 2
         rows = await (await conn.execute(ALL_SQL, (user_id, source))).fetchall()
     return _exact(rows, query, want)
+
+
+async def cosines(
+    db: PgDatabase, user_id: str, source: str, query: Floats, items: list[int]
+) -> list[Nearest]:
+    """Each of `items`' best window's cosine with `query` (items without vectors left out)."""
+    if not items:
+        return []
+    pgvector = await has_pgvector(db)
+    cosine = "1 - (embedding <=> %(q)s::vector)" if pgvector else "embedding"
+    params = {"user": user_id, "source": source, "items": items, "q": f"[{_literal(query)}]"}
+    rows = await _as_user(db, user_id, OF_ITEMS_SQL.format(cosine=cosine), params)
+    if not pgvector:
+        return _exact(rows, query, len(items))
+    found = sorted(((int(c), int(i), float(s)) for c, i, s in rows), key=lambda r: (-r[2], r[0]))
+    return _best_per_item(found, len(items))
+
+
+async def _as_user(db: PgDatabase, user_id: str, sql: str, params: Any) -> list[Any]:
+    user_id = validate_user_id(user_id)
+    async with db.transaction() as conn:
+        await as_user(conn, user_id)
+        return list(await (await conn.execute(sql, params)).fetchall())
 
 
 def _exact(rows: list[Any], query: Floats, want: int) -> list[Nearest]:

@@ -76,17 +76,6 @@ async def test_pages_and_the_recent_order_match_sqlite(pg_servers: Any, import_b
             assert_same_page(await call(lite, "notes_search", **args), await call(pg, "notes_search", **args))
 
 
-async def test_semantic_search_on_postgresql_answers_lexically_and_says_so(
-    pg_servers: Any, import_both: Importing
-) -> None:
-    await import_both("notes")
-    async with pg_servers("postgresql") as pg:
-        page = await call(pg, "notes_search", query="sourdough bread", mode="semantic")
-    assert page["results"], "answered lexically"
-    assert page["degraded"] is True
-    assert "PostgreSQL item store" in page["provider_hint"]
-
-
 ALL_QUERIES = ["captain", "meeting notes", "python*", "bread OR solar OR prompt", '"you are"', "the"]
 
 
