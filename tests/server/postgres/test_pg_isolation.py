@@ -22,10 +22,9 @@ from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import partition_name
 from knowledge_mcp.sources.storage.postgres.serving.items import (
-    CHUNKS_BY_ROWID_SQL,
     CHUNKS_OF_ITEM_SQL,
+    HITS_SQL,
     ITEM_BY_ID_SQL,
-    ITEMS_BY_ROWID_SQL,
     PgItems,
 )
 from tests.conftest import call, import_into_store, store_settings
@@ -72,8 +71,8 @@ async def test_alices_items_running_statements_that_name_bob_read_nothing_of_his
 
     alices = items(store, "alice", source)  # the transaction's user: alice
     assert await alices._run(ITEM_BY_ID_SQL, ("bob", source, bob_id)) == []
-    assert await alices._run(ITEMS_BY_ROWID_SQL, ("bob", source, [bob_rowid])) == []
-    assert await alices._run(CHUNKS_BY_ROWID_SQL, ("bob", source, bob_chunks)) == []
+    hits = ([bob_rowid] * len(bob_chunks), bob_chunks, "bob", source, "bob", source)
+    assert await alices._run(HITS_SQL, hits) == []
     assert await alices._run(CHUNKS_OF_ITEM_SQL, ("bob", source, bob_rowid)) == []
     for table in TABLES:
         rows = await alices._run(f"SELECT DISTINCT user_id FROM {table}", ())  # no WHERE at all
