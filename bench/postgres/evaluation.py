@@ -62,7 +62,8 @@ async def evaluate_pg(url: str, beir: Path, split: str, limit_queries: int | Non
         await migrate(db, COMPONENT, MIGRATIONS)
         import_s = await import_corpus(db, user, beir, corpus)
         sizes = {
-            t: await _size(db, partition_name(t, user)) for t in ("pg_items", "pg_chunks", "pg_posting_blocks")
+            t: await _size(db, partition_name(t, user))
+            for t in ("pg_items", "pg_chunks", "pg_posting_blocks")
         }
         doc_of = await _doc_ids(db, user)
         scores: dict[str, list[float]] = {"ndcg": [], "recall": [], "mrr": []}

@@ -27,7 +27,9 @@ TOP = "\U0010ffff"
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
 CHUNKS_SQL = """SELECT unnest(chunks) FROM {postings} WHERE source = %(source)s AND lexeme = %(rarest)s"""
-UNNESTED = """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.dls, b.positions) AS p(chunk, item, dl, positions)"""
+UNNESTED = (
+    """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.dls, b.positions) AS p(chunk, item, dl, positions)"""
+)
 """A block's postings as rows (`blocks.py`); positions as text "4,17" (`POSITIONS`: as int[])."""
 POSITIONS = "string_to_array({p}.positions, ',')::int[]"
 POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.format(p="p")}

@@ -263,7 +263,9 @@ def on_postings(sql: str, user_id: str) -> str:
 
 async def has_postings(conn: Any, user_id: str) -> bool:
     """Whether `user_id` has a postings partition (made on their first write)."""
-    row = await (await conn.execute(HAS_PARTITION_SQL, (partition_name("pg_posting_blocks", user_id),))).fetchone()
+    row = await (
+        await conn.execute(HAS_PARTITION_SQL, (partition_name("pg_posting_blocks", user_id),))
+    ).fetchone()
     return bool(row[0])
 
 

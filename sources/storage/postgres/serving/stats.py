@@ -22,7 +22,8 @@ COUNTS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(use
     (SELECT count(*) FROM pg_items WHERE user_id = %(user)s AND source = %(source)s)"""
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
-PREFIX_SQL = """SELECT count(DISTINCT c.chunk) FROM pg_posting_blocks b CROSS JOIN LATERAL unnest(b.chunks) AS c(chunk)
+PREFIX_SQL = """SELECT count(DISTINCT c.chunk)
+    FROM pg_posting_blocks b CROSS JOIN LATERAL unnest(b.chunks) AS c(chunk)
     WHERE b.user_id = %(user)s AND b.source = %(source)s AND b.lexeme >= %(low)s AND b.lexeme < %(high)s"""
 
 

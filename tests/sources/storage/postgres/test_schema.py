@@ -92,9 +92,9 @@ async def test_a_plain_role_sees_only_the_rows_of_the_user_its_transaction_names
             alices = partition_name("pg_chunks", "alice")
             assert app.execute(f"SELECT count(*) FROM {alices}").fetchone() == (1,)
             # the postings partitions' own policy: the user named, not a column, opens them
-            assert app.execute(f"SELECT count(*) FROM {partition_name('pg_posting_blocks', 'bob')}").fetchone() == (
-                0,
-            )
+            assert app.execute(
+                f"SELECT count(*) FROM {partition_name('pg_posting_blocks', 'bob')}"
+            ).fetchone() == (0,)
             alice_postings = partition_name("pg_posting_blocks", "alice")
             assert app.execute(f"SELECT count(*) > 0 FROM {alice_postings}").fetchone() == (True,)
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
