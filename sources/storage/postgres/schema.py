@@ -8,18 +8,11 @@ that user's rows (a shared table filtered by user was 7-34× slower at 1M docume
 ../shared/notes/postgresql-measurements.md §3).
 
 - `pg_items`, `pg_chunks`: as SQLite's `<p>_items` / `<p>_chunks` (ids from one sequence).
-- `pg_postings`: one row per (chunk, term) as FTS5 tokenized the chunk (`tokens.py`), with
-  the term's count in the title and in the body, the chunk's length in tokens and the term's
-  positions (for phrases), kept as the text of an int[] (`{4,17}`, cast where phrases read
-  it): an int[] value's 20-byte header was more than its positions in most postings. The
-  `(source, lexeme, chunk)` btree includes what bm25 reads, so a query term is one index-only
-  range (and a term in given chunks one lookup). It has no user_id: the searches read a
-  user's postings partition by its name (`on_postings`), whose own policy compares the
-  transaction's user with the partition's once per statement (`POSTINGS_POLICY_SQL`).
-  Through the parent, the user's qual and the parent's policy are filters on user_id, which
-  an index without it answers only from every posting's heap row; with it, the index carried
-  the user id in every entry (~30% of its size in the bench). Migration 1 was changed in place
-  for both (the PostgreSQL store is not released yet).
+- `pg_posting_blocks` (migration 4; `pg_postings` before): a term's postings (FTS5's tokens,
+  `tokens.py`) in blocks of up to BLOCK chunks (`blocks.py`), found by the `(source, lexeme,
+  block)` btree. It has no user_id: the searches read a user's postings partition by its name
+  (`on_postings`), whose own policy compares the transaction's user with the partition's once
+  per statement (`POSTINGS_POLICY_SQL`), not a filter on every row.
 - `pg_term_docs`: how many chunks of a user's source hold each term (bm25's df).
 - `pg_corpus_stats`: a user's source's chunk count and token count (bm25's N and avgdl).
 - `pg_files`: each imported file's hash (the content-hash skip and `--prune`).
@@ -227,9 +220,8 @@ BEGIN
 END $$;
 DROP TABLE pg_postings;
 """
-"""The postings packed in blocks (`blocks.py`). The migration rebuilds each user's rows of
-`pg_postings` as blocks (the users are found from its partitions' bounds in the catalog, each
-one's rows read as that user, under the row policy), then drops `pg_postings`."""
+"""Postings in blocks (`blocks.py`): each user's `pg_postings` rows (users from its partitions'
+bounds, read as that user) rebuilt as blocks, then `pg_postings` dropped."""
 
 MIGRATIONS = (
     PgMigration(1, "items, chunks, postings and bm25 statistics, by user", TABLES_V1),
