@@ -30,7 +30,7 @@ CHUNKS_SQL = """SELECT unnest(chunks) FROM {postings} WHERE source = %(source)s 
 UNNESTED = (
     """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.dls, b.positions) AS p(chunk, item, dl, positions)"""
 )
-"""A block's postings as rows (`blocks.py`); positions as text "4,17" (`POSITIONS`: as int[])."""
+"""A block's postings as rows (`postings/blocks.py`); positions as text "4,17" (`POSITIONS`: as int[])."""
 POSITIONS = "string_to_array({p}.positions, ',')::int[]"
 POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.format(p="p")}
     FROM unnest(%(lexemes)s::text[]) AS q(lexeme)

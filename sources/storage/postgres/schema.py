@@ -9,7 +9,7 @@ that user's rows (a shared table filtered by user was 7-34× slower at 1M docume
 
 - `pg_items`, `pg_chunks`: as SQLite's `<p>_items` / `<p>_chunks` (ids from one sequence).
 - `pg_posting_blocks` (migration 4; `pg_postings` before): a term's postings (FTS5's tokens,
-  `tokens.py`) in blocks of up to BLOCK chunks (`blocks.py`), found by the `(source, lexeme,
+  `tokens.py`) in blocks of up to BLOCK chunks (`postings/blocks.py`), found by the `(source, lexeme,
   block)` btree. It has no user_id: the searches read a user's postings partition by its name
   (`on_postings`), whose own policy compares the transaction's user with the partition's once
   per statement (`POSTINGS_POLICY_SQL`), not a filter on every row.
@@ -39,7 +39,7 @@ PARTITIONED = ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs", "pg
 """The tables each user has a partition of (made by `ensure_user`)."""
 SECURED_V2 = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files", "pg_corpus_stats")
 BLOCK = 128
-"""Chunks per posting block at most (`blocks.py`): a full block's arrays (~5 KB) are compressed;
+"""Chunks per posting block at most (`postings/blocks.py`): a full block's arrays (~5 KB) are compressed;
 appending to a term's last block rewrites it, so a larger block costs every write more."""
 DIM = 384
 """The dense vectors' size: the bundled MiniLM's."""
@@ -220,7 +220,7 @@ BEGIN
 END $$;
 DROP TABLE pg_postings;
 """
-"""Postings in blocks (`blocks.py`): each user's `pg_postings` rows (users from its partitions'
+"""Postings in blocks (`postings/blocks.py`): each user's `pg_postings` rows (users from its partitions'
 bounds, read as that user) rebuilt as blocks, then `pg_postings` dropped."""
 
 MIGRATIONS = (

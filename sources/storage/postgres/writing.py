@@ -30,8 +30,8 @@ from ..db import validate_user_id
 from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
 from ..items import ItemParser, ParsedItem
 from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
-from . import blocks
 from .pool import PgDatabase
+from .postings import blocks
 from .schema import as_user, ensure_user
 from .tokens import tokenize
 
@@ -255,7 +255,7 @@ class PgItemWriter:
         for index, chunk_tokens in enumerate(tokens):
             chunk, length = ids[index], chunk_tokens.length
             for lexeme, (tf_title, tf_body, at) in chunk_tokens.postings().items():
-                positions = ",".join(map(str, at))  # stored as text (`blocks.py`)
+                positions = ",".join(map(str, at))  # stored as text (`postings/blocks.py`)
                 batch.postings.append((lexeme, chunk, rowid, tf_title, tf_body, length, positions))
                 docs[lexeme] = docs.get(lexeme, 0) + 1
         batch.chunks += len(rows)

@@ -10,9 +10,9 @@ from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.storage.items import ParsedItem
 from knowledge_mcp.sources.storage.postgres import bm25
-from knowledge_mcp.sources.storage.postgres.blocks import placed
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
+from knowledge_mcp.sources.storage.postgres.postings.blocks import placed
 from knowledge_mcp.sources.storage.postgres.schema import BLOCK, COMPONENT, MIGRATIONS, partition_name
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from .schema import BLOCK, on_postings
+from ..schema import BLOCK, on_postings
 
 Posting = tuple[str, int, int, int, int, int, str]
 """(lexeme, chunk, item, count in title, count in body, chunk length, positions "4,17")."""
