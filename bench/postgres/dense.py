@@ -121,7 +121,7 @@ async def compare(
         started = time.perf_counter()
         copied = await copy_source(lite, pg, notes, user)
         out["copy"] = {"s": round(time.perf_counter() - started, 1), "vectors": copied.vectors}
-        for table in ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_chunk_vectors"):
+        for table in ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs", "pg_chunk_vectors"):
             await pg.write(f"VACUUM (ANALYZE) {partition_name(table, user)}")
         items = PgItems(pg, user, "notes", database_path(data_dir, "eval", "notes"))
         for mode in ("semantic", "hybrid"):

@@ -48,7 +48,7 @@ async def import_corpus(db: PgDatabase, user: str, beir: Path, corpus: list[dict
     for at in range(0, len(items), BATCH):
         await writer.write_items(items[at : at + BATCH])
     seconds = time.perf_counter() - started
-    for table in ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs"):
+    for table in ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs"):
         # VACUUM sets the visibility map: the postings btree then answers without the heap
         await db.write(f"VACUUM (ANALYZE) {partition_name(table, user)}")
     return seconds
@@ -62,7 +62,8 @@ async def evaluate_pg(url: str, beir: Path, split: str, limit_queries: int | Non
         await migrate(db, COMPONENT, MIGRATIONS)
         import_s = await import_corpus(db, user, beir, corpus)
         sizes = {
-            t: await _size(db, partition_name(t, user)) for t in ("pg_items", "pg_chunks", "pg_postings")
+            t: await _size(db, partition_name(t, user))
+            for t in ("pg_items", "pg_chunks", "pg_posting_blocks")
         }
         doc_of = await _doc_ids(db, user)
         scores: dict[str, list[float]] = {"ndcg": [], "recall": [], "mrr": []}

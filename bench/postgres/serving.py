@@ -52,7 +52,7 @@ async def copy_all(data_dir: Path, url: str) -> float:
                 await copy_source(lite, pg, source, USER)
             finally:
                 await lite.close()
-        for table in ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs"):
+        for table in ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs"):
             # fresh statistics and visibility map, as autovacuum leaves them once it catches up: just
             # after a bulk copy the planner scans a source's whole postings for one word
             await pg.write(f"VACUUM (ANALYZE) {partition_name(table, USER)}")

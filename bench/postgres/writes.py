@@ -4,8 +4,9 @@ Streams the bench's synthetic corpus (`bench/corpus.py`: about `--size` chunks a
 sources, deterministic) into the store twice, as two throw-away users: once with the bm25
 postings and statistics kept current in every write, once without (items and chunks alone).
 Reports items and chunks written per second for both, each table's size per chunk and
-extrapolated to 1M chunks, and the latency of the corpus's queries ranked by exact BM25 on
-every source. The users' partitions are dropped at the end.
+extrapolated to 1M chunks (and the bm25 tables' together: posting blocks and term counts), and
+the latency of the corpus's queries ranked by exact BM25 on every source. The users'
+partitions are dropped at the end.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from ..loading import batches
 
 MILLION = 1_000_000
 SIZE_SQL = "SELECT pg_total_relation_size(%s::regclass) AS bytes"
+BM25_TABLES = ("pg_posting_blocks", "pg_term_docs")
+"""The tables the bm25 statistics add (their indexes and TOAST included)."""
 
 
 async def load(db: PgDatabase, user: str, stream: CorpusStream, keep_bm25: bool) -> dict[str, Any]:
@@ -86,6 +89,11 @@ async def sizes(db: PgDatabase, user: str, chunks: int) -> dict[str, Any]:
             "per_chunk": round(total / chunks, 1),
             "per_1m_chunks_gb": round(total / chunks * MILLION / 1e9, 2),
         }
+    bm25 = sum(out[t]["bytes"] for t in BM25_TABLES)
+    out["bm25"] = {
+        "per_chunk": round(bm25 / chunks, 1),
+        "per_1m_chunks_gb": round(bm25 / chunks * MILLION / 1e9, 2),
+    }
     return out
 
 

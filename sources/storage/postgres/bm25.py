@@ -40,7 +40,8 @@ B = 0.75
 STATS_SQL = "SELECT chunks, tokens FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[])"""
-PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM {postings} p
+PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT c.chunk) FROM {postings} p
+        CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
         WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
 COLUMN_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM {{postings}} p
@@ -48,23 +49,28 @@ COLUMN_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM {{postings
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
 LOWEST = "\x01"
 """Below every character: a word's own lexeme is the range [word, word + LOWEST)."""
-MATCHES_SQL = """SELECT q.n, p.chunk
+MATCHES_SQL = """SELECT DISTINCT q.n, c.chunk
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)
-    CROSS JOIN LATERAL (SELECT chunk FROM {postings}
-        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high
-            AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
-# Each part reads its terms' postings as index-only range scans of the (source, lexeme, chunk)
-# btree of the user's postings partition, driven by the small array of terms (LATERAL: the
-# planner cannot turn it round into a scan of the whole partition, as it did for an empty array
-# of prefixes).
-WORDS_PART = """SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
+    CROSS JOIN LATERAL (SELECT chunks FROM {postings}
+        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS p
+    CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
+    WHERE c.chunk = ANY(%(chunks)s::bigint[])"""
+# Each part reads its terms' posting blocks by the (source, lexeme, block) btree of the user's
+# postings partition, driven by the small array of terms (LATERAL: the planner cannot turn it
+# round into a scan of the whole partition, as it did for an empty array of prefixes), and
+# unnests them: a row per (chunk, term) as a row-per-posting table had them.
+UNNESTED = """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.tf_titles, b.tf_bodies, b.dls)
+        AS p(chunk, item, tf_title, tf_body, dl)"""
+WORDS_PART = f"""SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
     FROM unnest(%(words)s::text[], %(word_ns)s::int[]) AS q(lexeme, n)
-    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM {postings}
-        WHERE source = %(source)s AND lexeme = q.lexeme) AS p"""
-PREFIXES_PART = """SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
+    CROSS JOIN LATERAL (SELECT chunks, items, tf_titles, tf_bodies, dls FROM {{postings}}
+        WHERE source = %(source)s AND lexeme = q.lexeme) AS b
+    {UNNESTED}"""
+PREFIXES_PART = f"""SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(prefix_ns)s::int[]) AS q(low, high, n)
-    CROSS JOIN LATERAL (SELECT chunk, item, tf_title, tf_body, dl FROM {postings}
-        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS p"""
+    CROSS JOIN LATERAL (SELECT chunks, items, tf_titles, tf_bodies, dls FROM {{postings}}
+        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS b
+    {UNNESTED}"""
 PHRASES_PART = """SELECT * FROM unnest(%(phrase_ns)s::int[], %(phrase_chunks)s::bigint[],
     %(phrase_items)s::bigint[], %(phrase_titles)s::int[], %(phrase_bodies)s::int[], %(phrase_dls)s::int[])
     AS u(n, chunk, item, tf_title, tf_body, dl)"""

@@ -26,28 +26,37 @@ TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
-CHUNKS_SQL = """SELECT chunk FROM {postings} WHERE source = %(source)s AND lexeme = %(rarest)s"""
-POSITIONS_SQL = """SELECT p.lexeme, p.chunk, p.item, p.dl, p.positions::int[]
+CHUNKS_SQL = """SELECT unnest(chunks) FROM {postings} WHERE source = %(source)s AND lexeme = %(rarest)s"""
+UNNESTED = (
+    """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.dls, b.positions) AS p(chunk, item, dl, positions)"""
+)
+"""A block's postings as rows (`postings/blocks.py`); positions as text "4,17" (`POSITIONS`: as int[])."""
+POSITIONS = "string_to_array({p}.positions, ',')::int[]"
+POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.format(p="p")}
     FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
-    CROSS JOIN LATERAL (SELECT lexeme, chunk, item, dl, positions FROM {postings}
-        WHERE source = %(source)s AND lexeme = q.lexeme AND chunk = ANY(%(chunks)s::bigint[])) AS p"""
-PREFIX_POSITIONS_SQL = """SELECT lexeme, chunk, item, dl, positions::int[] FROM {postings}
-    WHERE source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s
-        AND chunk = ANY(%(chunks)s::bigint[])"""
+    CROSS JOIN LATERAL (SELECT lexeme, chunks, items, dls, positions FROM {{postings}}
+        WHERE source = %(source)s AND lexeme = q.lexeme) AS b
+    {UNNESTED}
+    WHERE p.chunk = ANY(%(chunks)s::bigint[])"""
+PREFIX_POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.format(p="p")}
+    FROM {{postings}} b
+    {UNNESTED}
+    WHERE b.source = %(source)s AND b.lexeme >= %(low)s AND b.lexeme < %(high)s
+        AND p.chunk = ANY(%(chunks)s::bigint[])"""
 
 
-PHRASE_SQL = """SELECT p0.chunk, p0.item, s.in_title, s.in_body, p0.dl
-    FROM {postings} p0
-    {joins}
-    CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x < {at}) AS in_title,
-            count(*) FILTER (WHERE x >= {at}) AS in_body
-        FROM unnest(p0.positions::int[]) AS x WHERE {follows}) AS s
-    WHERE p0.source = %(source)s AND p0.lexeme = %(l0)s
-        AND (s.in_title > 0 OR s.in_body > 0)
+WORD_SQL = f"""(SELECT p.* FROM {{postings}} b {UNNESTED}
+        WHERE b.source = %(source)s AND b.lexeme = %(l{{i}})s)"""
+PHRASE_SQL = f"""SELECT p0.chunk, p0.item, s.in_title, s.in_body, p0.dl
+    FROM {WORD_SQL.replace("{i}", "0")} p0
+    {{joins}}
+    CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x < {{at}}) AS in_title,
+            count(*) FILTER (WHERE x >= {{at}}) AS in_body
+        FROM unnest({POSITIONS.format(p="p0")}) AS x WHERE {{follows}}) AS s
+    WHERE s.in_title > 0 OR s.in_body > 0
     ORDER BY p0.chunk"""
-JOIN_SQL = """JOIN {postings} p{i} ON p{i}.source = %(source)s AND p{i}.lexeme = %(l{i})s
-        AND p{i}.chunk = p0.chunk"""
-FOLLOWS_SQL = "x + {shift} = ANY(p{i}.positions::int[])"
+JOIN_SQL = f"""JOIN {WORD_SQL} p{{i}} ON p{{i}}.chunk = p0.chunk"""
+FOLLOWS_SQL = "x + {shift} = ANY(" + POSITIONS.format(p="p{i}") + ")"
 
 
 def phrase_sql(words: list[str], lexemes: list[str]) -> str:

@@ -8,18 +8,11 @@ that user's rows (a shared table filtered by user was 7-34× slower at 1M docume
 ../shared/notes/postgresql-measurements.md §3).
 
 - `pg_items`, `pg_chunks`: as SQLite's `<p>_items` / `<p>_chunks` (ids from one sequence).
-- `pg_postings`: one row per (chunk, term) as FTS5 tokenized the chunk (`tokens.py`), with
-  the term's count in the title and in the body, the chunk's length in tokens and the term's
-  positions (for phrases), kept as the text of an int[] (`{4,17}`, cast where phrases read
-  it): an int[] value's 20-byte header was more than its positions in most postings. The
-  `(source, lexeme, chunk)` btree includes what bm25 reads, so a query term is one index-only
-  range (and a term in given chunks one lookup). It has no user_id: the searches read a
-  user's postings partition by its name (`on_postings`), whose own policy compares the
-  transaction's user with the partition's once per statement (`POSTINGS_POLICY_SQL`).
-  Through the parent, the user's qual and the parent's policy are filters on user_id, which
-  an index without it answers only from every posting's heap row; with it, the index carried
-  the user id in every entry (~30% of its size in the bench). Migration 1 was changed in place
-  for both (the PostgreSQL store is not released yet).
+- `pg_posting_blocks` (migration 4; `pg_postings` before): a term's postings (FTS5's tokens,
+  `tokens.py`) in blocks of up to BLOCK chunks (`postings/blocks.py`), found by the `(source, lexeme,
+  block)` btree. It has no user_id: the searches read a user's postings partition by its name
+  (`on_postings`), whose own policy compares the transaction's user with the partition's once
+  per statement (`POSTINGS_POLICY_SQL`), not a filter on every row.
 - `pg_term_docs`: how many chunks of a user's source hold each term (bm25's df).
 - `pg_corpus_stats`: a user's source's chunk count and token count (bm25's N and avgdl).
 - `pg_files`: each imported file's hash (the content-hash skip and `--prune`).
@@ -42,9 +35,12 @@ from ..db import validate_user_id
 from .migrations import PgMigration
 
 COMPONENT = "items"
-PARTITIONED = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files", "pg_chunk_vectors")
+PARTITIONED = ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs", "pg_files", "pg_chunk_vectors")
 """The tables each user has a partition of (made by `ensure_user`)."""
 SECURED_V2 = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files", "pg_corpus_stats")
+BLOCK = 128
+"""Chunks per posting block at most (`postings/blocks.py`): a full block's arrays (~5 KB) are compressed;
+appending to a term's last block rewrites it, so a larger block costs every write more."""
 DIM = 384
 """The dense vectors' size: the bundled MiniLM's."""
 
@@ -173,10 +169,65 @@ CREATE INDEX pg_chunk_vectors_source ON pg_chunk_vectors (source, item);
 """Dense vectors (`vectors.py`): pgvector's `vector` under HNSW where the extension is
 available, else `real[]` (searched exactly)."""
 
+BLOCKS_V4 = f"""
+CREATE TABLE pg_posting_blocks (
+    user_id text NOT NULL,
+    source text NOT NULL,
+    lexeme text COLLATE "C" NOT NULL,
+    block integer NOT NULL,
+    n integer NOT NULL,
+    first_chunk bigint,
+    last_chunk bigint,
+    chunks bigint[],
+    items bigint[],
+    tf_titles integer[],
+    tf_bodies integer[],
+    dls integer[],
+    positions text[]
+) PARTITION BY LIST (user_id);
+CREATE INDEX pg_posting_blocks_term ON pg_posting_blocks (source, lexeme, block);
+{POLICY_SQL.format(t="pg_posting_blocks")}
+DO $$
+DECLARE
+    bound text;
+    uid text;
+    part text;
+BEGIN
+    FOR bound IN SELECT pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i
+            JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'pg_postings'::regclass LOOP
+        uid := replace(substring(bound FROM $re$IN [(]'(.*)'[)]$re$), $q$''$q$, $q$'$q$);
+        part := 'pg_posting_blocks_u' || left(encode(sha256(convert_to(uid, 'UTF8')), 'hex'), 20);
+        EXECUTE format('CREATE TABLE %I (LIKE pg_posting_blocks INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+            part);
+        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', part);
+        EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', part);
+        EXECUTE format($f$CREATE POLICY %I ON %I
+            USING (current_setting('knowledge.user_id', true) = %L)
+            WITH CHECK (current_setting('knowledge.user_id', true) = %L)$f$, part || '_own', part, uid, uid);
+        EXECUTE format('ALTER TABLE pg_posting_blocks ATTACH PARTITION %I FOR VALUES IN (%L)', part, uid);
+        PERFORM set_config('knowledge.user_id', uid, true);
+        INSERT INTO pg_posting_blocks (user_id, source, lexeme, block, n, first_chunk, last_chunk,
+                chunks, items, tf_titles, tf_bodies, dls, positions)
+            SELECT uid, p.source, p.lexeme, p.block, count(*), min(p.chunk), max(p.chunk),
+                array_agg(p.chunk ORDER BY p.chunk), array_agg(p.item ORDER BY p.chunk),
+                array_agg(p.tf_title ORDER BY p.chunk), array_agg(p.tf_body ORDER BY p.chunk),
+                array_agg(p.dl ORDER BY p.chunk), array_agg(btrim(p.positions, '{{}}') ORDER BY p.chunk)
+            FROM (SELECT *, ((row_number() OVER (PARTITION BY source, lexeme ORDER BY chunk) - 1)
+                    / {BLOCK})::int AS block FROM pg_postings WHERE user_id = uid) AS p
+            GROUP BY p.source, p.lexeme, p.block;
+    END LOOP;
+    PERFORM set_config('knowledge.user_id', '', true);
+END $$;
+DROP TABLE pg_postings;
+"""
+"""Postings in blocks (`postings/blocks.py`): each user's `pg_postings` rows (users from its partitions'
+bounds, read as that user) rebuilt as blocks, then `pg_postings` dropped."""
+
 MIGRATIONS = (
     PgMigration(1, "items, chunks, postings and bm25 statistics, by user", TABLES_V1),
     PgMigration(2, "row-level security", "".join(POLICY_SQL.format(t=t) for t in SECURED_V2)),
     PgMigration(3, "dense vectors", VECTORS_V3),
+    PgMigration(4, "postings packed in blocks of chunks per term", BLOCKS_V4),
 )
 
 SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
@@ -199,12 +250,14 @@ def partition_name(table: str, user_id: str) -> str:
 def on_postings(sql: str, user_id: str) -> str:
     """`sql` reading `user_id`'s postings partition where it says `{postings}`: the postings are
     read by their partition's name, whose index has no user column (`TABLES_V1`)."""
-    return sql.replace("{postings}", partition_name("pg_postings", user_id))
+    return sql.replace("{postings}", partition_name("pg_posting_blocks", user_id))
 
 
 async def has_postings(conn: Any, user_id: str) -> bool:
     """Whether `user_id` has a postings partition (made on their first write)."""
-    row = await (await conn.execute(HAS_PARTITION_SQL, (partition_name("pg_postings", user_id),))).fetchone()
+    row = await (
+        await conn.execute(HAS_PARTITION_SQL, (partition_name("pg_posting_blocks", user_id),))
+    ).fetchone()
     return bool(row[0])
 
 
@@ -229,7 +282,7 @@ async def ensure_user(db: Any, user_id: str) -> None:
                 literal = "'" + user_id.replace("'", "''") + "'"
                 await conn.execute(CREATE_PARTITION_SQL.format(part=part, table=table))
                 # a partition read by its own name skips the parent's policy: it has its own
-                policy = POSTINGS_POLICY_SQL if table == "pg_postings" else POLICY_SQL
+                policy = POSTINGS_POLICY_SQL if table == "pg_posting_blocks" else POLICY_SQL
                 await conn.execute(policy.format(t=part, user=literal))
                 await conn.execute(ATTACH_PARTITION_SQL.format(part=part, table=table, user=literal))
     known.add(user_id)

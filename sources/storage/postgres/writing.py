@@ -31,6 +31,7 @@ from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
 from ..items import ItemParser, ParsedItem
 from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
 from .pool import PgDatabase
+from .postings import blocks
 from .schema import as_user, ensure_user
 from .tokens import tokenize
 
@@ -51,21 +52,15 @@ INSERT_CHUNKS_SQL = """INSERT INTO pg_chunks (user_id, source, item, chunk_index
     SELECT %s, %s, %s, u.* FROM unnest(%s::int[], %s::text[], %s::text[], %s::int[], %s::int[],
         %s::text[], %s::text[], %s::jsonb[], %s::int[]) AS u
     RETURNING id, chunk_index"""
-INSERT_POSTINGS_SQL = """INSERT INTO pg_postings (user_id, source, lexeme, chunk, item, tf_title, tf_body, dl,
-        positions)
-    SELECT %s, %s, u.lexeme, u.chunk, u.item, u.tf_title, u.tf_body, u.dl, u.positions
-    FROM unnest(%s::text[], %s::bigint[], %s::bigint[], %s::int[], %s::int[], %s::int[], %s::text[])
-        AS u(lexeme, chunk, item, tf_title, tf_body, dl, positions)"""
 ADD_DOCS_SQL = """INSERT INTO pg_term_docs (user_id, source, lexeme, docs)
     SELECT %s, %s, u.lexeme, u.docs FROM unnest(%s::text[], %s::bigint[]) AS u(lexeme, docs)
     ORDER BY u.lexeme
     ON CONFLICT (user_id, source, lexeme) DO UPDATE SET docs = pg_term_docs.docs + excluded.docs"""
 ADD_STATS_SQL = """UPDATE pg_corpus_stats SET chunks = chunks + %s, tokens = tokens + %s
     WHERE user_id = %s AND source = %s"""
-REMOVE_POSTINGS_SQL = "DELETE FROM pg_postings WHERE user_id = %s AND item = %s RETURNING lexeme"
 FORGET_TERMS_SQL = """DELETE FROM pg_term_docs
     WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[]) AND docs <= 0"""
-REMOVE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s RETURNING tokens"
+REMOVE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s RETURNING id, tokens, title, body"
 DELETE_VECTORS_SQL = "DELETE FROM pg_chunk_vectors WHERE user_id = %s AND source = %s AND item = %s"
 DELETE_CHUNKS_SQL = "DELETE FROM pg_chunks WHERE user_id = %s AND item = %s"
 KNOWN_FILES_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
@@ -87,7 +82,7 @@ class _Batch:
     negative: the same upsert (by the primary key, row by row: no plan to go wrong) adds both.
     Postings go in by INSERT, not COPY: PostgreSQL refuses COPY FROM under row-level security."""
 
-    postings: list[tuple[str, int, int, int, int, int, str]] = field(default_factory=list)
+    postings: list[blocks.Posting] = field(default_factory=list)
     docs: dict[str, int] = field(default_factory=dict)
     chunks: int = 0
     tokens: int = 0
@@ -216,8 +211,7 @@ class PgItemWriter:
     async def _flush(self, conn: Any, batch: _Batch) -> None:
         """Write the batch's postings, add its term counts and sizes, and empty it."""
         if batch.postings:
-            arrays = [list(c) for c in zip(*batch.postings, strict=True)]
-            await conn.execute(INSERT_POSTINGS_SQL, (self.user_id, self.p, *arrays))
+            await blocks.append(conn, self.user_id, self.p, batch.postings)
         if batch.docs:
             docs = sorted(batch.docs.items())
             params = (self.user_id, self.p, [d for d, _ in docs], [n for _, n in docs])
@@ -261,7 +255,7 @@ class PgItemWriter:
         for index, chunk_tokens in enumerate(tokens):
             chunk, length = ids[index], chunk_tokens.length
             for lexeme, (tf_title, tf_body, at) in chunk_tokens.postings().items():
-                positions = "{" + ",".join(map(str, at)) + "}"  # stored as text (`schema.py`)
+                positions = ",".join(map(str, at))  # stored as text (`postings/blocks.py`)
                 batch.postings.append((lexeme, chunk, rowid, tf_title, tf_body, length, positions))
                 docs[lexeme] = docs.get(lexeme, 0) + 1
         batch.chunks += len(rows)
@@ -275,9 +269,11 @@ class PgItemWriter:
             await conn.execute(DELETE_CHUNKS_SQL, (self.user_id, rowid))
             return
         await self._flush(conn, batch)
-        for (lexeme,) in await (await conn.execute(REMOVE_POSTINGS_SQL, (self.user_id, rowid))).fetchall():
-            batch.docs[lexeme] = batch.docs.get(lexeme, 0) - 1
+        removed = await (await conn.execute(REMOVE_CHUNKS_SQL, (self.user_id, rowid))).fetchall()
+        lexemes = {t for chunk in tokenize([(r[2], r[3]) for r in removed]) for t in chunk.postings()}
+        lost = await blocks.cut(conn, self.user_id, self.p, rowid, sorted(lexemes), [r[0] for r in removed])
+        for lexeme, count in lost.items():
+            batch.docs[lexeme] = batch.docs.get(lexeme, 0) - count
             batch.gone.add(lexeme)
-        for (tokens,) in await (await conn.execute(REMOVE_CHUNKS_SQL, (self.user_id, rowid))).fetchall():
-            batch.chunks -= 1
-            batch.tokens -= int(tokens)
+        batch.chunks -= len(removed)
+        batch.tokens -= sum(int(r[1]) for r in removed)

@@ -33,7 +33,7 @@ from tests.server.shared.test_row_security import app_url  # noqa: F401  (the fi
 
 pytestmark = pytest.mark.anyio
 
-TABLES = ("pg_items", "pg_chunks", "pg_postings", "pg_term_docs", "pg_files", "pg_corpus_stats")
+TABLES = ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs", "pg_files", "pg_corpus_stats")
 
 
 @pytest.fixture

@@ -24,8 +24,9 @@ STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user
         AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
     ARRAY(SELECT docs FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
         AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
-    ARRAY(SELECT (SELECT count(DISTINCT chunk) FROM pg_postings
-            WHERE user_id = %(user)s AND source = %(source)s AND lexeme >= q.low AND lexeme < q.high)
+    ARRAY(SELECT (SELECT count(DISTINCT c.chunk)
+            FROM pg_posting_blocks b CROSS JOIN LATERAL unnest(b.chunks) AS c(chunk)
+            WHERE b.user_id = %(user)s AND b.source = %(source)s AND b.lexeme >= q.low AND b.lexeme < q.high)
         FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS q(low, high, k) ORDER BY q.k)"""
 """One round trip: the source's chunk and item counts, its words and their chunk counts, and
 each prefix's chunks (the lexemes in [low, low + TOP)), in the order of `lows`."""

@@ -55,7 +55,7 @@ async def test_dropping_a_user_removes_their_partitions_and_no_one_elses_rows(st
     await write_note(store, "alice", "alpha")
     await write_note(store, "bob", "beta")
     await drop_user(store, "alice")
-    rows = await store.fetchall("SELECT DISTINCT user_id FROM pg_postings")
+    rows = await store.fetchall("SELECT DISTINCT user_id FROM pg_posting_blocks")
     assert rows == [{"user_id": "bob"}]
     assert await store.fetchone("SELECT to_regclass(%s) AS t", (partition_name("pg_items", "alice"),)) == {
         "t": None
@@ -80,7 +80,7 @@ async def test_a_plain_role_sees_only_the_rows_of_the_user_its_transaction_names
         admin.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO knowledge_app")
     try:
         with psycopg.connect(as_role(pg_url, "knowledge_app")) as app:
-            assert app.execute("SELECT count(*) FROM pg_postings").fetchone() == (0,)  # no user named
+            assert app.execute("SELECT count(*) FROM pg_posting_blocks").fetchone() == (0,)  # no user named
             bobs = partition_name("pg_chunks", "bob")
             assert app.execute(f"SELECT count(*) FROM {bobs}").fetchone() == (0,)  # nor by its partition
             app.execute("SELECT set_config('knowledge.user_id', 'alice', true)")
@@ -92,10 +92,10 @@ async def test_a_plain_role_sees_only_the_rows_of_the_user_its_transaction_names
             alices = partition_name("pg_chunks", "alice")
             assert app.execute(f"SELECT count(*) FROM {alices}").fetchone() == (1,)
             # the postings partitions' own policy: the user named, not a column, opens them
-            assert app.execute(f"SELECT count(*) FROM {partition_name('pg_postings', 'bob')}").fetchone() == (
-                0,
-            )
-            alice_postings = partition_name("pg_postings", "alice")
+            assert app.execute(
+                f"SELECT count(*) FROM {partition_name('pg_posting_blocks', 'bob')}"
+            ).fetchone() == (0,)
+            alice_postings = partition_name("pg_posting_blocks", "alice")
             assert app.execute(f"SELECT count(*) > 0 FROM {alice_postings}").fetchone() == (True,)
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 app.execute("UPDATE pg_corpus_stats SET user_id = 'bob' WHERE user_id = 'alice'")

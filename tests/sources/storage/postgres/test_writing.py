@@ -16,8 +16,9 @@ from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 pytestmark = pytest.mark.anyio
 FIXTURES = Path(__file__).parents[4] / "fixtures"
 
-RECOUNT_SQL = """SELECT lexeme, count(*) AS docs FROM pg_postings WHERE user_id = %s AND source = %s
-    GROUP BY lexeme ORDER BY lexeme"""
+RECOUNT_SQL = """SELECT lexeme, count(*) AS docs
+    FROM pg_posting_blocks b CROSS JOIN LATERAL unnest(b.chunks) AS c(chunk)
+    WHERE user_id = %s AND source = %s GROUP BY lexeme ORDER BY lexeme"""
 STORED_SQL = """SELECT lexeme, docs FROM pg_term_docs WHERE user_id = %s AND source = %s ORDER BY lexeme"""
 SIZES_SQL = """SELECT count(*) AS chunks, coalesce(sum(tokens), 0) AS tokens FROM pg_chunks
     WHERE user_id = %s AND source = %s"""
@@ -93,6 +94,6 @@ async def test_without_bm25_only_items_and_chunks_are_written(store: PgDatabase)
     summary = await writer.run([FIXTURES / "prompts"])
     assert summary.added == 5
     chunks = await store.fetchone("SELECT count(*) AS n FROM pg_chunks")
-    postings = await store.fetchone("SELECT count(*) AS n FROM pg_postings")
+    postings = await store.fetchone("SELECT count(*) AS n FROM pg_posting_blocks")
     assert chunks is not None and chunks["n"] > 0
     assert postings == {"n": 0}

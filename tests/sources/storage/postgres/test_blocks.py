@@ -1,0 +1,124 @@
+"""Postings packed in blocks: filled up to BLOCK chunks per term, cut on delete, rebuilt by migration 4."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.search.query import parse_query
+from knowledge_mcp.sources.storage.items import ParsedItem
+from knowledge_mcp.sources.storage.postgres import bm25
+from knowledge_mcp.sources.storage.postgres.migrations import migrate
+from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
+from knowledge_mcp.sources.storage.postgres.postings.blocks import placed
+from knowledge_mcp.sources.storage.postgres.schema import BLOCK, COMPONENT, MIGRATIONS, partition_name
+from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
+
+from .test_writing import assert_statistics_current
+
+pytestmark = pytest.mark.anyio
+STAMP = "2026-01-01T00:00:00+00:00"
+BLOCKS_SQL = """SELECT block, n, cardinality(chunks) AS size, first_chunk, last_chunk, positions[1] AS first
+    FROM pg_posting_blocks WHERE user_id = %s AND lexeme = %s ORDER BY block"""
+
+
+def posting(lexeme: str, chunk: int) -> tuple[str, int, int, int, int, int, str]:
+    return (lexeme, chunk, chunk, 0, 1, 5, "3")
+
+
+@pytest.mark.parametrize(
+    ("new", "last", "appended", "fresh"),
+    [
+        ([posting("a", 1)], {}, [], [("a", 0)]),  # a new term starts block 0
+        ([posting("a", 9)], {"a": (2, 5)}, [("a", 2)], []),  # room in the last block
+        ([posting("a", 9)], {"a": (2, BLOCK)}, [], [("a", 3)]),  # a full last block: the next one
+        ([posting("a", c) for c in range(BLOCK + 1)], {}, [], [("a", 0)] * BLOCK + [("a", 1)]),
+        ([posting("a", 1), posting("b", 2)], {"a": (0, BLOCK - 1)}, [("a", 0)], [("b", 0)]),
+        ([posting("a", 1), posting("a", 2)], {"a": (4, BLOCK - 1)}, [], [("a", 5), ("a", 5)]),
+    ],
+)
+def test_new_postings_fill_the_last_block_of_their_term_or_start_the_next(
+    new: list[tuple[str, int, int, int, int, int, str]],
+    last: dict[str, tuple[int, int]],
+    appended: list[tuple[str, int]],
+    fresh: list[tuple[str, int]],
+) -> None:
+    got_appended, got_fresh = placed(new, last)
+    assert [(r[0], r[1]) for r in got_appended] == appended
+    assert [(r[0], r[1]) for r in got_fresh] == fresh
+    assert sorted(r[2] for r in got_appended + got_fresh) == sorted(p[1] for p in new)  # every chunk once
+
+
+def note(n: int, body: str) -> tuple[Path, ParsedItem]:
+    return Path(f"{n}.md"), ParsedItem("", f"Note {n}", body, STAMP, STAMP)
+
+
+async def test_a_terms_postings_fill_blocks_and_a_deleted_item_is_cut_out_of_its_block(
+    store: PgDatabase,
+) -> None:
+    writer = PgItemWriter(store, get_source("notes"), "alice")
+    count = 2 * BLOCK + 20
+    await writer.write_items([note(n, f"wombat burrow {n}") for n in range(count)])
+    await writer.write_items([note(count + n, "wombat again") for n in range(5)])  # appended
+    blocks = await store.fetchall(BLOCKS_SQL, ("alice", "wombat"))
+    assert [(b["block"], b["n"], b["size"]) for b in blocks] == [
+        (0, BLOCK, BLOCK),
+        (1, BLOCK, BLOCK),
+        (2, 25, 25),
+    ]
+    assert blocks[0]["first"] == "0"  # the body's first word
+    assert await writer.delete_paths([f"{BLOCK + 3}.md", "0.md"]) == 2
+    after = await store.fetchall(BLOCKS_SQL, ("alice", "wombat"))
+    assert [(b["block"], b["n"], b["size"]) for b in after] == [
+        (0, BLOCK - 1, BLOCK - 1),
+        (1, BLOCK - 1, BLOCK - 1),
+        (2, 25, 25),
+    ]
+    assert after[0]["first_chunk"] > blocks[0]["first_chunk"]  # chunk 0 was the first
+    docs = await assert_statistics_current(store, "alice", "notes")
+    assert docs["wombat"] == count + 5 - 2
+    found = await bm25.rank(store, "notes", "alice", parse_query("wombat"), 10, (3.0, 1.0))
+    assert found is not None and found.ranked.total == count + 3
+    phrase = await bm25.rank(store, "notes", "alice", parse_query('"wombat again"'), 10, (3.0, 1.0))
+    assert phrase is not None and phrase.ranked.total == 5
+
+
+async def test_a_block_whose_every_posting_goes_is_deleted(store: PgDatabase) -> None:
+    writer = PgItemWriter(store, get_source("notes"), "alice")
+    await writer.write_items([note(1, "a zebu grazed"), note(2, "the meadow")])
+    assert len(await store.fetchall(BLOCKS_SQL, ("alice", "zebu"))) == 1
+    await writer.write_items([note(1, "a yak grazed")])  # replaced: its old postings go
+    assert await store.fetchall(BLOCKS_SQL, ("alice", "zebu")) == []
+    assert [b["n"] for b in await store.fetchall(BLOCKS_SQL, ("alice", "graze"))] == [1]
+    assert (await assert_statistics_current(store, "alice", "notes"))["yak"] == 1
+
+
+OLD_PARTITION_SQL = """CREATE TABLE {part} (LIKE pg_postings INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+ALTER TABLE pg_postings ATTACH PARTITION {part} FOR VALUES IN ('o''brien')"""
+OLD_ROWS_SQL = """INSERT INTO pg_postings (user_id, source, lexeme, chunk, item, tf_title, tf_body, dl,
+        positions)
+    SELECT 'o''brien', 'notes', CASE WHEN mod(c, 2) = 0 THEN 'even' ELSE 'odd' END, c, c / 10, 0, 1, 7,
+        '{' || c || '}'
+    FROM generate_series(1, 300) AS c"""
+
+
+async def test_migration_4_rebuilds_each_users_postings_rows_as_blocks(pg_url: str) -> None:
+    db = await open_pg(pg_url)
+    try:
+        assert await migrate(db, COMPONENT, MIGRATIONS[:3]) == 3
+        await db.write(OLD_PARTITION_SQL.format(part=partition_name("pg_postings", "o'brien")))
+        await db.write(OLD_ROWS_SQL)
+        assert await migrate(db, COMPONENT, MIGRATIONS) == 4
+        assert await db.fetchone("SELECT to_regclass('pg_postings') AS t") == {"t": None}
+        evens = await db.fetchall(BLOCKS_SQL, ("o'brien", "even"))
+        assert [(b["block"], b["n"]) for b in evens] == [(0, BLOCK), (1, 150 - BLOCK)]
+        assert (evens[0]["first_chunk"], evens[0]["first"], evens[1]["last_chunk"]) == (2, "2", 300)
+        part = partition_name("pg_posting_blocks", "o'brien")
+        policies = await db.fetchone("SELECT count(*) AS n FROM pg_policies WHERE tablename = %s", (part,))
+        assert policies == {"n": 1}  # the user's own partition, as ensure_user makes it
+        chunks = await db.fetchone("SELECT sum(n) AS n FROM pg_posting_blocks WHERE lexeme = 'odd'")
+        assert chunks == {"n": 150}
+    finally:
+        await db.close()
