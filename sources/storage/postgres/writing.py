@@ -30,6 +30,7 @@ from ..db import validate_user_id
 from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
 from ..items import ItemParser, ParsedItem
 from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
+from .folders import record_paths
 from .pool import PgDatabase
 from .schema import as_user, ensure_user
 from .tokens import tokenize
@@ -122,7 +123,9 @@ class PgItemWriter:
         """Import files and folders exactly as `Importer.run` does (`runs.ImportRun`), into
         PostgreSQL."""
         await ensure_user(self.db, self.user_id)
-        return await ImportRun(self).run(paths, prune=prune, on_file=None)
+        summary = await ImportRun(self).run(paths, prune=prune, on_file=None)
+        await record_paths(self.db, self.user_id, self.p, paths)  # where notes go, what --watch watches
+        return summary
 
     async def known_files(self) -> dict[str, FileRecord]:
         async with self.db.transaction() as conn:
