@@ -19,8 +19,10 @@ from typing import Any
 
 from ...search.query import parse_query, words_of
 from ..db import Database
+from ..importing import HAS_FOLDERS_SQL
 from ..items import ChunkSpan, ParsedItem
 from . import bm25
+from .folders import copy_recorded
 from .pool import PgDatabase
 from .schema import as_user
 from .writing import PgItemWriter
@@ -32,6 +34,7 @@ ITEMS_SQL = """SELECT id, origin, source_path, title, content, content_hash, cre
 SPANS_SQL = """SELECT item_rowid, start_offset, end_offset, field, meta FROM {p}_chunks
     WHERE item_rowid IN ({marks}) ORDER BY item_rowid, chunk_index"""
 FILES_SQL = "SELECT path, file_hash, item_count, imported_at, size, mtime_ns FROM {p}_files"
+FOLDERS_SQL = "SELECT path, is_folder, imported_at FROM {p}_folders"
 COUNT_SQL = "SELECT (SELECT count(*) FROM {p}_items), (SELECT count(*) FROM {p}_chunks)"
 PG_COUNT_SQL = """SELECT (SELECT count(*) FROM pg_items WHERE user_id = %(u)s AND source = %(s)s),
     (SELECT count(*) FROM pg_chunks WHERE user_id = %(u)s AND source = %(s)s)"""
@@ -73,6 +76,8 @@ async def copy_source(lite: Database, pg: PgDatabase, source: Any, user_id: str)
         last = rows[-1]["id"]
     files = await lite.fetchall(FILES_SQL.format(p=p))
     await writer.record_files([tuple(r) for r in files])  # type: ignore[misc]
+    if await lite.fetchone(HAS_FOLDERS_SQL.format(p=p)) is not None:  # where notes go, what --watch watches
+        await copy_recorded(pg, writer.user_id, p, await lite.fetchall(FOLDERS_SQL.format(p=p)))
     report.sqlite = tuple(await lite.fetchone(COUNT_SQL.format(p=p)))  # type: ignore[arg-type]
     async with pg.transaction() as conn:
         await as_user(conn, writer.user_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ...text import dates
 from ..db import validate_user_id
@@ -57,6 +58,17 @@ async def record_paths(db: PgDatabase, user_id: str, source: str, paths: Sequenc
         await as_user(conn, user_id)
         for path, is_folder in rows:
             await conn.execute(RECORD_SQL, (user_id, source, path, is_folder, now))
+
+
+async def copy_recorded(db: PgDatabase, user_id: str, source: str, rows: Sequence[Any]) -> None:
+    """Record what another store recorded: rows of (path, is_folder, imported_at) as SQLite's
+    `<source>_folders` holds them (`migrate --to`)."""
+    user_id = validate_user_id(user_id)
+    await ensure_folders(db)
+    async with db.transaction() as conn:
+        await as_user(conn, user_id)
+        for path, is_folder, imported_at in rows:
+            await conn.execute(RECORD_SQL, (user_id, source, path, bool(is_folder), imported_at))
 
 
 async def recorded(db: PgDatabase, user_id: str, source: str) -> list[tuple[Path, bool]]:

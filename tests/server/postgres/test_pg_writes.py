@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
+from knowledge_mcp.server.cli.migrate import run_migrate
 from knowledge_mcp.server.cli.pg_import import run_pg_import
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.storage.db import database_path
 
-from ...conftest import FIXTURES, call, error
+from ...conftest import FIXTURES, call, error, import_into
 
 pytestmark = pytest.mark.anyio
 
@@ -105,3 +106,18 @@ async def test_two_servers_updating_one_note_never_lose_an_update(pg_servers: An
     assert final["meta"]["version"] == 2 * rounds + 1
     text = (vault / "Shared log.md").read_text(encoding="utf-8")
     assert all(f"entry {n}" in text and f"entry {n}" in final["content"] for n in range(2 * rounds))
+
+
+async def test_after_migrate_to_postgresql_new_notes_go_into_the_folder_imported_on_sqlite(
+    pg_servers: Any, tmp_path: Path, data_dir: Path, pg_url: str
+) -> None:
+    folder = Path(shutil.copytree(FIXTURES / "notes" / "recipes", tmp_path / "recipes"))
+    await import_into(data_dir, "notes", folder)
+    settings = Settings(data_dir=data_dir, item_store="postgresql", database_url=pg_url)
+    [report] = await run_migrate(settings, pg_url, ["notes"])
+    assert report["verified"], report
+    async with pg_servers("postgresql") as pg:
+        made = await call(pg, "notes_create", title="Starter care", content=STARTER)
+        found = await call(pg, "notes_search", query="rye starter discard")
+    assert (folder / "Starter care.md").is_file() and made["path"] == "Starter care.md"
+    assert found["results"][0]["uri"] == made["uri"]
