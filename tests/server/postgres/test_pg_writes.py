@@ -121,3 +121,13 @@ async def test_after_migrate_to_postgresql_new_notes_go_into_the_folder_imported
         found = await call(pg, "notes_search", query="rye starter discard")
     assert (folder / "Starter care.md").is_file() and made["path"] == "Starter care.md"
     assert found["results"][0]["uri"] == made["uri"]
+
+
+async def test_a_first_note_into_an_empty_postgresql_store_goes_to_the_users_notes_folder(
+    pg_servers: Any, data_dir: Path
+) -> None:
+    async with pg_servers("postgresql") as pg:
+        made = await call(pg, "notes_create", title="First", content="The very first zqfirst note.")
+        found = await call(pg, "notes_search", query="zqfirst")
+    assert (data_dir / "users" / "local" / "notes" / "First.md").is_file()
+    assert made["version"] == 1 and [hit["uri"] for hit in found["results"]] == [made["uri"]]
