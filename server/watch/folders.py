@@ -98,7 +98,7 @@ def scan(data_dir: Path, users: Sequence[str]) -> tuple[list[Target], list[Targe
 
 async def pg_scan(items: Any, data_dir: Path, users: Sequence[str]) -> tuple[list[Target], list[Target]]:
     """`scan` of the PostgreSQL item store (`items`: the server's `ServedItemStore`)."""
-    from knowledge_mcp.sources.storage.postgres.folders import recorded as pg_recorded
+    from knowledge_mcp.sources.storage.postgres.writers.folders import recorded as pg_recorded
 
     present: set[Target] = set()
     gone: set[Target] = set()

@@ -222,8 +222,8 @@ class Watcher:
 
     async def _apply_pg(self, target: Target, paths: list[str]) -> tuple[ImportSummary, Change]:
         """One batch into the PostgreSQL item store, under the user's writer lock (the notes
-        writer's, in every process: `postgres/locking.py`)."""
-        from knowledge_mcp.sources.storage.postgres.locking import writer_lock
+        writer's, in every process: `postgres/writers/locking.py`)."""
+        from knowledge_mcp.sources.storage.postgres.writers.locking import writer_lock
         from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
         from .pg_index import PgIndex

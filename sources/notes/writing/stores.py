@@ -8,7 +8,7 @@ whether the notes have vectors to compare a new note with.
 
 SQLite's lock is the database's own asyncio lock (one process serves a SQLite file). On
 PostgreSQL several processes may write one user's notes (`serve --workers N`): the lock is
-also the database's advisory lock of the user (`postgres/locking.py`), so an update's version
+also the database's advisory lock of the user (`postgres/writers/locking.py`), so an update's version
 check, its file write and its indexing are one step no other writer comes between.
 """
 
@@ -81,12 +81,12 @@ class PgNotes:
         self.db = db
 
     def lock(self) -> AbstractAsyncContextManager[None]:
-        from ...storage.postgres.locking import writer_lock
+        from ...storage.postgres.writers.locking import writer_lock
 
         return writer_lock(self.db.pg, self.db.user_id)
 
     async def imported(self) -> list[tuple[Path, bool]]:
-        from ...storage.postgres.folders import recorded
+        from ...storage.postgres.writers.folders import recorded
 
         return await recorded(self.db.pg, self.db.user_id, source.name)
 

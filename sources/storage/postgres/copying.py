@@ -22,9 +22,9 @@ from ..db import Database
 from ..importing import HAS_FOLDERS_SQL
 from ..items import ChunkSpan, ParsedItem
 from . import bm25
-from .folders import copy_recorded
 from .pool import PgDatabase
 from .schema import as_user
+from .writers.folders import copy_recorded
 from .writing import PgItemWriter
 
 BATCH = 200

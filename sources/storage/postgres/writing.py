@@ -30,10 +30,10 @@ from ..db import validate_user_id
 from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
 from ..items import ItemParser, ParsedItem
 from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
-from .folders import record_paths
 from .pool import PgDatabase
 from .schema import as_user, ensure_user
 from .tokens import tokenize
+from .writers.folders import record_paths
 
 STATS_ROW_SQL = """INSERT INTO pg_corpus_stats (user_id, source) VALUES (%s, %s)
     ON CONFLICT (user_id, source) DO NOTHING"""

@@ -17,8 +17,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ..db import validate_user_id
-from .pool import PgDatabase
+from ...db import validate_user_id
+from ..pool import PgDatabase
 
 LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('knowledge_writer'), hashtext(%s))"
 

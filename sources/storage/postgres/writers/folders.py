@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...text import dates
-from ..db import validate_user_id
-from ..naming import stored_path
-from .migrations import PgMigration, migrate
-from .pool import PgDatabase
-from .schema import POLICY_SQL, as_user
+from ....text import dates
+from ...db import validate_user_id
+from ...naming import stored_path
+from ..migrations import PgMigration, migrate
+from ..pool import PgDatabase
+from ..schema import POLICY_SQL, as_user
 
 COMPONENT = "folders"
 TABLE_V1 = f"""
