@@ -188,8 +188,6 @@ class ServerHost:
     def write_permit(self, ctx: Context) -> WritePermit:
         """The caller's permit to write notes, or WriteNotAllowedError saying why not."""
         refusal = self.write_refusal(ctx.request_context)
-        if refusal is None and self.item_store is not None:
-            refusal = "notes cannot be written into the PostgreSQL item store yet (item_store = postgresql)"
         if refusal is not None:
             raise WriteNotAllowedError(refusal)
         user = self.context(ctx.request_context).user_id

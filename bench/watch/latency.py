@@ -1,12 +1,17 @@
 """`serve --watch` measured: save → searchable latency, and the watcher's idle CPU.
 
-`python -m knowledge_mcp.bench.watch.latency [--edits 100] [--idle-s 60] [--notes 200]`
+`python -m knowledge_mcp.bench.watch.latency [--edits 100] [--idle-s 60] [--notes 200]
+[--database-url postgresql://…]`
 
 Latency: a vault of the fixture notes plus `--notes` generated ones is imported by the real CLI,
 then the real server runs `serve --watch` over stdio and a real MCP client; each edit appends a
 word never seen before to one note (rotating through them), and the client polls notes_search
 every 10 ms until that word is found: the time from the write's return to the first search that
 finds it. The polling adds up to 10 ms plus one search to each figure.
+
+With `--database-url` the vault is imported into the PostgreSQL item store and the server runs
+with `--item-store postgresql` (the URL is passed on the processes' command lines: use a bench
+database without a secret password).
 
 Idle CPU: the same server with and without `--watch`, started as a process that is sent no
 request, left `--idle-s` seconds after a 5 s settling time; its user + system CPU time read from
@@ -49,7 +54,12 @@ def make_vault(root: Path, extra: int) -> Path:
     return vault
 
 
-def serve_command(data_dir: Path, watch: bool) -> list[str]:
+def store_args(url: str | None) -> list[str]:
+    """The command-line arguments of the PostgreSQL item store (none: the SQLite files)."""
+    return ["--item-store", "postgresql", "--database-url", url] if url else []
+
+
+def serve_command(data_dir: Path, watch: bool, url: str | None = None) -> list[str]:
     command = [
         sys.executable,
         "-m",
@@ -59,6 +69,7 @@ def serve_command(data_dir: Path, watch: bool) -> list[str]:
         "stdio",
         "--data-dir",
         str(data_dir),
+        *store_args(url),
     ]
     return [*command, "--watch"] if watch else command
 
@@ -72,7 +83,7 @@ def server_env() -> dict[str, str]:
     return env
 
 
-def import_vault(vault: Path, data_dir: Path) -> None:
+def import_vault(vault: Path, data_dir: Path, url: str | None = None) -> None:
     command = [
         sys.executable,
         "-m",
@@ -82,6 +93,7 @@ def import_vault(vault: Path, data_dir: Path) -> None:
         str(vault),
         "--data-dir",
         str(data_dir),
+        *store_args(url),
     ]
     subprocess.run(command, check=True, capture_output=True, timeout=600)
 
@@ -91,10 +103,10 @@ async def found(client: Client, word: str) -> bool:
     return not result.is_error and bool(result.structured_content and result.structured_content["results"])
 
 
-async def latencies(vault: Path, data_dir: Path, edits: int) -> list[float]:
+async def latencies(vault: Path, data_dir: Path, edits: int, url: str | None = None) -> list[float]:
     notes = sorted((vault / "generated").glob("*.md")) or sorted(vault.rglob("*.md"))
     params = StdioServerParameters(
-        command=sys.executable, args=serve_command(data_dir, True)[1:], env=server_env()
+        command=sys.executable, args=serve_command(data_dir, True, url)[1:], env=server_env()
     )
     times: list[float] = []
     async with Client(params) as client:
@@ -118,10 +130,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def idle_cpu(data_dir: Path, watch: bool, seconds: float) -> float:
+def idle_cpu(data_dir: Path, watch: bool, seconds: float, url: str | None = None) -> float:
     """CPU seconds the idle server used over `seconds` (after 5 s to settle)."""
     process = subprocess.Popen(
-        serve_command(data_dir, watch),
+        serve_command(data_dir, watch, url),
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -142,12 +154,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=100)
     parser.add_argument("--idle-s", type=float, default=60.0)
     parser.add_argument("--notes", type=int, default=200, help="generated notes besides the fixtures")
+    parser.add_argument("--database-url", help="measure the PostgreSQL item store in this database")
     args = parser.parse_args(argv)
+    url = args.database_url
     with tempfile.TemporaryDirectory(prefix="watch-bench-") as tmp:
         vault, data_dir = make_vault(Path(tmp), args.notes), Path(tmp) / "data"
-        import_vault(vault, data_dir)
-        times = asyncio.run(latencies(vault, data_dir, args.edits))
+        import_vault(vault, data_dir, url)
+        times = asyncio.run(latencies(vault, data_dir, args.edits, url))
         report: dict[str, Any] = {
+            "item_store": "postgresql" if url else "sqlite",
             "items": sum(1 for _ in vault.rglob("*.md")),
             "edits": len(times),
             "latency_ms": {
@@ -158,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             },
         }
         if args.idle_s > 0:
-            watching = idle_cpu(data_dir, True, args.idle_s)
-            plain = idle_cpu(data_dir, False, args.idle_s)
+            watching = idle_cpu(data_dir, True, args.idle_s, url)
+            plain = idle_cpu(data_dir, False, args.idle_s, url)
             report["idle_cpu"] = {
                 "seconds": args.idle_s,
                 "with_watch_s": round(watching, 3),

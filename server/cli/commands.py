@@ -102,17 +102,39 @@ def print_summary(summary: ImportSummary, as_json: bool) -> None:
 
 
 async def run_search(settings: Settings, query: str, sources: list[str], limit: int) -> list[dict[str, Any]]:
+    """The user's best `limit` hits across `sources`: from their SQLite files, or with
+    `item_store = "postgresql"` from the PostgreSQL item store (as the server answers)."""
+    if settings.item_store == "postgresql" and settings.database_url is not None:
+        from ..shared.items import ServedItemStore  # psycopg: only with that store
+
+        store = ServedItemStore(settings.database_url.get_secret_value())
+        try:
+            return await _search_each(settings, query, sources, limit, store)
+        finally:
+            await store.close()
+    return await _search_each(settings, query, sources, limit, None)
+
+
+async def _search_each(
+    settings: Settings, query: str, sources: list[str], limit: int, store: Any
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
+    request = SearchRequest(query, limit=limit)
     for name in sources:
         source = get_source(name)
         path = database_path(settings.data_dir, settings.user, name)
-        if not path.exists():
+        if store is not None:
+            response = await source.search(
+                await store.items(settings.user, name, path), request, settings.defaults()
+            )
+        elif not path.exists():
             continue
-        db = await open_database(path, source.migrations)
-        try:
-            response = await source.search(db, SearchRequest(query, limit=limit), settings.defaults())
-        finally:
-            await db.close()
+        else:
+            db = await open_database(path, source.migrations)
+            try:
+                response = await source.search(db, request, settings.defaults())
+            finally:
+                await db.close()
         rows += [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in response.results]
     rows.sort(key=lambda r: -r["score"])
     for rank, row in enumerate(rows[:limit], start=1):

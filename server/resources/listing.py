@@ -20,7 +20,10 @@ from knowledge_mcp.sources.registry import SOURCE_NAMES
 
 from .items import MIME_TYPES
 
-RECENT_SQL = "SELECT item_id, title, last_modified FROM {p}_items ORDER BY last_modified DESC LIMIT ?"
+RECENT_SQL = """SELECT item_id, title, last_modified FROM {p}_items
+    ORDER BY last_modified DESC, item_id LIMIT ?"""
+"""Ties (files of one checkout share a modification time) in item id order: the same list from
+the SQLite files and from the PostgreSQL item store, call after call."""
 
 
 def recent_resource(source: str, row: Any) -> Resource:

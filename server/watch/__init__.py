@@ -27,6 +27,7 @@ def start_watching(host: ServerHost, *, every_user: bool) -> Watcher | None:
         host.changes,
         users=None if every_user else [settings.user],
         max_file_bytes=int(settings.import_max_file_mb * 1024 * 1024),
+        items=host.item_store,
     )
     watcher.start()
     return watcher

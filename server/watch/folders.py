@@ -2,7 +2,8 @@
 
 Every import records the paths it was given (`<source>_folders`, `Importer.record_paths`), so
 `serve --watch` needs no arguments: it reads those tables (read-only, without migrating a
-database the server has not opened) for each watched user. A user's own targets are only ever
+database the server has not opened) for each watched user; with `item_store = "postgresql"`,
+the item store's `pg_folders` (`pg_scan`). A user's own targets are only ever
 re-imported into that user's databases; a folder two users imported is two targets.
 
 A changed path belongs to a target when it is the recorded file itself, or lies inside the
@@ -17,6 +18,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
+from typing import Any
 
 from loguru import logger
 
@@ -89,6 +91,21 @@ def scan(data_dir: Path, users: Sequence[str]) -> tuple[list[Target], list[Targe
     for user in users:
         for source in SOURCE_NAMES:
             for root, is_folder in recorded(database_path(data_dir, user, source), source):
+                target = Target(validate_user_id(user), source, root, is_folder)
+                (present if root.exists() else gone).add(target)
+    return sorted(present), sorted(gone)
+
+
+async def pg_scan(items: Any, data_dir: Path, users: Sequence[str]) -> tuple[list[Target], list[Target]]:
+    """`scan` of the PostgreSQL item store (`items`: the server's `ServedItemStore`)."""
+    from knowledge_mcp.sources.storage.postgres.writers.folders import recorded as pg_recorded
+
+    present: set[Target] = set()
+    gone: set[Target] = set()
+    for user in users:
+        for source in SOURCE_NAMES:
+            view = await items.items(user, source, database_path(data_dir, user, source))
+            for root, is_folder in await pg_recorded(view.pg, user, source):
                 target = Target(validate_user_id(user), source, root, is_folder)
                 (present if root.exists() else gone).add(target)
     return sorted(present), sorted(gone)

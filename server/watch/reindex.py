@@ -8,7 +8,9 @@ gone takes its items with it (and, for a folder, those of every file under it). 
 therefore a delete and an add. The import's rules hold: only files of the source's types, no
 hidden entries, no link out of the recorded folder, no special files.
 
-The items' ids and versions before and after give the `Change` the watcher publishes.
+The items' ids and versions before and after give the `Change` the watcher publishes. What
+reads and forgets records is the store's `Index`: `SqliteIndex` here (the user's SQLite file),
+`pg_index.PgIndex` for the PostgreSQL item store; the import runner is the same for both.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from knowledge_mcp.sources.storage.db import Database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.naming import stored_path
-from knowledge_mcp.sources.storage.runs import BATCH_FILES, ImportRun, ImportSummary
+from knowledge_mcp.sources.storage.runs import BATCH_FILES, FileRecord, ImportRun, ImportSummary, ItemStore
 from knowledge_mcp.sources.storage.walking import Skipped, walk
 
 from .batching import outermost
@@ -43,22 +45,57 @@ def under(path: str) -> tuple[str, str, str]:
     return path, path + "/", path + "0"
 
 
-async def reindex(importer: Importer, target: Target, paths: Sequence[str]) -> tuple[ImportSummary, Change]:
-    """Apply the changed `paths` (all owned by `target`) to the importer's database."""
+class Index(Protocol):
+    """A user's source as the watcher changes it: the import runner's store and its records."""
+
+    @property
+    def importer(self) -> ItemStore: ...
+
+    async def known(self, keys: Sequence[str]) -> dict[str, FileRecord]:
+        """The records of the imported files among `keys` (stored paths)."""
+        ...
+
+    async def versions(self, keys: Sequence[str]) -> dict[str, int]:
+        """The id and version of every item of the files at or under `keys`."""
+        ...
+
+    async def forget(self, gone: Sequence[str]) -> int:
+        """Remove the items and records of the files at or under `gone`: items removed."""
+        ...
+
+
+class SqliteIndex:
+    def __init__(self, importer: Importer) -> None:
+        self.importer = importer
+
+    async def known(self, keys: Sequence[str]) -> dict[str, FileRecord]:
+        sql = self.importer.sql(KNOWN_SQL).replace("{marks}", ",".join("?" * len(keys)))
+        return {row["path"]: row for row in await self.importer.db.fetchall(sql, keys)}
+
+    async def versions(self, keys: Sequence[str]) -> dict[str, int]:
+        return await versions(self.importer, keys)
+
+    async def forget(self, gone: Sequence[str]) -> int:
+        return await forget(self.importer.db, self.importer.p, gone)
+
+
+async def reindex(index: Index, target: Target, paths: Sequence[str]) -> tuple[ImportSummary, Change]:
+    """Apply the changed `paths` (all owned by `target`) to the index's store."""
+    importer = index.importer
     keys = [str(stored_path(Path(p))) for p in paths]
-    before = await versions(importer, keys)
+    before = await index.versions(keys)
     files, folders, gone = sort_paths(importer, target, paths)
     summary = ImportSummary(importer.p)
-    await import_files(importer, files, summary)
+    await import_files(index, files, summary)
     for folder in folders:
         summary.add(await ImportRun(importer).run([folder], prune=True, on_file=None))
-    summary.pruned += await forget(importer.db, importer.p, outermost(str(stored_path(g)) for g in gone))
-    after = await versions(importer, keys)
+    summary.pruned += await index.forget(outermost(str(stored_path(g)) for g in gone))
+    after = await index.versions(keys)
     return summary, diff(target, importer.source.name, before, after)
 
 
 def sort_paths(
-    importer: Importer, target: Target, paths: Sequence[str]
+    importer: ItemStore, target: Target, paths: Sequence[str]
 ) -> tuple[list[Path], list[Path], list[Path]]:
     """The files to import, the folders to walk and the paths that are gone; files the import
     would refuse are noticed in the summary (never read), others of no interest left out."""
@@ -91,15 +128,13 @@ def admitted(path: Path, target: Target, extensions: frozenset[str]) -> bool:
     return not any(isinstance(entry, Skipped) for entry in walk([resolved], extensions))
 
 
-async def import_files(importer: Importer, files: list[Path], summary: ImportSummary) -> None:
+async def import_files(index: Index, files: list[Path], summary: ImportSummary) -> None:
     """Re-import files through the import runner in batches, each looking up only its own
     files' records (unchanged size and time: skipped unread; unchanged hash: not written)."""
     for at in range(0, len(files), BATCH_FILES):
         part = files[at : at + BATCH_FILES]
-        keys = [str(stored_path(p)) for p in part]
-        sql = importer.sql(KNOWN_SQL).replace("{marks}", ",".join("?" * len(keys)))
-        run = ImportRun(importer)
-        run.known = {row["path"]: row for row in await importer.db.fetchall(sql, keys)}
+        run = ImportRun(index.importer)
+        run.known = await index.known([str(stored_path(p)) for p in part])
         await run.batch(part, None)
         await run.settle()
         summary.add(run.summary)

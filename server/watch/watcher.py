@@ -18,6 +18,10 @@ server was not watching converge too. One bad file is logged (its path and the k
 never its content) and the rest go on; any failure of a batch is logged and the watcher goes on.
 After each batch the `Change` is published on the server's feed, the embedding worker is told
 (new chunks get vectors) and notes writes are serialized with the notes writer (its lock).
+
+With `item_store = "postgresql"` the recorded folders are PostgreSQL's (`pg_folders`), each
+batch is written into the item store (`pg_index`) under the user's writer lock, which the notes
+writers of every worker take too; only one worker watches (the one holding the embedding lock).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -37,12 +42,13 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.naming import shown
+from knowledge_mcp.sources.storage.runs import ImportSummary
 
 from ..context import DatabasePool
 from .batching import DEBOUNCE_MS, STEP_MS, Pending, changed_paths
-from .events import ChangeFeed
-from .folders import Target, route, scan, users_with_data, watched_roots
-from .reindex import reindex
+from .events import Change, ChangeFeed
+from .folders import Target, pg_scan, route, scan, users_with_data, watched_roots
+from .reindex import SqliteIndex, reindex
 
 RESCAN_S = 10.0
 """How often the recorded folders are read again (new imports, folders gone or back)."""
@@ -64,8 +70,12 @@ class Watcher:
         users: Sequence[str] | None,
         max_file_bytes: int,
         rescan_s: float = RESCAN_S,
+        items: Any = None,
     ) -> None:
         self.data_dir, self.pool, self.feed = data_dir, pool, feed
+        self.items = items
+        """The PostgreSQL item store (`ServedItemStore`) with `item_store = "postgresql"`: the
+        recorded folders are read from it and changes written to it; None: the SQLite files."""
         self.users = users
         """The users watched; None: every user with a data folder (looked up at each scan)."""
         self.max_file_bytes, self.rescan_s = max_file_bytes, rescan_s
@@ -119,7 +129,10 @@ class Watcher:
 
     async def _scan(self) -> list[Target]:
         users = self.users if self.users is not None else users_with_data(self.data_dir)
-        found, gone = await asyncio.to_thread(scan, self.data_dir, users)
+        if self.items is not None:
+            found, gone = await pg_scan(self.items, self.data_dir, users)
+        else:
+            found, gone = await asyncio.to_thread(scan, self.data_dir, users)
         for target in sorted(set(gone) - self._missing):
             logger.warning(
                 "watch: the {} path {} of user {} is gone; watching the rest",
@@ -176,16 +189,20 @@ class Watcher:
         """One batch into the target's database; any failure is logged and the watcher goes on."""
         source = SOURCES[target.source]
         path = database_path(self.data_dir, target.user_id, target.source)
+        served = None
         try:
-            served = await self.pool.get(path, target.source)
-            lock: asyncio.Lock = served.caches.setdefault(WRITE_LOCK, asyncio.Lock())
-            async with lock:
-                db = await open_database(path, source.migrations)
-                try:
-                    importer = Importer(source, db, max_file_bytes=self.max_file_bytes)
-                    summary, change = await reindex(importer, target, paths)
-                finally:
-                    await db.close()
+            if self.items is not None:
+                summary, change = await self._apply_pg(target, paths)
+            else:
+                served = await self.pool.get(path, target.source)
+                lock: asyncio.Lock = served.caches.setdefault(WRITE_LOCK, asyncio.Lock())
+                async with lock:
+                    db = await open_database(path, source.migrations)
+                    try:
+                        importer = Importer(source, db, max_file_bytes=self.max_file_bytes)
+                        summary, change = await reindex(SqliteIndex(importer), target, paths)
+                    finally:
+                        await db.close()
         except Exception as exc:  # this batch is lost; a later change or the next start retries
             reason = str(exc) if isinstance(exc, KnowledgeError) else type(exc).__name__
             logger.warning("watch: {} of user {} not re-imported: {}", target.source, target.user_id, reason)
@@ -199,6 +216,22 @@ class Watcher:
                 "watch: {} of user {}: {} added, {} updated, {} removed",
                 target.source, target.user_id, len(change.added), len(change.updated), len(change.removed),
             )  # fmt: skip
-            if self.pool.background is not None:
+            if self.pool.background is not None and served is not None:
                 self.pool.background.notice(served, target.source, source.migrations, force=True)
             await self.feed.publish(change)
+
+    async def _apply_pg(self, target: Target, paths: list[str]) -> tuple[ImportSummary, Change]:
+        """One batch into the PostgreSQL item store, under the user's writer lock (the notes
+        writer's, in every process: `postgres/writers/locking.py`)."""
+        from knowledge_mcp.sources.storage.postgres.writers.locking import writer_lock
+        from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
+
+        from .pg_index import PgIndex
+
+        path = database_path(self.data_dir, target.user_id, target.source)
+        items = await self.items.items(target.user_id, target.source, path)
+        writer = PgItemWriter(
+            items.pg, SOURCES[target.source], target.user_id, max_file_bytes=self.max_file_bytes
+        )
+        async with writer_lock(items.pg, target.user_id):
+            return await reindex(PgIndex(writer, items), target, paths)

@@ -7,7 +7,8 @@ the candidate's chunks all have vectors (`search/dense`: the new text's first wi
 as a query is, while the search runs, and compared with each of the candidate's stored window
 vectors; the best counts), else by its word and word-pair counts (`similarity.resemblance`).
 `provider` says which measured. Past the budget the check gives up and the write answers
-`duplicate_check_timeout`.
+`duplicate_check_timeout`. On the PostgreSQL item store the candidates come from its own
+lexical search (`PgItems`, bm25 in SQL) and are compared lexically.
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ from ...retrieval import Defaults
 from ...search.dense import embedder as models
 from ...search.dense.vectors import embedded_text
 from ...search.request import SearchRequest
-from ...storage.db import Database
 from ..source import source
 from .models import MENTION, Duplicate, DuplicateCheck, Provider
 from .similarity import resemblance, top_terms
+from .stores import note_store
 
 CANDIDATES = 8
 SHOWN = 3
-ANY_VECTOR_SQL = "SELECT 1 FROM notes_chunk_vectors LIMIT 1"
 ITEMS_SQL = "SELECT id, item_id, title, content FROM notes_items WHERE item_id IN ({marks})"
 VECTORS_SQL = """SELECT c.item_rowid, count(c.id) AS chunks, count(cv.chunk_id) AS embedded,
     group_concat(cv.text_hash) AS hashes FROM notes_chunks AS c
@@ -40,15 +40,16 @@ WINDOWS_SQL = "SELECT windows, vectors FROM notes_vectors WHERE text_hash IN ({m
 
 
 async def check(
-    db: Database, title: str, text: str, *, exclude: str | None, budget_ms: float, defaults: Defaults
+    db: Any, title: str, text: str, *, exclude: str | None, budget_ms: float, defaults: Defaults
 ) -> DuplicateCheck:
-    """The check for a note titled `title` with body `text` (`exclude`: the note's own id).
+    """The check for a note titled `title` with body `text` (`exclude`: the note's own id), among
+    the notes of `db` (a SQLite `Database` or a PostgreSQL `PgItems`).
 
     The model is loaded (once per process, ~0.7 s) before the budget starts, and only when the
     notes have vectors to compare with: without them the check is lexical and loads nothing."""
     if budget_ms <= 0:
         return DuplicateCheck()
-    model = await asyncio.to_thread(models.embedder) if await db.fetchone(ANY_VECTOR_SQL) else None
+    model = await asyncio.to_thread(models.embedder) if await note_store(db).has_vectors() else None
     try:
         return await asyncio.wait_for(_check(db, model, title, text, exclude, defaults), budget_ms / 1000)
     except TimeoutError:
@@ -56,7 +57,7 @@ async def check(
 
 
 async def _check(
-    db: Database,
+    db: Any,
     model: models.Embedder | None,
     title: str,
     text: str,
@@ -101,7 +102,7 @@ def _provider(dense: bool, lexical: bool) -> Provider:
     return "dense" if dense else "lexical"
 
 
-async def _dense_scores(db: Database, new: npt.NDArray[np.float32], items: Sequence[Any]) -> dict[int, float]:
+async def _dense_scores(db: Any, new: npt.NDArray[np.float32], items: Sequence[Any]) -> dict[int, float]:
     """Each candidate's best window cosine with the new text's vector (by rowid), for the
     candidates whose chunks all have vectors; empty when none has."""
     rows = await db.fetchall(

@@ -1,10 +1,11 @@
 """Which folder a caller's new notes go into, and which files their updates may change.
 
 The local user (stdio) writes into the configured `notes_dir`, else the folder their notes
-were last imported from (`notes_folders`, recorded by every import), else `users/<id>/notes`
-under the data dir. Any other user (over HTTP, with a write credential) writes only into
-`users/<id>/notes`. An update may change a note's file only inside the caller's notes folder,
-or, for the local user, inside a folder (or the very file) they imported.
+were last imported from (recorded by every import: `notes_folders`, or PostgreSQL's
+`pg_folders`), else `users/<id>/notes` under the data dir. Any other user (over HTTP, with a
+write credential) writes only into `users/<id>/notes`. An update may change a note's file only
+inside the caller's notes folder, or, for the local user, inside a folder (or the very file)
+they imported.
 """
 
 from __future__ import annotations
@@ -12,37 +13,31 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...errors import InvalidArgumentError
-from ...storage.db import Database
 from .models import WritePermit
 from .paths import inside
-
-FOLDERS_SQL = "SELECT path, is_folder FROM notes_folders ORDER BY imported_at DESC, rowid DESC"
-
-
-async def _imported(db: Database) -> list[tuple[Path, bool]]:
-    return [(Path(row["path"]), bool(row["is_folder"])) for row in await db.fetchall(FOLDERS_SQL)]
+from .stores import NoteStore
 
 
-async def notes_folder(db: Database, permit: WritePermit) -> Path:
+async def notes_folder(store: NoteStore, permit: WritePermit) -> Path:
     """The caller's notes folder (created when missing), resolved."""
     folder = permit.home / "notes"
     if permit.local and permit.notes_dir is not None:
         folder = permit.notes_dir.expanduser()
     elif permit.local:
         folder = next(
-            (path for path, is_folder in await _imported(db) if is_folder and path.is_dir()), folder
+            (path for path, is_folder in await store.imported() if is_folder and path.is_dir()), folder
         )
     folder.mkdir(parents=True, exist_ok=True)
     return folder.resolve()
 
 
-async def writable_root(db: Database, permit: WritePermit, path: Path) -> Path:
+async def writable_root(store: NoteStore, permit: WritePermit, path: Path) -> Path:
     """The folder (the notes folder, or an imported one) that holds the file `path`, which an
     update may change; an error when the note's file lies elsewhere or is gone."""
-    roots = [await notes_folder(db, permit)]
+    roots = [await notes_folder(store, permit)]
     if permit.local:
         roots += [
-            p if is_folder else p.parent for p, is_folder in await _imported(db) if is_folder or p == path
+            p if is_folder else p.parent for p, is_folder in await store.imported() if is_folder or p == path
         ]
     if not path.is_file():
         raise InvalidArgumentError("note_id", "the note's file is gone; import its folder again")

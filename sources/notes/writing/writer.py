@@ -6,18 +6,19 @@ one transaction). A crash between the two leaves a file the index does not know 
 next import of the folder picks up; never an index entry without its file. An update first
 re-indexes the note's file, so an edit made outside (in an editor) counts as a version: an
 `expected_version` older than the file is refused and nothing is written. Writes of one user's
-notes are serialized (one lock per database).
+notes are serialized: one lock per database on SQLite; on PostgreSQL (`item_store =
+"postgresql"`) the database's advisory lock of the user, held by every process that writes
+(`stores.py`), so the version check and the write are atomic across `serve --workers N`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from ...errors import InvalidArgumentError, NotFoundError, SourceUnavailableError
 from ...retrieval import Defaults
-from ...storage.db import Database
-from ...storage.importing import Importer
 from ...storage.naming import stored_path
 from ...storage.runs import ImportRun
 from ...text import dates
@@ -30,10 +31,10 @@ from .folders import notes_folder, writable_root
 from .markdown import NoteText, appended, render_note, replace_section
 from .models import TIMEOUT_WARNING, DuplicateCheck, WritePermit, WriteResult
 from .paths import folder_parts, inside, relative_name
+from .stores import note_store
 
 MAX_TITLE = 1000  # paper titles run past 200 characters; the file name keeps the first 80
 MAX_CONTENT = 1_000_000
-KNOWN_FILE_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM notes_files WHERE path = ?"
 ITEM_BY_ORIGIN_SQL = "SELECT item_id, title, version FROM notes_items WHERE origin = ?"
 ITEM_BY_ID_SQL = "SELECT item_id, source_path, title, version FROM notes_items WHERE item_id = ?"
 
@@ -67,25 +68,23 @@ def new_body(body: str, content: str | None, append: str | None, section: str | 
 
 
 class NoteWriter:
-    def __init__(self, db: Database, permit: WritePermit, defaults: Defaults) -> None:
+    def __init__(self, db: Any, permit: WritePermit, defaults: Defaults) -> None:
+        """`db`: the user's notes (a SQLite `Database`, or the PostgreSQL store's `PgItems`)."""
         self.db = db
+        self.store = note_store(db)
         self.permit = permit
         self.defaults = defaults
-
-    def lock(self) -> asyncio.Lock:
-        lock: asyncio.Lock = self.db.caches.setdefault("notes_writing", asyncio.Lock())
-        return lock
 
     async def create(
         self, title: str, content: str, tags: list[str] | None, folder: str | None
     ) -> WriteResult:
         title = clean_title(title)
         content = checked_content("content", content)
-        root = await notes_folder(self.db, self.permit)
+        root = await notes_folder(self.store, self.permit)
         target = root.joinpath(*folder_parts(folder))
         if not inside(root, target):
             raise InvalidArgumentError("folder", "leads out of the notes folder (a link?); choose another")
-        async with self.lock():
+        async with self.store.lock():
             verdict = await self.check(title, content, exclude=None)
             text = render_note(title, content, string_list(tags), dates.now())
             target.mkdir(parents=True, exist_ok=True)
@@ -109,8 +108,8 @@ class NoteWriter:
         if row is None:
             raise NotFoundError("note_id", note_id, "pass a notes_search result's uri")
         path = Path(row["source_path"])
-        async with self.lock():
-            root = await writable_root(self.db, self.permit, path)
+        async with self.store.lock():
+            root = await writable_root(self.store, self.permit, path)
             await self.index(path)  # an edit made outside becomes a version first
             row = await self.db.fetchone(ITEM_BY_ID_SQL, (note_id,)) or row
             version = int(row["version"])
@@ -136,8 +135,8 @@ class NoteWriter:
         """Import the file through the import runner (one batch of one file: read, hashed, parsed
         and written with its record, skipped when unchanged), looking up only this file's record
         (a whole run reads every file's: 40 ms a write at 5,000 notes); a failure is an error."""
-        run = ImportRun(Importer(source, self.db))
-        known = await self.db.fetchone(KNOWN_FILE_SQL, (str(stored_path(path)),))
+        run = ImportRun(self.store.item_store())
+        known = await self.store.known_file(str(stored_path(path)))
         run.known = {known["path"]: known} if known is not None else {}
         await run.batch([path], None)
         await run.settle()

@@ -25,10 +25,12 @@ import numpy as np
 
 from ...search.query import parse_query, words_of
 from ..db import Database
+from ..importing import HAS_FOLDERS_SQL
 from ..items import ChunkSpan, ParsedItem
 from . import bm25, vectors
 from .pool import PgDatabase
 from .schema import as_user
+from .writers.folders import copy_recorded
 from .writing import PgItemWriter
 
 BATCH = 200
@@ -50,6 +52,7 @@ EMBEDDED_SQL = "SELECT count(*) FROM {p}_chunk_vectors"
 SPANS_SQL = """SELECT item_rowid, start_offset, end_offset, field, meta FROM {p}_chunks
     WHERE item_rowid IN ({marks}) ORDER BY item_rowid, chunk_index"""
 FILES_SQL = "SELECT path, file_hash, item_count, imported_at, size, mtime_ns FROM {p}_files"
+FOLDERS_SQL = "SELECT path, is_folder, imported_at FROM {p}_folders"
 COUNT_SQL = "SELECT (SELECT count(*) FROM {p}_items), (SELECT count(*) FROM {p}_chunks)"
 PG_COUNT_SQL = """SELECT (SELECT count(*) FROM pg_items WHERE user_id = %(u)s AND source = %(s)s),
     (SELECT count(*) FROM pg_chunks WHERE user_id = %(u)s AND source = %(s)s)"""
@@ -99,6 +102,8 @@ async def copy_source(lite: Database, pg: PgDatabase, source: Any, user_id: str)
     embedded = await lite.fetchone(EMBEDDED_SQL.format(p=p))
     cover = await vectors.coverage(pg, writer.user_id, p)
     report.vectors = (int(embedded[0]) if embedded else 0, cover.embedded)
+    if await lite.fetchone(HAS_FOLDERS_SQL.format(p=p)) is not None:  # where notes go, what --watch watches
+        await copy_recorded(pg, writer.user_id, p, await lite.fetchall(FOLDERS_SQL.format(p=p)))
     report.sqlite = tuple(await lite.fetchone(COUNT_SQL.format(p=p)))  # type: ignore[arg-type]
     async with pg.transaction() as conn:
         await as_user(conn, writer.user_id)

@@ -34,6 +34,7 @@ from .pool import PgDatabase
 from .postings import blocks
 from .schema import as_user, ensure_user
 from .tokens import tokenize
+from .writers.folders import record_paths
 
 STATS_ROW_SQL = """INSERT INTO pg_corpus_stats (user_id, source) VALUES (%s, %s)
     ON CONFLICT (user_id, source) DO NOTHING"""
@@ -117,7 +118,9 @@ class PgItemWriter:
         """Import files and folders exactly as `Importer.run` does (`runs.ImportRun`), into
         PostgreSQL."""
         await ensure_user(self.db, self.user_id)
-        return await ImportRun(self).run(paths, prune=prune, on_file=None)
+        summary = await ImportRun(self).run(paths, prune=prune, on_file=None)
+        await record_paths(self.db, self.user_id, self.p, paths)  # where notes go, what --watch watches
+        return summary
 
     async def known_files(self) -> dict[str, FileRecord]:
         async with self.db.transaction() as conn:

@@ -134,9 +134,3 @@ async def test_get_of_an_unknown_item_on_postgresql_names_the_id(
     async with pg_servers("postgresql") as pg:
         message = await error(pg, "notes_get", note_id="no-such-note")
     assert "note_id" in message
-
-
-async def test_writing_a_note_into_the_postgresql_store_is_refused_in_one_sentence(pg_servers: Any) -> None:
-    async with pg_servers("postgresql") as pg:
-        message = await error(pg, "notes_create", title="Plan", content="Water the tomatoes.")
-    assert "cannot be written into the PostgreSQL item store yet" in message

@@ -1,0 +1,110 @@
+"""Where a written note is indexed: the user's SQLite notes database, or the PostgreSQL item
+store (`item_store = "postgresql"`, where the tools hand the writer a `PgItems`).
+
+The writer itself is the same for both (`writer.py`); a `NoteStore` gives it what differs: the
+writer lock, the folders the user imported notes from, an imported file's record, the import
+runner's item store (`runs.ItemStore`: SQLite's `Importer`, PostgreSQL's `PgItemWriter`) and
+whether the notes have vectors to compare a new note with.
+
+SQLite's lock is the database's own asyncio lock (one process serves a SQLite file). On
+PostgreSQL several processes may write one user's notes (`serve --workers N`): the lock is
+also the database's advisory lock of the user (`postgres/writers/locking.py`), so an update's version
+check, its file write and its indexing are one step no other writer comes between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from ...storage.db import Database
+from ...storage.importing import Importer
+from ...storage.runs import FileRecord, ItemStore
+from ..source import source
+
+WRITE_LOCK = "notes_writing"
+"""The SQLite database's cache entry holding its writer lock (the watcher takes it too)."""
+FOLDERS_SQL = "SELECT path, is_folder FROM notes_folders ORDER BY imported_at DESC, rowid DESC"
+KNOWN_FILE_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM notes_files WHERE path = ?"
+PG_KNOWN_FILE_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
+    WHERE user_id = %s AND source = %s AND path = %s"""
+ANY_VECTOR_SQL = "SELECT 1 FROM notes_chunk_vectors LIMIT 1"
+
+
+class NoteStore(Protocol):
+    db: Any
+    """What the sources read (search, get): a `Database` or a `PgItems`."""
+
+    def lock(self) -> AbstractAsyncContextManager[None]: ...
+
+    async def imported(self) -> list[tuple[Path, bool]]:
+        """The files and folders notes were imported from, the latest first."""
+        ...
+
+    async def known_file(self, key: str) -> FileRecord | None: ...
+
+    def item_store(self) -> ItemStore: ...
+
+    async def has_vectors(self) -> bool: ...
+
+
+class SqliteNotes:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @asynccontextmanager
+    async def lock(self) -> AsyncIterator[None]:
+        lock: asyncio.Lock = self.db.caches.setdefault(WRITE_LOCK, asyncio.Lock())
+        async with lock:
+            yield
+
+    async def imported(self) -> list[tuple[Path, bool]]:
+        return [(Path(row["path"]), bool(row["is_folder"])) for row in await self.db.fetchall(FOLDERS_SQL)]
+
+    async def known_file(self, key: str) -> FileRecord | None:
+        return await self.db.fetchone(KNOWN_FILE_SQL, (key,))
+
+    def item_store(self) -> ItemStore:
+        return Importer(source, self.db)
+
+    async def has_vectors(self) -> bool:
+        return await self.db.fetchone(ANY_VECTOR_SQL) is not None
+
+
+class PgNotes:
+    """A user's notes in the PostgreSQL store (`db`: a `PgItems`; psycopg is imported only here)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    def lock(self) -> AbstractAsyncContextManager[None]:
+        from ...storage.postgres.writers.locking import writer_lock
+
+        return writer_lock(self.db.pg, self.db.user_id)
+
+    async def imported(self) -> list[tuple[Path, bool]]:
+        from ...storage.postgres.writers.folders import recorded
+
+        return await recorded(self.db.pg, self.db.user_id, source.name)
+
+    async def known_file(self, key: str) -> FileRecord | None:
+        rows = await self.db.rows(PG_KNOWN_FILE_SQL, (key,))
+        return rows[0] if rows else None
+
+    def item_store(self) -> ItemStore:
+        from ...storage.postgres.writing import PgItemWriter
+
+        return PgItemWriter(self.db.pg, source, self.db.user_id)
+
+    async def has_vectors(self) -> bool:
+        return False  # the check compares PostgreSQL's notes lexically (`duplicates`)
+
+
+def note_store(db: Any) -> NoteStore:
+    """The store of the notes `db` holds (a SQLite `Database`, or a PostgreSQL `PgItems`)."""
+    if getattr(db, "item_store", "sqlite") == "postgresql":
+        return PgNotes(db)
+    return SqliteNotes(db)
