@@ -44,7 +44,8 @@ PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT c.chunk) FROM {postings}
         CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
         WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
-COLUMN_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT p.chunk) FROM {{postings}} p
+COLUMN_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT u.chunk) FROM {{postings}} p
+        CROSS JOIN LATERAL unnest(p.chunks, p.tf_titles, p.tf_bodies) AS u(chunk, tf_title, tf_body)
         WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high AND ({fields}))
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
 LOWEST = "\x01"
