@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -225,7 +226,28 @@ def build_parser() -> argparse.ArgumentParser:
         default=1_000_000,
         help="--dense: vectors for the dense stage alone (default 1000000)",
     )
+    _bench_pg_options(bench)
     return parser
+
+
+def _bench_pg_options(bench: argparse.ArgumentParser) -> None:
+    """`bench --database-url`: the bench on the PostgreSQL item store (`bench/postgres/full.py`)."""
+    bench.add_argument(
+        "--database-url",
+        default=os.environ.get("KNOWLEDGE_MCP_DATABASE_URL"),
+        help="postgresql://…: bench the PostgreSQL item store in a scratch database beside this one "
+        "(default: KNOWLEDGE_MCP_DATABASE_URL; unset: the SQLite bench)",
+    )
+    bench.add_argument("--mode", choices=["lexical", "hybrid"], default="lexical", help="with --database-url")
+    bench.add_argument(
+        "--workers", default="1,2", help="with --database-url: HTTP worker counts, or 0 for none (default 1,2)"
+    )
+    bench.add_argument("--rounds", type=int, default=2, help="with --database-url: runs of every worker count")
+    bench.add_argument("--warmup-seconds", type=float, default=5.0, help="with --database-url (default 5)")
+    bench.add_argument("--raw", action="store_true", help="with --database-url: plain POSTs, not SDK clients")
+    bench.add_argument(
+        "--no-write-cost", action="store_true", help="with --database-url: skip writing the corpus again without bm25"
+    )
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -330,6 +352,11 @@ def dispatch(args: argparse.Namespace) -> int:
         from knowledge_mcp.bench.run import run_bench_command
 
         configure_logging("WARNING")
+        if args.database_url:
+            from knowledge_mcp.bench.postgres.options import pg_bench_options
+            from knowledge_mcp.bench.postgres.report import run_pg_bench_command
+
+            return run_pg_bench_command(pg_bench_options(args, bench_options(args).clients), args.json)
         return run_bench_command(bench_options(args), args.json)
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
