@@ -121,9 +121,10 @@ async def run_pg_bench(options: PgBenchOptions) -> dict[str, Any]:
     phases: dict[str, float] = {}
     report: dict[str, Any] = {"store": "postgresql", "size": options.size, "seed": options.seed}
     report["load_average_start"] = cpu.load_average()
-    with tempfile.TemporaryDirectory(prefix="knowledge-mcp-pgbench-") as tmp, scratch_database(
-        options.database_url
-    ) as url:
+    with (
+        tempfile.TemporaryDirectory(prefix="knowledge-mcp-pgbench-") as tmp,
+        scratch_database(options.database_url) as url,
+    ):
         t0 = time.perf_counter()
         stream = CorpusStream(options.size, options.seed)
         imported = await import_corpus(url, stream)
@@ -134,7 +135,9 @@ async def run_pg_bench(options: PgBenchOptions) -> dict[str, Any]:
         phases["tools"] = round(time.perf_counter() - t0, 2)
         t0 = time.perf_counter()
         pg_pid = imported.pop("postmaster_pid")
-        http = await throughput(Path(tmp), url, queries, options.plan, pg_pid) if options.plan.workers else None
+        http = (
+            await throughput(Path(tmp), url, queries, options.plan, pg_pid) if options.plan.workers else None
+        )
         phases["http"] = round(time.perf_counter() - t0, 2)
         cost = None
         if options.write_cost:

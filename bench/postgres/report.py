@@ -31,8 +31,10 @@ def table(r: dict[str, Any]) -> list[str]:
     ]
     for part, e in r["storage"].items():
         if part != "tables":
-            lines.append(f"  {part:<17} {e['bytes'] / 2**20:>9.1f} MB  {e['per_chunk']:>9} B/chunk"
-                         f"  {e['per_1m_chunks_gb']:>7} GB per 1M chunks")
+            lines.append(
+                f"  {part:<17} {e['bytes'] / 2**20:>9.1f} MB  {e['per_chunk']:>9} B/chunk"
+                f"  {e['per_1m_chunks_gb']:>7} GB per 1M chunks"
+            )
     t = r["tools"]
     lines.append(f"tools in process (mode {t['mode']}), p50 / p95 ms:")
     for tool, e in t["search_ms"].items():

@@ -37,7 +37,9 @@ class LoadPlan:
     raw: bool = False
 
 
-async def level(server: bench_http.Served, clients: int, queries: list[str], plan: LoadPlan, pg_pid: int | None) -> dict[str, Any]:
+async def level(
+    server: bench_http.Served, clients: int, queries: list[str], plan: LoadPlan, pg_pid: int | None
+) -> dict[str, Any]:
     """One client count for `plan.seconds`: calls/s, latency, errors, CPU per party."""
     tokens = server.mint(USER, clients)
     parties = {"server": server.process.pid, "postgresql": pg_pid}
@@ -85,7 +87,9 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-async def throughput(data_dir: Path, url: str, queries: list[str], plan: LoadPlan, pg_pid: int | None) -> dict[str, Any]:
+async def throughput(
+    data_dir: Path, url: str, queries: list[str], plan: LoadPlan, pg_pid: int | None
+) -> dict[str, Any]:
     """Every worker count in turn, `plan.rounds` times; each run's levels, and the summary."""
     runs = []
     for round_no in range(1, plan.rounds + 1):

@@ -51,7 +51,9 @@ def degraded(answer: dict[str, Any]) -> bool:
     return bool(answer.get("degraded")) or any("lexical" in str(w) for w in answer.get("warnings") or [])
 
 
-async def search_tool(client: Client, tool: str, queries: list[str], mode: str) -> tuple[dict[str, Any], list[Any]]:
+async def search_tool(
+    client: Client, tool: str, queries: list[str], mode: str
+) -> tuple[dict[str, Any], list[Any]]:
     """One tool over every query: latency spread, hits, errors; and the first hit of each query."""
     for query in queries[:WARMUP_QUERIES]:
         await call(client, tool, {"query": query, "mode": mode, "limit": 10} | _seen(tool))
@@ -80,7 +82,11 @@ async def get_tool(client: Client, source: str, id_arg: str, firsts: list[Any]) 
     took: dict[str, list[float]] = {mode: [] for mode in GET_MODES}
     for hit, query in [f for f in firsts if f is not None][:GET_HITS]:
         for mode, retrieval in GET_MODES.items():
-            arguments = {id_arg: hit["uri"], "query": query, "retrieval": retrieval.model_dump(exclude_none=True)}
+            arguments = {
+                id_arg: hit["uri"],
+                "query": query,
+                "retrieval": retrieval.model_dump(exclude_none=True),
+            }
             if hit.get("loc"):
                 arguments["loc"] = hit["loc"]
             ms, answer = await call(client, f"{source}_get", arguments)

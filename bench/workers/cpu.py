@@ -1,10 +1,11 @@
 """Where the CPU goes during a load run: process trees' CPU seconds from /proc (Linux).
 
 A load run's calls/s is bounded by the cores the server workers, the load clients (this
-process, counted without its children) and PostgreSQL's backends share with everything else on the machine. `snapshot`
-reads each party's CPU seconds so far (a process tree: its live descendants' times plus what
-it has collected from reaped ones) and the machine's busy seconds; `spent` turns two
-snapshots into seconds per party, "others" being the machine's busy time nobody here spent.
+process, counted without its children) and PostgreSQL's backends share with everything else
+on the machine. `snapshot` reads each party's CPU seconds so far (a process tree: its live
+descendants' times plus what it has collected from reaped ones) and the machine's busy
+seconds; `spent` turns two snapshots into seconds per party, "others" being the machine's
+busy time nobody here spent.
 Where /proc is not readable every figure is None and the bench goes on.
 """
 
@@ -93,8 +94,9 @@ def spent(before: Snapshot, after: Snapshot) -> dict[str, float | None]:
         out["others"] = None
         return out
     ours = sum(v for v in out.values() if v is not None)
-    out["machine"] = round((after.machine - before.machine) / TICKS, 2)
-    out["others"] = round(max(out["machine"] - ours, 0.0), 2)
+    machine = round((after.machine - before.machine) / TICKS, 2)
+    out["machine"] = machine
+    out["others"] = round(max(machine - ours, 0.0), 2)
     return out
 
 

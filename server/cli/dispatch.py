@@ -240,13 +240,19 @@ def _bench_pg_options(bench: argparse.ArgumentParser) -> None:
     )
     bench.add_argument("--mode", choices=["lexical", "hybrid"], default="lexical", help="with --database-url")
     bench.add_argument(
-        "--workers", default="1,2", help="with --database-url: HTTP worker counts, or 0 for none (default 1,2)"
+        "--workers",
+        default="1,2",
+        help="with --database-url: HTTP worker counts, or 0 for none (default 1,2)",
     )
-    bench.add_argument("--rounds", type=int, default=2, help="with --database-url: runs of every worker count")
+    bench.add_argument(
+        "--rounds", type=int, default=2, help="with --database-url: runs of every worker count"
+    )
     bench.add_argument("--warmup-seconds", type=float, default=5.0, help="with --database-url (default 5)")
     bench.add_argument("--raw", action="store_true", help="with --database-url: plain POSTs, not SDK clients")
     bench.add_argument(
-        "--no-write-cost", action="store_true", help="with --database-url: skip writing the corpus again without bm25"
+        "--no-write-cost",
+        action="store_true",
+        help="with --database-url: skip writing the corpus again without bm25",
     )
 
 
