@@ -13,11 +13,11 @@ import psycopg
 import pytest
 
 from knowledge_mcp.bench.corpus import generate
+from knowledge_mcp.bench.postgres.command.full import group_of, storage
+from knowledge_mcp.bench.postgres.command.options import worker_counts
+from knowledge_mcp.bench.postgres.command.throughput import summary
 from knowledge_mcp.bench.postgres.evaluation import import_corpus
 from knowledge_mcp.bench.postgres.explaining import Explaining, Tally, is_read
-from knowledge_mcp.bench.postgres.full import group_of, storage
-from knowledge_mcp.bench.postgres.options import worker_counts
-from knowledge_mcp.bench.postgres.throughput import summary
 from knowledge_mcp.bench.workers import cpu
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.notes import source as notes
@@ -181,7 +181,8 @@ def test_bench_on_postgresql_reports_every_section_with_positive_numbers(pg_url:
         assert [level["clients"] for level in run["levels"]] == [1, 2]
         for level in run["levels"]:
             assert level["errors"] == 0 and level["calls"] > 0 and level["calls_per_s"] > 0
-            assert level["cpu_s"]["server"] > 0 and level["cpu_s"]["clients"] > 0
+            # the server's CPU is always seen; the clients' may round to 0 ticks in a short level
+            assert level["cpu_s"]["server"] > 0 and level["cpu_s"]["clients"] >= 0
     assert http["summary"]["ratio"]["2_over_1"]["2"] > 0
     cost = report["write_cost"]
     assert cost["with_bm25"]["chunks_per_s"] > 0 and cost["without_bm25"]["chunks_per_s"] > 0

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import http as bench_http
-from ..workers import cpu
-from ..workers.load import raw_load
+from ... import http as bench_http
+from ...workers import cpu
+from ...workers.load import raw_load
 
 USER = "local"
 """The user the corpus is loaded as, and the subject of every client's JWT."""

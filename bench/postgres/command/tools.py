@@ -20,8 +20,8 @@ from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCE_NAMES
 
-from ..evaluation import spread
-from ..phases import GET_HITS, GET_MODES
+from ...evaluation import spread
+from ...phases import GET_HITS, GET_MODES
 
 WARMUP_QUERIES = 20
 SEARCH_TOOLS = [f"{name}_search" for name in SOURCE_NAMES] + ["knowledge_search"]

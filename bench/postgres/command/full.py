@@ -22,10 +22,10 @@ from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, drop_user, partition_name
 
-from ..corpus import CorpusStream
-from ..workers import cpu
-from ..workers.load import scratch_database
-from . import writes
+from ...corpus import CorpusStream
+from ...workers import cpu
+from ...workers.load import scratch_database
+from .. import writes
 from .throughput import USER, LoadPlan, throughput
 from .tools import tool_latency
 
