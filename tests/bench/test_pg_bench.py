@@ -19,6 +19,7 @@ from knowledge_mcp.bench.postgres.command.throughput import summary
 from knowledge_mcp.bench.postgres.evaluation import import_corpus
 from knowledge_mcp.bench.postgres.explaining import Explaining, Tally, is_read
 from knowledge_mcp.bench.workers import cpu
+from knowledge_mcp.bench.workers.load import no_results
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.registry import SOURCE_NAMES
@@ -181,6 +182,7 @@ def test_bench_on_postgresql_reports_every_section_with_positive_numbers(pg_url:
         assert [level["clients"] for level in run["levels"]] == [1, 2]
         for level in run["levels"]:
             assert level["errors"] == 0 and level["calls"] > 0 and level["calls_per_s"] > 0
+            assert level["empty"] < level["calls"]  # the clients search the corpus's user
             # the server's CPU is always seen; the clients' may round to 0 ticks in a short level
             assert level["cpu_s"]["server"] > 0 and level["cpu_s"]["clients"] >= 0
     assert http["summary"]["ratio"]["2_over_1"]["2"] > 0
@@ -234,3 +236,16 @@ async def test_an_explained_ranking_answers_as_the_plain_one_and_splits_planning
     assert len(plain.ranked.item_rowids) == 2
     assert explaining.tally.statements >= 3
     assert explaining.tally.planning_ms > 0 and explaining.tally.execution_ms > 0
+
+
+@pytest.mark.parametrize(
+    ("answer", "empty"),
+    [
+        ('{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"results":[]}}}', True),
+        ('{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"results":[{"uri":"notes://a"}]}}}', False),
+        ('{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}', False),
+        ("event: message", False),
+    ],
+)
+def test_a_raw_load_answer_without_results_is_counted_as_empty(answer: str, empty: bool) -> None:
+    assert no_results(answer) is empty
