@@ -208,6 +208,7 @@ class LoadRun:
     latencies: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     partial: int = 0
+    empty: int = 0
     last_done: float = 0.0
 
 
@@ -245,6 +246,7 @@ async def load(
                     else:
                         run.latencies.append((run.last_done - t0) * 1000)
                         run.partial += partial(result)
+                        run.empty += not (result.structured_content or {}).get("results")
         except Exception as exc:  # a client that cannot connect is an error, not a crash
             run.errors[f"connect:{type(exc).__name__}"] += 1
 
@@ -269,6 +271,7 @@ async def load(
         "calls": len(run.latencies),
         "calls_per_s": round(len(run.latencies) / elapsed, 2),
         "partial": run.partial,
+        "empty": run.empty,
         "errors": sum(run.errors.values()),
         "error_kinds": dict(run.errors),
         "latency_ms": stats_of(run.latencies),

@@ -38,9 +38,11 @@ from knowledge_mcp.server.shared.state import SharedState
 
 from .. import http as bench_http
 from ..evaluation import percentile
+from ..phases import USER as CORPUS_USER
 from ..run import BenchOptions, prepare
 
-USER = "bench"
+USER = CORPUS_USER
+"""Who the clients search as: the user the corpus is imported for (`bench.phases.USER`)."""
 
 
 @contextmanager
@@ -84,11 +86,11 @@ async def raw_load(url: str, tokens: list[str], queries: list[str], seconds: flo
     """len(tokens) clients, each one stateless 2026-07-28 `tools/call` POST after another (no SDK:
     the client's own CPU is what the SDK client spends on this machine's second core)."""
     latencies: list[float] = []
-    errors = 0
+    errors = empty = 0
     end = time.perf_counter() + seconds
 
     async def one(index: int, token: str) -> None:
-        nonlocal errors
+        nonlocal errors, empty
         headers = {
             "authorization": f"Bearer {token}",
             "accept": "application/json, text/event-stream",
@@ -109,6 +111,7 @@ async def raw_load(url: str, tokens: list[str], queries: list[str], seconds: flo
                     errors += 1
                 else:
                     latencies.append((time.perf_counter() - t0) * 1000)
+                    empty += no_results(response.text)
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tg:
@@ -119,9 +122,19 @@ async def raw_load(url: str, tokens: list[str], queries: list[str], seconds: flo
         "clients": len(tokens),
         "calls": len(latencies),
         "calls_per_s": round(len(latencies) / elapsed, 2),
+        "empty": empty,
         "errors": errors,
         "latency_ms": stats(latencies),
     }
+
+
+def no_results(text: str) -> bool:
+    """A `tools/call` answer (JSON) whose `knowledge_search` found nothing: a load on a user
+    without items measures nothing worth having (the calls must search the corpus)."""
+    try:
+        return not json.loads(text)["result"]["structuredContent"]["results"]
+    except (ValueError, KeyError, TypeError):
+        return False
 
 
 def stats(ms: list[float]) -> dict[str, float]:

@@ -14,6 +14,8 @@ from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
 
 from ..config import load_settings
 from ..logs import configure_logging
+from .measure_args import add_parser as bench_parser
+from .measure_args import bench_options
 from .migrate import add_parser as migrate_parser
 
 
@@ -196,35 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --retrieval hybrid: refit the fusion on K-1 folds of the queries, score the held-out one",
     )
 
-    bench = sub.add_parser("bench", help="speed and memory on a synthetic corpus")
-    bench.add_argument("--size", type=int, default=10_000, help="about this many chunks (default 10000)")
-    bench.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    bench.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
-    bench.add_argument(
-        "--cache-dir", type=Path, help="keep imported corpora here and reuse them (default: none)"
-    )
-    bench.add_argument("--load", action="store_true", help="also run concurrent authenticated HTTP clients")
-    bench.add_argument(
-        "--clients", default="1,10,50", help="--load concurrency levels, comma-separated (default 1,10,50)"
-    )
-    bench.add_argument("--load-seconds", type=float, default=10.0, help="--load time per level (default 10)")
-    bench.add_argument(
-        "--load-transport",
-        choices=["http", "ws"],
-        default="http",
-        help="--load over HTTP or WebSocket (default http)",
-    )
-    bench.add_argument(
-        "--dense",
-        action="store_true",
-        help="also measure embedding speed, hybrid search (synthetic vectors) and the dense stage alone",
-    )
-    bench.add_argument(
-        "--dense-vectors",
-        type=int,
-        default=1_000_000,
-        help="--dense: vectors for the dense stage alone (default 1000000)",
-    )
+    bench_parser(sub)
     return parser
 
 
@@ -241,34 +215,6 @@ def _settings(args: argparse.Namespace) -> Any:
         no_auth=getattr(args, "no_auth", None),
         watch=getattr(args, "watch", None),
         workers=getattr(args, "workers", None),
-    )
-
-
-def bench_options(args: argparse.Namespace) -> Any:
-    from knowledge_mcp.bench.run import BenchOptions
-
-    if args.size < 50:
-        raise KnowledgeError("--size: must be at least 50")
-    try:
-        clients = tuple(int(part) for part in args.clients.split(","))
-    except ValueError:
-        clients = ()
-    if not clients or not all(1 <= n <= 1000 for n in clients):
-        raise KnowledgeError("--clients: comma-separated client counts, each 1..1000 (e.g. 1,10,50)")
-    if not 0.5 <= args.load_seconds <= 3600:
-        raise KnowledgeError("--load-seconds: must be 0.5..3600")
-    if not 1_000 <= args.dense_vectors <= 10_000_000:
-        raise KnowledgeError("--dense-vectors: must be 1000..10000000")
-    return BenchOptions(
-        size=args.size,
-        seed=args.seed,
-        cache_dir=args.cache_dir,
-        load=args.load,
-        clients=clients,
-        load_seconds=args.load_seconds,
-        transport=args.load_transport,
-        dense=args.dense,
-        dense_vectors=args.dense_vectors,
     )
 
 
@@ -330,6 +276,11 @@ def dispatch(args: argparse.Namespace) -> int:
         from knowledge_mcp.bench.run import run_bench_command
 
         configure_logging("WARNING")
+        if args.database_url:
+            from knowledge_mcp.bench.postgres.command.options import pg_bench_options
+            from knowledge_mcp.bench.postgres.command.report import run_pg_bench_command
+
+            return run_pg_bench_command(pg_bench_options(args, bench_options(args).clients), args.json)
         return run_bench_command(bench_options(args), args.json)
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")

@@ -1,0 +1,1 @@
+"""`knowledge-mcp bench --database-url`: the bench on the PostgreSQL item store."""
