@@ -87,7 +87,8 @@ async def import_corpus(url: str, stream: CorpusStream) -> dict[str, Any]:
         started = time.perf_counter()
         loaded = await writes.load(db, USER, stream, True)
         loaded["generate_and_write_s"] = round(time.perf_counter() - started, 2)
-        tables = await writes.sizes(db, USER, loaded["chunks"])
+        measured = await writes.sizes(db, USER, loaded["chunks"])
+        tables = {name: entry for name, entry in measured.items() if "bytes" in entry}  # not the bm25 sum
         loaded["storage"] = storage(tables, await index_bytes(db, USER, tables), loaded["chunks"])
         row = await db.fetchone(VERSION_SQL) or {}
         loaded["server_version"] = row.get("v")
