@@ -87,7 +87,8 @@ async def import_corpus(url: str, stream: CorpusStream) -> dict[str, Any]:
         started = time.perf_counter()
         loaded = await writes.load(db, USER, stream, True)
         loaded["generate_and_write_s"] = round(time.perf_counter() - started, 2)
-        tables = await writes.sizes(db, USER, loaded["chunks"])
+        sizes = await writes.sizes(db, USER, loaded["chunks"])
+        tables = {t: sizes[t] for t in writes.PARTITIONED}  # not the "bm25" summary beside them
         loaded["storage"] = storage(tables, await index_bytes(db, USER, tables), loaded["chunks"])
         row = await db.fetchone(VERSION_SQL) or {}
         loaded["server_version"] = row.get("v")
