@@ -38,14 +38,11 @@ MODULES: dict[str, ModuleType] = {
     "chats": test_chats_tools,
     "characters": test_characters_tools,
 }
-FILTER = "the character_id filter: refused on PostgreSQL for now (test_pg_contract_refusals.py)"
 LEFT_OUT: dict[str, str] = {
     "prompts:test_the_list_is_read_per_call_so_a_new_import_shows_and_pages_continue": (
         "imports again while its server runs (the copy is made when the server opens)"
     ),
     "chats:test_character_links_resolve_card_names_case_insensitively": "a SQLite helper's unit test",
-    "chats:test_chat_hits_link_to_the_character_card_and_filter_by_it": FILTER,
-    "characters:test_a_sillytavern_chat_links_to_the_card_by_name": FILTER,
 }
 """Tests of those modules that build their own world and do not run here, and why."""
 

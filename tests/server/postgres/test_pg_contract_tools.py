@@ -3,8 +3,8 @@
 The same test functions, collected here a second time (as `test_<source>__<name>`) with this
 module's client fixtures: a server reading the repo's fixtures from PostgreSQL (`pg_fixtures`,
 imported once per run). A test joins automatically when it is added to its module; the ones
-left out are in LEFT_OUT with the reason, and test_pg_refusals.py asserts what PostgreSQL
-answers instead where it refuses by design.
+left out would be in LEFT_OUT with the reason (none today: filters, field-limited search and
+transcripts found with a filter all run on PostgreSQL now).
 """
 
 from __future__ import annotations
@@ -38,26 +38,7 @@ MODULES: dict[str, ModuleType] = {
     "prompts": test_prompts_tools,
 }
 
-FILTER = "a filter or field-limited search: refused on PostgreSQL for now (test_pg_contract_refusals.py)"
-TRANSCRIPT = "finds the transcript with a media_types filter (refused); test_pg_contract_refusals.py reads it"
-LEFT_OUT: dict[str, str] = {
-    "notes:test_keywords_filter_keeps_only_tagged_notes": FILTER,
-    "media:test_media_types_filter_keeps_only_those_kinds": FILTER,
-    "media:test_date_filters_compare_the_items_own_date": FILTER,
-    "media:test_transcript_text_has_a_timestamp_before_each_cue": TRANSCRIPT,
-    "media:test_transcript_as_subtitle_files_regenerates_the_cues": TRANSCRIPT,
-    "media:test_transcript_as_json_is_a_list_of_timed_cues": TRANSCRIPT,
-    "chats:test_by_restricts_matching_to_titles_or_messages": FILTER,
-    "chats:test_by_message_anchors_on_a_message_that_contains_the_words": FILTER,
-    "chats:test_sender_filter_keeps_only_that_speakers_messages": FILTER,
-    "chats:test_chat_hits_link_to_the_character_card_and_filter_by_it": FILTER,
-    "chats:test_fts_syntax_in_user_text_never_errors": FILTER + " (`by` in every case)",
-    "prompts:test_fields_restrict_where_a_prompt_may_match": FILTER,
-    "prompts:test_fields_filter_names_the_matching_field_and_counts_only_those": FILTER,
-    "prompts:test_pages_never_overlap_or_skip_with_a_fields_filter": FILTER,
-    "prompts:test_fts_syntax_in_user_text_never_errors": FILTER + " (`fields` in half the cases)",
-    "prompts:test_snippet_length_is_clamped_with_a_warning": FILTER + " (`fields`)",
-}
+LEFT_OUT: dict[str, str] = {}
 """Tests of those modules that do not run here, and why. Besides, a test that builds its own
 world (asks for `data_dir` or `client_factory`: it imports into SQLite) runs in
 test_pg_contract_imports.py instead."""
