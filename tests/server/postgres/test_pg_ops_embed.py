@@ -1,6 +1,6 @@
 """A note written on a PostgreSQL server tells the background embedding worker: it gets its
 vectors without waiting for the worker's next look (no search in between), and a semantic search
-then finds it."""
+then finds it; once the notes have vectors, the duplicate check compares by their cosines."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ from .test_pg_dense_background import WAIT_S, covered
 FERMENT = (
     "Kimchi diary: napa cabbage salted overnight, rinsed, then packed with gochugaru, garlic, "
     "ginger and fish sauce into a crock left on the counter for three days before the fridge."
+)
+BOILER = (
+    "Boiler engineer visit: the pressure had dropped, so he refilled it to 1.5 bar and fitted a "
+    "new thermocouple for the pilot light; paid the invoice by card, next service in March."
 )
 
 
@@ -54,13 +58,16 @@ async def create_and_find(tmp_path: Path, url: str) -> None:
             after = await _until(url, more_than=before.chunks)
             assert after.complete and after.chunks > before.chunks  # the new note's chunks embedded
             found = await call(client, "notes_search", query="making spicy pickled cabbage", mode="semantic")
+            again = await call(client, "notes_create", title="Boiler visit", content=BOILER)
     finally:
         await host.close()
     assert "degraded" not in found
     assert found["results"][0]["uri"] == made["uri"]
+    assert again["provider"] == "dense"  # compared by the notes' vectors in pg_chunk_vectors
+    assert again["duplicates"][0]["title"] == "Boiler service"
 
 
-def test_a_note_created_on_postgresql_gets_its_vectors_and_a_semantic_search_finds_it(
+def test_a_note_created_on_postgresql_gets_its_vectors_and_later_notes_are_compared_by_them(
     tmp_path: Path, pg_url: str
 ) -> None:
     anyio.run(create_and_find, tmp_path, pg_url)
