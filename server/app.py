@@ -154,8 +154,13 @@ class ServerHost:
         updated: tuple[str, ...] = (),
         removed: tuple[str, ...] = (),
     ) -> None:
-        """A write changed the caller's items: tell their connected clients."""
-        user = self.context(ctx.request_context).user_id
+        """A write changed the caller's items: tell their connected clients (and, on PostgreSQL,
+        the embedding worker: the new chunks get vectors without waiting for its next look)."""
+        request = self.context(ctx.request_context)
+        user = request.user_id
+        if self.item_store is not None and self.pool.background is not None:
+            items = await self.item_store.items(user, source, request.db_paths[source])
+            self.pool.background.notice_pg(items.pg, user, source, force=True)
         await self.notifier.publish(ItemChange(user, source, added, updated, removed))
 
     async def database(self, ctx: Context, source: str) -> Database:

@@ -189,10 +189,11 @@ class Watcher:
         """One batch into the target's database; any failure is logged and the watcher goes on."""
         source = SOURCES[target.source]
         path = database_path(self.data_dir, target.user_id, target.source)
-        served = None
+        served, pg = None, None
         try:
             if self.items is not None:
                 summary, change = await self._apply_pg(target, paths)
+                pg = (await self.items.items(target.user_id, target.source, path)).pg
             else:
                 served = await self.pool.get(path, target.source)
                 lock: asyncio.Lock = served.caches.setdefault(WRITE_LOCK, asyncio.Lock())
@@ -218,6 +219,8 @@ class Watcher:
             )  # fmt: skip
             if self.pool.background is not None and served is not None:
                 self.pool.background.notice(served, target.source, source.migrations, force=True)
+            if self.pool.background is not None and pg is not None:
+                self.pool.background.notice_pg(pg, target.user_id, target.source, force=True)
             await self.feed.publish(change)
 
     async def _apply_pg(self, target: Target, paths: list[str]) -> tuple[ImportSummary, Change]:

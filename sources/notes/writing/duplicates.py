@@ -8,7 +8,8 @@ as a query is, while the search runs, and compared with each of the candidate's 
 vectors; the best counts), else by its word and word-pair counts (`similarity.resemblance`).
 `provider` says which measured. Past the budget the check gives up and the write answers
 `duplicate_check_timeout`. On the PostgreSQL item store the candidates come from its own
-lexical search (`PgItems`, bm25 in SQL) and are compared lexically.
+lexical search (`PgItems`, bm25 in SQL) and are compared by the same cosines, with their windows'
+vectors read from `pg_chunk_vectors` (`stores.PgNotes`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ...search.request import SearchRequest
 from ..source import source
 from .models import MENTION, Duplicate, DuplicateCheck, Provider
 from .similarity import resemblance, top_terms
-from .stores import note_store
+from .stores import PgNotes, note_store
 
 CANDIDATES = 8
 SHOWN = 3
@@ -105,6 +106,10 @@ def _provider(dense: bool, lexical: bool) -> Provider:
 async def _dense_scores(db: Any, new: npt.NDArray[np.float32], items: Sequence[Any]) -> dict[int, float]:
     """Each candidate's best window cosine with the new text's vector (by rowid), for the
     candidates whose chunks all have vectors; empty when none has."""
+    store = note_store(db)
+    if isinstance(store, PgNotes):
+        found = await store.window_vectors([int(item["id"]) for item in items])
+        return {rowid: _best(np.asarray(w, dtype=np.float32), new) for rowid, w in found.items()}
     rows = await db.fetchall(
         VECTORS_SQL.format(marks=",".join("?" * len(items))), [item["id"] for item in items]
     )
@@ -118,5 +123,10 @@ async def _dense_scores(db: Any, new: npt.NDArray[np.float32], items: Sequence[A
             matrix = np.vstack(
                 [np.frombuffer(r["vectors"], np.float32).reshape(int(r["windows"]), -1) for r in stored]
             )
-            scores[rowid] = float(np.clip((matrix @ new).max(), 0.0, 1.0))
+            scores[rowid] = _best(matrix, new)
     return scores
+
+
+def _best(matrix: npt.NDArray[np.float32], new: npt.NDArray[np.float32]) -> float:
+    """The best cosine of `new` with a candidate's window vectors (rows of `matrix`), in [0, 1]."""
+    return float(np.clip((matrix @ new).max(), 0.0, 1.0))

@@ -4,7 +4,8 @@ store (`item_store = "postgresql"`, where the tools hand the writer a `PgItems`)
 The writer itself is the same for both (`writer.py`); a `NoteStore` gives it what differs: the
 writer lock, the folders the user imported notes from, an imported file's record, the import
 runner's item store (`runs.ItemStore`: SQLite's `Importer`, PostgreSQL's `PgItemWriter`) and
-whether the notes have vectors to compare a new note with.
+whether the notes have vectors to compare a new note with (on PostgreSQL, `window_vectors` reads
+them from `pg_chunk_vectors`).
 
 SQLite's lock is the database's own asyncio lock (one process serves a SQLite file). On
 PostgreSQL several processes may write one user's notes (`serve --workers N`): the lock is
@@ -32,6 +33,12 @@ KNOWN_FILE_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM notes_
 PG_KNOWN_FILE_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
     WHERE user_id = %s AND source = %s AND path = %s"""
 ANY_VECTOR_SQL = "SELECT 1 FROM notes_chunk_vectors LIMIT 1"
+PG_ANY_VECTOR_SQL = "SELECT 1 FROM pg_chunk_vectors WHERE user_id = %s AND source = %s LIMIT 1"
+PG_WINDOWS_SQL = """SELECT c.item, count(DISTINCT c.id) AS chunks, count(DISTINCT v.chunk) AS embedded,
+    array_agg(v.embedding::real[]) FILTER (WHERE v.chunk IS NOT NULL) AS windows
+    FROM pg_chunks AS c LEFT JOIN pg_chunk_vectors AS v ON v.user_id = c.user_id AND v.chunk = c.id
+    WHERE c.user_id = %s AND c.source = %s AND c.item = ANY(%s::bigint[]) GROUP BY c.item"""
+"""Each candidate's chunk count, embedded chunk count and window vectors (`real[]`, pgvector's too)."""
 
 
 class NoteStore(Protocol):
@@ -100,7 +107,12 @@ class PgNotes:
         return PgItemWriter(self.db.pg, source, self.db.user_id)
 
     async def has_vectors(self) -> bool:
-        return False  # the check compares PostgreSQL's notes lexically (`duplicates`)
+        return bool(await self.db.rows(PG_ANY_VECTOR_SQL, ()))
+
+    async def window_vectors(self, rowids: list[int]) -> dict[int, list[list[float]]]:
+        """The window vectors of each of `rowids` whose chunks all have them (`pg_chunk_vectors`)."""
+        rows = await self.db.rows(PG_WINDOWS_SQL, (rowids,))
+        return {int(r[0]): r[3] for r in rows if int(r[1]) == int(r[2]) > 0}
 
 
 def note_store(db: Any) -> NoteStore:

@@ -8,7 +8,8 @@ them; then the records of the imported files, so the next import into PostgreSQL
 unchanged. Each item keeps its version (a note edited through the tools is at version n), and
 each chunk the vectors it has in SQLite (`vectors.write_batch`: a semantic search after the
 copy needs no embedding run). Resumable: a second run finds each copied item unchanged by its
-hash and writes only what is missing (vectors: the chunks still without). Verified by counting
+hash and writes only what is missing (vectors: the chunks still without). The user's partitions
+are then analyzed (`analyzing.py`: fresh planner statistics for the first searches). Verified by counting
 items and chunks on both sides, the chunks with vectors (PostgreSQL has at least SQLite's), and
 by ranking a sample of queries (words of the titles of items spread over the source) both ways:
 the same top ten.
@@ -28,6 +29,7 @@ from ..db import Database
 from ..importing import HAS_FOLDERS_SQL
 from ..items import ChunkSpan, ParsedItem
 from . import bm25, vectors
+from .analyzing import analyze_user
 from .pool import PgDatabase
 from .schema import as_user
 from .writers.folders import copy_recorded
@@ -109,6 +111,7 @@ async def copy_source(lite: Database, pg: PgDatabase, source: Any, user_id: str)
         await as_user(conn, writer.user_id)
         row = await (await conn.execute(PG_COUNT_SQL, {"u": writer.user_id, "s": p})).fetchone()
     report.postgres = (int(row[0]), int(row[1])) if row else (0, 0)
+    await analyze_user(pg, writer.user_id)  # a bulk copy: the planner's statistics made fresh
     await _check_searches(lite, pg, source, writer.user_id, report)
     return report
 

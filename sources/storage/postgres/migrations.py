@@ -3,13 +3,17 @@
 Each component (`sessions`, `keys`, `limits`, `items`…) records its version in one table,
 `knowledge_schema`. Every migration runs in its own transaction under an advisory lock, so
 several workers starting at once apply each migration exactly once; a database newer than the
-code is refused, as `storage.db.migrate` refuses a newer SQLite file.
+code is refused, as `storage.db.migrate` refuses a newer SQLite file. A migration's own
+`RAISE WARNING` is logged as a warning.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from loguru import logger
 
 from ...errors import SchemaVersionError
 from .pool import PgDatabase
@@ -54,7 +58,18 @@ async def migrate(db: PgDatabase, component: str, migrations: Sequence[PgMigrati
                 )
             if migration.version <= current:
                 continue
-            await conn.execute(migration.sql)  # type: ignore[arg-type]  # our own literal SQL
+            conn.add_notice_handler(_log_warning)
+            try:
+                await conn.execute(migration.sql)  # type: ignore[arg-type]  # our own literal SQL
+            finally:
+                conn.remove_notice_handler(_log_warning)
             await conn.execute(RECORD_SQL, (component, migration.version))
             current = migration.version
     return current
+
+
+def _log_warning(notice: Any) -> None:
+    """A migration's own `RAISE WARNING` (e.g. pgvector refused to this role), logged once as it
+    runs once; notices below WARNING are PostgreSQL's chatter (`IF NOT EXISTS` skips)."""
+    if notice.severity_nonlocalized == "WARNING":
+        logger.warning("PostgreSQL migration: {}", notice.message_primary)

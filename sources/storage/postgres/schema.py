@@ -144,11 +144,25 @@ CREATE POLICY {t}_own ON {t}
     WITH CHECK (user_id = current_setting('knowledge.user_id', true));
 """
 
+NO_PGVECTOR = (
+    "pgvector is installed but this role may not create it: vectors are ranked exactly (no HNSW "
+    "index). To use it, as an admin run CREATE EXTENSION vector; in this database before the "
+    "first start of the server"
+)
+"""The migration's warning (logged by `migrations.migrate`) when CREATE EXTENSION is refused."""
+
 VECTORS_V3 = f"""
 DO $$
 BEGIN
-    IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
-        CREATE EXTENSION IF NOT EXISTS vector;
+    IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')
+            AND NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') THEN
+        BEGIN
+            CREATE EXTENSION vector;
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE WARNING '{NO_PGVECTOR}';
+        END;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') THEN
         CREATE TABLE pg_chunk_vectors (
             user_id text NOT NULL, source text NOT NULL, chunk bigint NOT NULL, item bigint NOT NULL,
             window_index integer NOT NULL, embedding vector({DIM}) NOT NULL,
@@ -167,7 +181,9 @@ CREATE INDEX pg_chunk_vectors_source ON pg_chunk_vectors (source, item);
 {POLICY_SQL.format(t="pg_chunk_vectors")}
 """
 """Dense vectors (`vectors.py`): pgvector's `vector` under HNSW where the extension is
-available, else `real[]` (searched exactly)."""
+created (here, if this role may: a superuser's, as pgvector is not a trusted extension), else
+`real[]` (searched exactly), with one warning (`NO_PGVECTOR`) when only the privilege was
+missing."""
 
 BLOCKS_V4 = f"""
 CREATE TABLE pg_posting_blocks (

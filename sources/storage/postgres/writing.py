@@ -30,6 +30,7 @@ from ..db import validate_user_id
 from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
 from ..items import ItemParser, ParsedItem
 from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
+from .analyzing import analyze_after
 from .pool import PgDatabase
 from .postings import blocks
 from .schema import as_user, ensure_user
@@ -113,6 +114,8 @@ class PgItemWriter:
         self.user_id = validate_user_id(user_id)
         self.bm25 = bm25
         self.max_file_bytes = max_file_bytes
+        self.written = 0
+        """Chunks this writer has written (new and replaced items'): a large run ends with ANALYZE."""
 
     async def run(self, paths: Sequence[Path], *, prune: bool = False) -> ImportSummary:
         """Import files and folders exactly as `Importer.run` does (`runs.ImportRun`), into
@@ -120,6 +123,7 @@ class PgItemWriter:
         await ensure_user(self.db, self.user_id)
         summary = await ImportRun(self).run(paths, prune=prune, on_file=None)
         await record_paths(self.db, self.user_id, self.p, paths)  # where notes go, what --watch watches
+        await analyze_after(self.db, self.user_id, self.written)  # the planner's statistics, fresh
         return summary
 
     async def known_files(self) -> dict[str, FileRecord]:
@@ -252,6 +256,7 @@ class PgItemWriter:
         lengths = [t.length for t in tokens]
         cursor = await conn.execute(INSERT_CHUNKS_SQL, (self.user_id, self.p, rowid, *columns, lengths))
         ids = {index: chunk for chunk, index in await cursor.fetchall()}
+        self.written += len(rows)
         if not self.bm25:
             return
         docs = batch.docs
