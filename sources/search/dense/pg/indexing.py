@@ -19,6 +19,14 @@ from ..embedder import Embedder, Vectors
 from ..indexing import BATCH_CHUNKS, EmbedReport, Pacing, Progress
 from ..vectors import embedded_text
 
+COMPLETE_KEY = "pg_dense_complete"
+"""Where the dense stage keeps each (user, source)'s coverage in the pool's caches."""
+
+
+def forget_coverage(db: PgDatabase, user_id: str, source: str) -> None:
+    """New vectors: the dense stage counts this source's coverage again on its next search."""
+    db.caches.get(COMPLETE_KEY, {}).pop((user_id, source), None)
+
 
 async def embed_missing_pg(
     db: PgDatabase,
@@ -67,6 +75,7 @@ async def _embed_batch(
     by_text = dict(zip(unique, computed, strict=True))
     chunks = [(int(r[0]), int(r[1]), by_text[t]) for r, t in zip(rows, texts, strict=True)]
     await pg_vectors.write_batch(db, user_id, source, chunks)
+    forget_coverage(db, user_id, source)
     report.embedded += len(unique)
     report.windows += sum(len(v) for v in computed)
     report.linked += len(rows)
