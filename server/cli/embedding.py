@@ -48,7 +48,7 @@ async def run_embed(settings: Settings, sources: list[str]) -> dict[str, EmbedRe
     if model is None:
         raise KnowledgeError(unavailable() or "no embedding model")
     if settings.item_store == "postgresql" and settings.database_url is not None:
-        from .pg_embed import run_pg_embed  # psycopg: only with that store
+        from .pg_import import run_pg_embed  # psycopg: only with that store
 
         return await run_pg_embed(settings.database_url.get_secret_value(), settings, sources, model)
     reports: dict[str, EmbedReport] = {}

@@ -29,9 +29,9 @@ from ..db import Database
 from ..importing import HAS_FOLDERS_SQL
 from ..items import ChunkSpan, ParsedItem
 from . import bm25, vectors
-from .analyzing import analyze_user
 from .pool import PgDatabase
 from .schema import as_user
+from .writers.analyzing import analyze_user
 from .writers.folders import copy_recorded
 from .writing import PgItemWriter
 

@@ -10,10 +10,10 @@ import pytest
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
-from knowledge_mcp.sources.storage.postgres.analyzing import MANY_CHUNKS, needs_analyze
 from knowledge_mcp.sources.storage.postgres.copying import copy_source
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.schema import partition_name
+from knowledge_mcp.sources.storage.postgres.writers.analyzing import MANY_CHUNKS, needs_analyze
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
 FIXTURES = Path(__file__).parents[4] / "fixtures"

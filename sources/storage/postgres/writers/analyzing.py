@@ -15,7 +15,7 @@ from typing import Any
 from loguru import logger
 from psycopg import sql
 
-from .schema import HAS_PARTITION_SQL, PARTITIONED, as_user, partition_name
+from ..schema import HAS_PARTITION_SQL, PARTITIONED, as_user, partition_name
 
 MANY_CHUNKS = 1_000
 """Chunks written in one run that always call for ANALYZE."""
