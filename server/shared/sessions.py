@@ -84,9 +84,6 @@ SELECT_SQL = f"SELECT {COLUMNS} FROM knowledge_sessions WHERE user_id = %s AND s
 TOUCH_SQL = f"""UPDATE knowledge_sessions SET expires_at = %s
 WHERE user_id = %s AND session_id = %s AND expires_at > %s RETURNING {COLUMNS}"""
 DELETE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND session_id = %s"
-ISSUE_SQL = upsert_sql({})
-"""An issued `Mcp-Session-Id`'s row, empty (a known id's state is kept, its expiry pushed back)."""
-ISSUED_SQL = "SELECT 1 FROM knowledge_sessions WHERE user_id = %s AND session_id = %s AND expires_at > %s"
 PURGE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND expires_at <= %s"
 
 
@@ -167,26 +164,9 @@ class PgSessionStore:
         return state_of(row)
 
     async def reset(self, key: Key) -> SessionState:
-        """Forget the session; what follows starts fresh (a research session keeps its timeline),
-        under the same id, still issued."""
+        """Forget the session; what follows starts fresh (a research session keeps its timeline)."""
         await self.end(*key)
-        return await self._change(key, ISSUE_SQL, {})
-
-    async def issue(self, user_id: str, session_id: str) -> None:
-        """`session_id` was minted for `user_id` (`Mcp-Session-Id`): later requests may carry it."""
-        await self._change((user_id, session_id), ISSUE_SQL, {})
-
-    async def issued(self, user_id: str, session_id: str) -> bool:
-        """Whether `session_id` was issued to `user_id` and has not ended or expired; True while
-        PostgreSQL cannot be reached (the call is served, as `_open` serves fresh state)."""
-        try:
-            async with self.state.as_user(user_id) as conn:
-                row = await (await conn.execute(ISSUED_SQL, (user_id, session_id, self.now()))).fetchone()
-        except (psycopg.Error, OSError, SourceUnavailableError) as exc:
-            name = type(exc).__name__
-            logger.warning("session store: PostgreSQL unavailable ({}); session id not checked", name)
-            return True
-        return row is not None
+        return SessionState(expires_at=self.now() + self.ttl)
 
     async def end(self, user_id: str, session_id: str) -> None:
         """The client ended the session (HTTP DELETE): drop its state and unnamed timeline."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
@@ -13,7 +13,7 @@ from ..config import Settings
 from ..sessions.transport import EndSessionOnDelete
 from .http_messages import check_messages
 from .http_security import transport_security
-from .workers.session_ids import IssuesSessions, share_session_ids
+from .workers.session_ids import share_session_ids
 
 
 def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
@@ -35,8 +35,7 @@ def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None)
         return user or settings.user
 
     if host is not None and stateless:
-        shared = cast(IssuesSessions, host.sessions)  # PgSessionStore: shared state means PostgreSQL
-        share_session_ids(app, "/mcp", shared, user_of, require_user=require_user)
+        share_session_ids(app, "/mcp", host.sessions, user_of, require_user=require_user)
     check_messages(app, "/mcp", require_user=require_user)
     if require_user:
         app.add_middleware(ApiKeyHeader)

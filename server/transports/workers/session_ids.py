@@ -8,9 +8,6 @@ this middleware keeps the 2025-11-25 session contract itself:
 - `initialize` without a session id: the response carries a new `Mcp-Session-Id` (minted here),
   which the client sends on every later request; the session's state (seen, viewed, cited,
   defaults) is kept under that id in PostgreSQL, so every worker serves it.
-- A POST carrying an id this server never issued to the caller (another user's, a made-up one,
-  one ended or expired) is 404, as the single-process server answers and the spec asks: the
-  client starts a new session. The same answer whoever holds the id (no oracle).
 - DELETE with the header ends the session's state (200); without it, 400.
 - GET (the optional server-to-client stream) is 405: a stateless worker has nothing to send on it,
   and the spec lets a server decline it. Server-to-client requests (sampling) need the
@@ -23,8 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Callable
 
 from loguru import logger
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -36,11 +32,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ...sessions.transport import SESSION_HEADER, SESSION_ID_RE, EndsSessions
 from ..http_messages import _read_body, _replay
-
-
-class IssuesSessions(EndsSessions, Protocol):
-    async def issue(self, user_id: str, session_id: str) -> None: ...
-    async def issued(self, user_id: str, session_id: str) -> bool: ...
 
 
 def is_initialize(body: bytes) -> bool:
@@ -60,7 +51,7 @@ class SharedSessionIds:
     """ASGI around the stateless SDK endpoint: mints, honours and ends `Mcp-Session-Id`."""
 
     def __init__(
-        self, app: ASGIApp, store: IssuesSessions, user_of: Callable[[Scope], str], *, require_user: bool
+        self, app: ASGIApp, store: EndsSessions, user_of: Callable[[Scope], str], *, require_user: bool
     ) -> None:
         self.app = app
         self.store = store
@@ -78,27 +69,10 @@ class SharedSessionIds:
             await self._end(scope, session_id)(scope, receive, send)
         elif method == "POST" and session_id is None:
             body, complete = await _read_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)
-            answer = self._issuing(scope, send) if complete and is_initialize(body) else send
+            answer = _with_session_id(send, new_session_id()) if complete and is_initialize(body) else send
             await self.app(scope, _replay(body, complete, receive), answer)
-        elif method == "POST" and not await self._known(scope, session_id):
-            await _refuse(404, "Session not found")(scope, receive, send)
         else:
             await self.app(scope, receive, send)
-
-    async def _known(self, scope: Scope, session_id: str | None) -> bool:
-        if session_id is None or not SESSION_ID_RE.fullmatch(session_id):
-            return False
-        return await self.store.issued(self.user_of(scope), session_id)
-
-    def _issuing(self, scope: Scope, send: Send) -> Send:
-        """`send` with a new `Mcp-Session-Id`, recorded as the caller's before the client sees it."""
-        session_id = new_session_id()
-        store, user = self.store, self.user_of(scope)
-
-        async def issue() -> None:
-            await store.issue(user, session_id)
-
-        return _with_session_id(send, session_id, issue)
 
     def _unauthenticated(self, scope: Scope) -> bool:
         return self.require_user and not isinstance(scope.get("user"), AuthenticatedUser)
@@ -119,12 +93,11 @@ class SharedSessionIds:
         return ended
 
 
-def _with_session_id(send: Send, session_id: str, issue: Callable[[], Awaitable[None]]) -> Send:
-    """`send` with `Mcp-Session-Id: session_id` on a successful response's headers (`issue`d first)."""
+def _with_session_id(send: Send, session_id: str) -> Send:
+    """`send` with `Mcp-Session-Id: session_id` on a successful response's headers."""
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start" and int(message["status"]) < 400:
-            await issue()
             headers = [*message.get("headers", []), (SESSION_HEADER.encode(), session_id.encode())]
             message = {**message, "headers": headers}
         await send(message)
@@ -147,7 +120,7 @@ def _header(scope: Scope, name: str) -> str | None:
 
 
 def share_session_ids(
-    app: Starlette, path: str, store: IssuesSessions, user_of: Callable[[Scope], str], *, require_user: bool
+    app: Starlette, path: str, store: EndsSessions, user_of: Callable[[Scope], str], *, require_user: bool
 ) -> None:
     """Put `SharedSessionIds` around the endpoint of the route at `path` (the SDK's /mcp)."""
     for route in app.routes:
