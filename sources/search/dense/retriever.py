@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -76,19 +77,19 @@ class DenseRetriever:
         if reason is not None:
             if ctx.request.mode != "auto":
                 ctx.warnings.append(f"semantic search skipped: {reason}; results are lexical")
-            return _lexical_instead(ctx, None)
+            return lexical_instead(ctx, None)
         model = embedder()
         if model is None:
-            return _lexical_instead(ctx, unavailable())
+            return lexical_instead(ctx, unavailable())
         indexes = dense_indexes(ctx.db, ctx.source)
         index = await indexes.current()
         cover = indexes.coverage
         if not cover.chunks:
             return None
         if not cover.complete:
-            return _lexical_instead(ctx, _building_hint(ctx, cover.percent))
+            return lexical_instead(ctx, building_hint(ctx.db, cover.percent))
         if index is None:
-            return _lexical_instead(ctx, ANN_BUILDING)
+            return lexical_instead(ctx, ANN_BUILDING)
         started = QUERY_VECTORS.start(model, ctx.request.query)
         pool = max(POOL, ctx.depth + 1) * (FILTERED_POOL if ctx.request.filters else 1)
         ctx.pool = pool
@@ -108,13 +109,14 @@ def _search(index: DenseIndex | AnnIndex, vector: Vectors, pool: int) -> DenseFo
     return DenseFound([], len(found.items), index=found, top=list(range(len(found.items))))
 
 
-def _building_hint(ctx: SearchContext, percent: int) -> str:
-    if building(ctx.db):
+def building_hint(db: Any, percent: int) -> str:
+    """Why a source not fully embedded answers lexically (`db`: either store's database)."""
+    if building(db):
         return f"dense index {percent} % built; results are lexical until the background embedding ends"
     return f"dense index {percent} % built; results are lexical until `knowledge-mcp embed` ends"
 
 
-def _lexical_instead(ctx: SearchContext, hint: str | None) -> Found | None:
+def lexical_instead(ctx: SearchContext, hint: str | None) -> Found | None:
     """Pass, so bm25 answers alone (also with `mode = semantic`); `hint` says why."""
     ctx.lexical = True
     if hint is not None:

@@ -25,7 +25,6 @@ import numpy as np
 
 from ....storage.postgres import vectors as pg_vectors
 from ....storage.postgres.serving.items import PgItems
-from ...background import building
 from ...lexical.sql import RankedRow, SearchSpec
 from ...query import ParsedQuery
 from ...request import Found, SearchContext
@@ -33,7 +32,7 @@ from ..embedder import Vectors, embedder, unavailable
 from ..fusion import HybridFuser
 from ..index import Floats, Ints
 from ..query_vectors import QUERY_VECTORS
-from ..retriever import FILTERED_POOL, POOL, DenseFound, skipped_because
+from ..retriever import FILTERED_POOL, POOL, DenseFound, building_hint, lexical_instead, skipped_because
 from .indexing import COMPLETE_KEY
 
 COVERAGE_TTL_S = 30.0
@@ -90,19 +89,19 @@ class PgDenseRetriever:
         assert isinstance(items, PgItems)  # this stage runs only on the PostgreSQL store
         reason = skipped_because(ctx)
         if reason is None and ctx.request.filters:
-            return _lexical_instead(ctx, FILTERS_HINT)
+            return lexical_instead(ctx, FILTERS_HINT)
         if reason is not None:
             if ctx.request.mode != "auto":
                 ctx.warnings.append(f"semantic search skipped: {reason}; results are lexical")
-            return _lexical_instead(ctx, None)
+            return lexical_instead(ctx, None)
         model = embedder()
         if model is None:
-            return _lexical_instead(ctx, unavailable())
+            return lexical_instead(ctx, unavailable())
         cover = await _coverage(items)
         if not cover.chunks:
             return None
         if not cover.complete:
-            return _lexical_instead(ctx, _building_hint(items, cover.percent))
+            return lexical_instead(ctx, building_hint(items.pg, cover.percent))
         started = QUERY_VECTORS.start(model, ctx.request.query)
         pool = max(POOL, ctx.depth + 1) * (FILTERED_POOL if ctx.request.filters else 1)
         ctx.pool = pool
@@ -186,17 +185,3 @@ async def _coverage(items: PgItems) -> pg_vectors.Coverage:
     cover = await pg_vectors.coverage(items.pg, items.user_id, items.source)
     known[key] = (stamp, now, cover)
     return cover
-
-
-def _building_hint(items: PgItems, percent: int) -> str:
-    if building(items.pg):
-        return f"dense index {percent} % built; results are lexical until the background embedding ends"
-    return f"dense index {percent} % built; results are lexical until `knowledge-mcp embed` ends"
-
-
-def _lexical_instead(ctx: SearchContext, hint: str | None) -> Found | None:
-    """Pass, so bm25 answers alone (also with `mode = semantic`); `hint` says why."""
-    ctx.lexical = True
-    if hint is not None:
-        ctx.hints.append(hint)
-    return None
