@@ -185,8 +185,8 @@ class ImportRun:
             await self.settle()
             self.summary.add(found)
             self.writing = asyncio.create_task(self.write(works))
-        for found in paths if on_file else ():
-            on_file(found.path)  # type: ignore[misc]
+        for entry in paths if on_file else ():
+            on_file(entry.path)  # type: ignore[misc]
 
     async def settle(self) -> None:
         """Wait for the previous batch's write (a fatal database error surfaces here)."""
