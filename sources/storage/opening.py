@@ -99,7 +99,7 @@ class Folders:
     (the files of one folder come one after another). Use in one thread at a time, and close."""
 
     def __init__(self) -> None:
-        self._path: Path | None = None
+        self._path = ""
         self._fd = -1
 
     def __enter__(self) -> Self:
@@ -111,28 +111,35 @@ class Folders:
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
-        self._path, self._fd = None, -1
+        self._path, self._fd = "", -1
 
-    def folder(self, path: Path) -> int:
+    def folder(self, path: str) -> int:
         """The descriptor of the folder at `path` (kept until another folder is asked for)."""
         if path != self._path:
-            fd = open_folder(path)
+            fd = open_folder(Path(path))
             self.close()
             self._path, self._fd = path, fd
         return self._fd
+
+    def _in_folder(self, path: Path) -> tuple[str, int]:
+        """The file's name, and its folder's descriptor."""
+        folder, name = os.path.split(path)
+        return name, self.folder(folder)
 
     def lstat(self, path: Path) -> os.stat_result:
         """The file's own status (a link is not followed), reached without following links."""
         if not WALKS:
             return os.lstat(path)
-        return os.stat(path.name, dir_fd=self.folder(path.parent), follow_symlinks=False)
+        name, folder = self._in_folder(path)
+        return os.stat(name, dir_fd=folder, follow_symlinks=False)
 
     def open(self, path: Path, checked: os.stat_result) -> tuple[int, os.stat_result]:
         """A read descriptor of the regular file at `path` that is the one `checked` (its
         `lstat`), and its status: refused when a link is on the way or the file was replaced."""
         try:
             if WALKS:
-                fd = os.open(path.name, FILE_FLAGS, dir_fd=self.folder(path.parent))
+                name, folder = self._in_folder(path)
+                fd = os.open(name, FILE_FLAGS, dir_fd=folder)
             else:
                 fd = os.open(path, FILE_FLAGS)
         except OSError as exc:

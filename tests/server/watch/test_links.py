@@ -35,7 +35,7 @@ LEAKED_SQL = "SELECT COUNT(*) FROM notes_items WHERE content LIKE '%" + CANARY +
 
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
-    path = tmp_path / "private" / "outside.md"
+    path = tmp_path.resolve() / "private" / "outside.md"
     path.parent.mkdir()
     path.write_text(f"# Outside\n\nThe private code is {CANARY}, for no index.\n", encoding="utf-8")
     return path
@@ -44,7 +44,7 @@ def outside(tmp_path: Path) -> Path:
 @pytest.fixture
 def plan(tmp_path: Path) -> Path:
     """A single file, imported as a file (not its folder)."""
-    path = tmp_path / "desk" / "plan.md"
+    path = tmp_path.resolve() / "desk" / "plan.md"
     path.parent.mkdir()
     path.write_text("# Plan\n\nThe garden plan names tomatoes.\n", encoding="utf-8")
     return path
@@ -122,7 +122,7 @@ async def test_a_watched_single_file_whose_folder_became_a_link_is_refused_with_
 async def test_the_watcher_racing_a_link_flipper_never_indexes_the_outside_text(
     data_dir: Path, tmp_path: Path, outside: Path, notes_db: Database
 ) -> None:
-    vault = tmp_path / "vault"
+    vault = tmp_path.resolve() / "vault"
     vault.mkdir()
     (vault / "inside.md").write_text("# Inside\n\nA note about herons.\n", encoding="utf-8")
     await import_into(data_dir, "notes", vault)
