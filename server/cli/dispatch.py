@@ -224,9 +224,11 @@ def _settings(args: argparse.Namespace) -> Any:
     )
 
 
-GETTING_STARTED = """knowledge-mcp: search and read your own notes, media, chats, characters and prompts over MCP.
-  1. import:  knowledge-mcp import notes ~/notes   (or: knowledge-mcp demo, to see it on sample data)
-  2. connect: knowledge-mcp setup claude-desktop   then: knowledge-mcp doctor   (every command: --help)"""
+GETTING_STARTED = (
+    "knowledge-mcp: your notes, media, chats, characters and prompts, searchable by any MCP host.\n"
+    "  1. import:  knowledge-mcp import notes ~/notes   (or: knowledge-mcp demo, to see it on sample data)\n"
+    "  2. connect: knowledge-mcp setup claude-desktop   then: knowledge-mcp doctor   (every command: --help)"
+)
 
 
 def main(argv: list[str] | None = None) -> int:

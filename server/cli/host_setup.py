@@ -44,7 +44,9 @@ def add_parser(sub: Any) -> None:
     )
     setup.add_argument("--data-dir", type=Path, help="the data directory the host's server should use")
     setup.add_argument("--config-path", type=Path, help="the host's config file (default: where it keeps it)")
-    setup.add_argument("--name", default=SERVER_NAME, help=f"the server's name in the host (default {SERVER_NAME})")
+    setup.add_argument(
+        "--name", default=SERVER_NAME, help=f"the server's name in the host (default {SERVER_NAME})"
+    )
     setup.add_argument("--force", action="store_true", help="replace another server of the same name")
     setup.add_argument("--print", action="store_true", help="print the config snippet; write nothing")
 
@@ -76,7 +78,9 @@ def run_setup_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_entry(path: Path, name: str, entry: dict[str, Any], command: list[str], *, force: bool) -> SetupResult:
+def write_entry(
+    path: Path, name: str, entry: dict[str, Any], command: list[str], *, force: bool
+) -> SetupResult:
     """Merge `entry` into `path`'s `mcpServers` under `name`; see the module docstring."""
     config = _read(path)
     servers = config.setdefault("mcpServers", {})

@@ -45,6 +45,8 @@ async def run_doctor(args: argparse.Namespace) -> int:
             findings += await check(ctx)
         except Exception as exc:  # a boundary: one broken check must not hide the others
             name = check.__name__.removeprefix("check_").replace("_", " ")
-            findings.append(Finding(name, f"the check itself failed: {type(exc).__name__}", "fail", "report it"))
+            findings.append(
+                Finding(name, f"the check itself failed: {type(exc).__name__}", "fail", "report it")
+            )
     print(render(findings))
     return 1 if any(f.status == "fail" for f in findings) else 0

@@ -61,7 +61,11 @@ async def check_data_dir(ctx: Context) -> list[Finding]:
     try:
         ctx.users = sorted(p.name for p in users_dir.iterdir() if p.is_dir()) if users_dir.is_dir() else []
     except OSError as exc:
-        return [Finding("data dir", f"{users_dir} cannot be listed ({exc.strerror})", "fail", "fix its permissions")]
+        return [
+            Finding(
+                "data dir", f"{users_dir} cannot be listed ({exc.strerror})", "fail", "fix its permissions"
+            )
+        ]
     if not ctx.users:
         detail = f"{root}, no user data yet (knowledge-mcp import notes <folder>)"
         return [Finding("data dir", detail, "note")]

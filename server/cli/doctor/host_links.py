@@ -28,7 +28,9 @@ async def check_hosts(ctx: Context) -> list[Finding]:
             findings.append(Finding(host, detail))
         for name in stale:
             detail = f"{path}: {name!r} starts {servers[name]['command']}, which does not exist"
-            findings.append(Finding(host, detail, "fail", f"knowledge-mcp setup {host} --name {name} --force"))
+            findings.append(
+                Finding(host, detail, "fail", f"knowledge-mcp setup {host} --name {name} --force")
+            )
         if not ours and not stale:
             missing.append(host)
     if missing:

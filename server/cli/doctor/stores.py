@@ -31,7 +31,9 @@ async def check_sources(ctx: Context) -> list[Finding]:
     if settings is None or not ctx.users:
         return []
     if settings.item_store == "postgresql":
-        return [Finding("items", "kept in PostgreSQL (item_store = postgresql); see the PostgreSQL line", "note")]
+        return [
+            Finding("items", "kept in PostgreSQL (item_store = postgresql); see the PostgreSQL line", "note")
+        ]
     findings: list[Finding] = []
     for user in ctx.users[:MAX_USERS]:
         parts: list[str] = []
