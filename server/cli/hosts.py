@@ -73,8 +73,9 @@ def launcher(argv0: str | None = None) -> list[str]:
     """The absolute command that starts this install: the running `knowledge-mcp` script, else the
     one on PATH, else this Python with `-m knowledge_mcp` (run as `python -m knowledge_mcp`)."""
     argv0 = sys.argv[0] if argv0 is None else argv0
-    if Path(argv0).stem == "knowledge-mcp" and Path(argv0).is_file():
-        return [os.path.abspath(argv0)]  # not resolved: a pipx shim stays the shim
+    for candidate in (argv0, f"{argv0}.exe") if os.name == "nt" else (argv0,):
+        if Path(candidate).stem == "knowledge-mcp" and Path(candidate).is_file():
+            return [os.path.abspath(candidate)]  # not resolved: a pipx shim stays the shim
     found = shutil.which("knowledge-mcp")
     if found:
         return [os.path.abspath(found)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from knowledge_mcp.sources.registry import SOURCES
@@ -35,18 +36,18 @@ async def check_sources(ctx: Context) -> list[Finding]:
             Finding("items", "kept in PostgreSQL (item_store = postgresql); see the PostgreSQL line", "note")
         ]
     findings: list[Finding] = []
+    unembedded = 0
     for user in ctx.users[:MAX_USERS]:
-        parts: list[str] = []
-        problems: list[Finding] = []
-        for name, source in SOURCES.items():
-            path = settings.data_dir / "users" / user / f"{name}.db"
-            if path.exists():
-                part, found = _database(path, name, user, max(m.version for m in source.migrations))
-                parts.append(part)
-                problems += found
-        findings.append(Finding(f"user {user}", "; ".join(parts) or "no source imported yet", "ok"))
-        findings += problems
-    if any(" % embedded" in f.detail for f in findings if f.topic.startswith("user ")):
+        tallies = [
+            _database(path, name, user, max(m.version for m in source.migrations))
+            for name, source in SOURCES.items()
+            if (path := settings.data_dir / "users" / user / f"{name}.db").exists()
+        ]
+        parts = "; ".join(t.part for t in tallies) or "no source imported yet"
+        findings.append(Finding(f"user {user}", parts))
+        findings += [problem for t in tallies for problem in t.problems]
+        unembedded += sum(t.unembedded for t in tallies)
+    if unembedded:
         detail = "some chunks have no vectors yet: searches of those sources stay lexical until then"
         fix = "keep `knowledge-mcp serve` running (it embeds in the background), or run knowledge-mcp embed"
         findings.append(Finding("embedding", detail, "note", fix))
@@ -55,44 +56,44 @@ async def check_sources(ctx: Context) -> list[Finding]:
     return findings
 
 
-def _database(path: Path, source: str, user: str, latest: int) -> tuple[str, list[Finding]]:
-    """`notes 12 items (40 chunks, 75 % embedded)` and any problems of the file."""
+@dataclass(frozen=True)
+class Tally:
+    part: str  # `notes 12 items (40 chunks, 75 % embedded)`
+    problems: list[Finding] = field(default_factory=list)
+    unembedded: int = 0  # chunks still without vectors
+
+
+def _database(path: Path, source: str, user: str, latest: int) -> Tally:
+    """What one source database holds, and any problems of the file."""
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error as exc:
-        return f"{source} unreadable", [_unusable(exc, path, source, user)]
+        return Tally(f"{source} unreadable", [_unusable(exc, path, source, user)])
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version > latest:
-            return f"{source} newer schema", [
-                Finding(
-                    f"{source} db",
-                    f"{path} has schema {version}; this install knows up to {latest}",
-                    "fail",
-                    "upgrade knowledge-mcp (the file was written by a newer version)",
-                )
-            ]
+            detail = f"{path} has schema {version}; this install knows up to {latest}"
+            fix = "upgrade knowledge-mcp (the file was written by a newer version)"
+            return Tally(f"{source} newer schema", [Finding(f"{source} db", detail, "fail", fix)])
         if version == 0:
-            return f"{source} empty", []
+            return Tally(f"{source} empty")
         items, chunks = conn.execute(COUNTS_SQL.format(p=source)).fetchone()
-        part = f"{source} {items} items ({_vectors(conn, source, chunks)})"
+        embedded = min(chunks, _embedded(conn, source))
+        progress = "all embedded" if embedded == chunks else f"{embedded * 100 // chunks} % embedded"
         found = [f for check in DATABASE_CHECKS if (f := check(conn, path, source)) is not None]
-        return part, found
+        return Tally(f"{source} {items} items ({chunks} chunks, {progress})", found, chunks - embedded)
     except sqlite3.Error as exc:
-        return f"{source} unreadable", [_unusable(exc, path, source, user)]
+        return Tally(f"{source} unreadable", [_unusable(exc, path, source, user)])
     finally:
         conn.close()
 
 
-def _vectors(conn: sqlite3.Connection, source: str, chunks: int) -> str:
-    """`80 chunks, 25 % embedded`: how far the vectors semantic search needs have come."""
+def _embedded(conn: sqlite3.Connection, source: str) -> int:
+    """How many chunks have their vectors (the ones semantic search needs)."""
     try:
-        embedded = int(conn.execute(VECTORS_SQL.format(p=source)).fetchone()[0])
+        return int(conn.execute(VECTORS_SQL.format(p=source)).fetchone()[0])
     except sqlite3.OperationalError:  # a schema from before vectors: the server adds the table
-        embedded = 0
-    if embedded >= chunks:
-        return f"{chunks} chunks, all embedded"
-    return f"{chunks} chunks, {embedded * 100 // chunks} % embedded"
+        return 0
 
 
 def _unusable(exc: sqlite3.Error, path: Path, source: str, user: str) -> Finding:
