@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from typing import Any
 
 from knowledge_mcp.sources.errors import KnowledgeError
 
-from .hosts import HOSTS, SERVER_NAME, config_path, launcher, points_here, server_entry
+from .hosts import HOSTS, SERVER_NAME, config_path, ephemeral, launcher, points_here, server_entry
 
 
 class SetupError(KnowledgeError):
@@ -66,6 +67,12 @@ def run_setup_command(args: argparse.Namespace) -> int:
         )
     path = args.config_path.expanduser() if args.config_path is not None else config_path(args.host)
     entry = server_entry(args.host, command, data_dir)
+    if ephemeral(command):
+        print(
+            f"warning: {command[0]} is in uvx's cache, which uv may clean: install it for good "
+            "(`uv tool install` or `pipx install`) and run setup from there",
+            file=sys.stderr,
+        )
     result = write_entry(path, args.name, entry, command, force=args.force)
     title = HOSTS[args.host].title
     if result.outcome == "unchanged":

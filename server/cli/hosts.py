@@ -82,6 +82,13 @@ def launcher(argv0: str | None = None) -> list[str]:
     return [os.path.abspath(sys.executable), "-m", "knowledge_mcp"]
 
 
+def ephemeral(command: list[str]) -> bool:
+    """Whether `command` runs from a throw-away environment (`uvx`'s cache: `uv cache clean`
+    or an upgrade removes it, and the host's entry would then start nothing)."""
+    parts = Path(command[0]).parts
+    return any(p.startswith("archive-v") for p in parts) and any(p in ("uv", ".uv") for p in parts)
+
+
 def server_entry(host: str | None, command: list[str], data_dir: Path | None) -> dict[str, Any]:
     """The `mcpServers` entry for `host` (None: a host we do not know, which gets the plain form)."""
     args = [*command[1:], "serve", "--transport", "stdio"]

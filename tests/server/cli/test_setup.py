@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from knowledge_mcp.server.cli.hosts import config_path, server_entry
+from knowledge_mcp.server.cli.hosts import config_path, ephemeral, server_entry
 from tests.conftest import ROOT
 
 CLI = str(Path(sys.executable).with_name("knowledge-mcp"))
@@ -177,3 +177,16 @@ def test_the_entry_a_host_is_given_starts_a_server_that_lists_the_tools(tmp_path
                 return [t.name for t in (await client.list_tools()).tools]
 
     assert "knowledge_search" in anyio.run(tools)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("/home/me/.cache/uv/archive-v0/AbC123/bin/knowledge-mcp", True),
+        ("C:/Users/me/AppData/Local/uv/cache/archive-v0/AbC123/Scripts/knowledge-mcp.exe", True),
+        ("/home/me/.local/share/uv/tools/knowledge-mcp/bin/knowledge-mcp", False),
+        ("/home/me/.local/bin/knowledge-mcp", False),
+    ],
+)
+def test_a_command_in_uvx_s_cache_is_recognised_as_throw_away(command: str, expected: bool) -> None:
+    assert ephemeral([command]) is expected
