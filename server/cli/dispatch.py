@@ -16,8 +16,8 @@ from ..config import load_settings
 from ..logs import configure_logging
 from .doctor import add_parser as doctor_parser
 from .doctor import run_doctor
-from .host_setup import add_parser as setup_parser
-from .host_setup import run_setup_command
+from .hosts import add_parser as setup_parser
+from .hosts import run_setup_command
 from .measure_args import add_parser as bench_parser
 from .measure_args import bench_options
 from .migrate import add_parser as migrate_parser

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config import ENV_PREFIX, ConfigError, Settings, load_settings
-from ..hosts import launcher
+from ..hosts.locations import launcher
 from .findings import Context, Finding, render
 from .registry import CHECKS
 

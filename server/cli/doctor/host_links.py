@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..hosts import HOSTS, config_path, points_here
+from ..hosts.locations import HOSTS, config_path, points_here
 from .findings import Context, Finding
 
 

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from knowledge_mcp.server.cli.hosts import config_path, ephemeral, server_entry
+from knowledge_mcp.server.cli.hosts.locations import config_path, ephemeral, server_entry
 from tests.conftest import ROOT
 
 CLI = str(Path(sys.executable).with_name("knowledge-mcp"))
