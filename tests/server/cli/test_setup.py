@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from knowledge_mcp.server.cli.hosts.locations import config_path, ephemeral, server_entry
+from knowledge_mcp.server.cli.hosts.locations import config_path, ephemeral, points_here, server_entry
 from tests.conftest import ROOT
 
 CLI = str(Path(sys.executable).with_name("knowledge-mcp"))
@@ -190,3 +190,11 @@ def test_the_entry_a_host_is_given_starts_a_server_that_lists_the_tools(tmp_path
 )
 def test_a_command_in_uvx_s_cache_is_recognised_as_throw_away(command: str, expected: bool) -> None:
     assert ephemeral([command]) is expected
+
+
+def test_run_as_python_m_the_entry_starts_this_python_with_the_module() -> None:
+    command = ["/opt/py/bin/python3", "-m", "knowledge_mcp"]
+    entry = server_entry("cursor", command, None)
+    assert entry == {"command": command[0], "args": ["-m", "knowledge_mcp", "serve", "--transport", "stdio"]}
+    assert points_here(entry, command)
+    assert not points_here({"command": command[0], "args": ["-m", "other"]}, command)
