@@ -146,3 +146,15 @@ async def test_a_check_that_raises_is_a_fail_line_and_the_others_still_run(
     out = capsys.readouterr().out
     assert line(out, "broken").startswith("FAIL") and "RuntimeError" in out
     assert line(out, "version").startswith("ok")
+
+
+def test_doctor_with_a_reachable_postgresql_names_its_version_and_what_is_kept_there(
+    tmp_path: Path, pg_url: str
+) -> None:
+    done = run(
+        "doctor", "--data-dir", str(tmp_path / "data"), home=tmp_path, KNOWLEDGE_MCP_DATABASE_URL=pg_url
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    reached = line(done.stdout, "PostgreSQL")
+    assert reached.startswith("ok") and re.search(r": PostgreSQL \d+", reached)
+    assert "sessions, keys and limits in it; items in the data dir" in reached
