@@ -54,7 +54,8 @@ def render(findings: list[Finding]) -> str:
     for f in findings:
         lines.append(f"{MARKS[f.status]}  {f.topic.ljust(width)}  {f.detail}")
         if f.fix:
-            lines.append(f"      {' ' * width}  fix: {f.fix}")
+            label = "fix" if f.status in ("warn", "fail") else "hint"
+            lines.append(f"      {' ' * width}  {label}: {f.fix}")
     failed = [f for f in findings if f.status == "fail"]
     if failed:
         lines.append(f"{len(failed)} problem(s) to fix (see the FAIL lines above)")

@@ -23,6 +23,7 @@ async def check_hosts(ctx: Context) -> list[Finding]:
             continue
         ours = [name for name, entry in servers.items() if points_here(entry, ctx.command)]
         stale = [name for name, entry in servers.items() if _stale(entry)]
+        other = [n for n, e in servers.items() if _ours_by_name(e) and n not in ours and n not in stale]
         for name in ours:
             detail = f"{path} starts this install as {name!r}{_data_dir(servers[name], ctx)}"
             findings.append(Finding(host, detail))
@@ -31,7 +32,12 @@ async def check_hosts(ctx: Context) -> list[Finding]:
             findings.append(
                 Finding(host, detail, "fail", f"knowledge-mcp setup {host} --name {name} --force")
             )
-        if not ours and not stale:
+        for name in other:
+            detail = f"{path}: {name!r} starts another install, {servers[name]['command']}"
+            findings.append(
+                Finding(host, detail, "note", f"knowledge-mcp setup {host} --name {name} --force")
+            )
+        if not ours and not stale and not other:
             missing.append(host)
     if missing:
         detail = f"not set up for {', '.join(missing)} (knowledge-mcp setup HOST)"
@@ -50,12 +56,17 @@ def _servers(path: Path) -> dict[str, Any] | None:
     return servers if isinstance(servers, dict) else None
 
 
-def _stale(entry: Any) -> bool:
-    """A knowledge-mcp command (by its file name) that is not on the disk any more."""
+def _ours_by_name(entry: Any) -> bool:
+    """An entry that starts a `knowledge-mcp` by an absolute path (this install or another)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     command = Path(entry["command"])
-    return command.stem == "knowledge-mcp" and command.is_absolute() and not os.path.exists(command)
+    return command.stem == "knowledge-mcp" and command.is_absolute()
+
+
+def _stale(entry: Any) -> bool:
+    """A knowledge-mcp command that is not on the disk any more."""
+    return _ours_by_name(entry) and not os.path.exists(entry["command"])
 
 
 def _data_dir(entry: dict[str, Any], ctx: Context) -> str:

@@ -116,20 +116,29 @@ def test_doctor_never_shows_the_database_password_when_postgresql_is_unreachable
     assert "hunter2" not in done.stdout + done.stderr
 
 
-def test_doctor_names_the_hosts_that_start_this_install_and_the_stale_ones(tmp_path: Path) -> None:
+def test_doctor_names_the_hosts_that_start_this_install_another_one_or_nothing_at_all(tmp_path: Path) -> None:
     data = tmp_path / "data"
     assert run("setup", "claude-code", "--data-dir", str(data), home=tmp_path).returncode == 0
     cursor = tmp_path / ".cursor" / "mcp.json"
     cursor.parent.mkdir()
     gone = {"command": str(tmp_path / "old-venv" / "bin" / "knowledge-mcp"), "args": ["serve"]}
     cursor.write_text(json.dumps({"mcpServers": {"knowledge": gone}}), "utf-8")
+    other = tmp_path / "other-venv" / "bin" / "knowledge-mcp"
+    other.parent.mkdir(parents=True)
+    other.write_text("#!/bin/sh\n", "utf-8")
+    desktop = tmp_path / ".config" / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True)
+    desktop.write_text(json.dumps({"mcpServers": {"notes": {"command": str(other), "args": []}}}), "utf-8")
     done = run("doctor", "--data-dir", str(data), home=tmp_path)
     assert done.returncode == 1
     code = line(done.stdout, "claude-code")
     assert code.startswith("ok") and "as 'knowledge'" in code and f"data dir {data.resolve()}" in code
     assert line(done.stdout, "cursor").startswith("FAIL") and "does not exist" in done.stdout
     assert "fix: knowledge-mcp setup cursor --name knowledge --force" in done.stdout
-    assert "not set up for claude-desktop" in line(done.stdout, "hosts")
+    elsewhere = line(done.stdout, "claude-desktop")
+    assert elsewhere.startswith("--") and f"'notes' starts another install, {other}" in elsewhere
+    assert "hint: knowledge-mcp setup claude-desktop --name notes --force" in done.stdout
+    assert "hosts" not in [row.split()[1] for row in done.stdout.splitlines() if row.strip()]
 
 
 async def _broken(ctx: Context) -> list[Finding]:
