@@ -176,7 +176,7 @@ def _access_token(
     token: str, user: str, expires_at: int | None, via: str, scopes: list[str]
 ) -> AccessToken | None:
     try:
-        user = validate_user_id(user)  # folded: `Alice` and `alice` are one user, one folder
+        user = validate_user_id(user)  # kept as the credential says it: `Bob` and `bob` are two users
     except KnowledgeError:
         logger.debug("credential names an invalid user id; rejected")
         return None
