@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 
 from cachetools import TTLCache
 from mcp.server.auth.provider import AccessToken
@@ -29,10 +30,10 @@ CREDENTIAL_ENDED = (
 class CredentialCache:
     """Valid credentials by hash, each kept at most `ttl_s` seconds (0 keeps none)."""
 
-    def __init__(self, ttl_s: float) -> None:
+    def __init__(self, ttl_s: float, timer: Callable[[], float] = time.monotonic) -> None:
         ttl = min(max(ttl_s, 0.0), MAX_CACHE_S)
         self._entries: TTLCache[str, AccessToken] | None = (
-            TTLCache(maxsize=CACHE_SIZE, ttl=ttl) if ttl > 0 else None
+            TTLCache(maxsize=CACHE_SIZE, ttl=ttl, timer=timer) if ttl > 0 else None
         )
 
     def get(self, token: str) -> AccessToken | None:
