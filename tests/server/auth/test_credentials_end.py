@@ -132,7 +132,9 @@ async def test_a_key_revoked_mid_websocket_refuses_the_next_call_and_closes(worl
     async with session(world.ws, bearer(key)) as peer:
         await peer.tool("notes_create", **note_args("Ws before revoke"))
         world.revoke(key)
-        reply = await peer.request("tools/call", {"name": "notes_create", "arguments": note_args("Ws after revoke")})
+        reply = await peer.request(
+            "tools/call", {"name": "notes_create", "arguments": note_args("Ws after revoke")}
+        )
         assert reply["error"]["code"] == CREDENTIAL_ENDED_CODE and "revoked" in reply["error"]["message"]
         with pytest.raises(ConnectionClosed) as closed:
             await peer.request("tools/list")
@@ -152,12 +154,16 @@ async def test_a_jwt_that_expires_mid_http_session_refuses_the_next_call(local: 
     assert local.note("Http before expiry").is_file() and not local.note("Http after expiry").exists()
 
 
-async def test_a_jwt_that_expires_mid_websocket_ends_the_connection_before_the_next_call(local: World) -> None:
+async def test_a_jwt_that_expires_mid_websocket_ends_the_connection_before_the_next_call(
+    local: World,
+) -> None:
     token, exp = expiring_token()
     async with session(local.ws, bearer(token)) as peer:
         await peer.tool("notes_create", **note_args("Ws before expiry"))
         await wait_past(exp)
         with pytest.raises(ConnectionClosed) as closed:
-            await peer.request("tools/call", {"name": "notes_create", "arguments": note_args("Ws after expiry")})
+            await peer.request(
+                "tools/call", {"name": "notes_create", "arguments": note_args("Ws after expiry")}
+            )
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
     assert local.note("Ws before expiry").is_file() and not local.note("Ws after expiry").exists()

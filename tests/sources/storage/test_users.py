@@ -141,7 +141,12 @@ def test_an_old_folder_whose_new_name_is_taken_is_left_in_place_and_said_so(tmp_
         assert migrate_user_folders(root) == 1  # `.hidden-by-someone-else` is the id's own old folder
     finally:
         logger.remove(sink)
-    assert sorted(p.name for p in root.iterdir()) == ["+bob", "=2ehidden-by-someone-else", "Bob", "not a user"]
+    assert sorted(p.name for p in root.iterdir()) == [
+        "+bob",
+        "=2ehidden-by-someone-else",
+        "Bob",
+        "not a user",
+    ]
     assert (root / "+bob" / "notes.db").read_text(encoding="utf-8") == "+bob"
     assert len(lines) == 1 and lines[0].startswith("WARNING") and "1 left in place" in lines[0]
 
