@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from cachetools import TTLCache
 from mcp.server.auth.provider import AccessToken
+from mcp_types import ErrorData, JSONRPCError, RequestId
 
 MAX_CACHE_S = 5.0
 CACHE_SIZE = 10_000
@@ -25,6 +26,14 @@ CREDENTIAL_ENDED = (
     "this request's credential is missing, unknown, revoked or expired; "
     "connect again with a valid API key or token"
 )
+
+
+def credential_ended(request_id: RequestId | None) -> str:
+    """The JSON-RPC error answering a request whose credential no longer holds (id None: unread)."""
+    error = ErrorData(code=CREDENTIAL_ENDED_CODE, message=CREDENTIAL_ENDED)
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=error).model_dump_json(
+        by_alias=True, exclude_unset=True
+    )
 
 
 class CredentialCache:

@@ -168,6 +168,12 @@ class KnowledgeTokenVerifier:
                 self.cache.put(token, found)
         return found
 
+    async def still_valid(self, granted: AccessToken) -> bool:
+        """Whether a credential verified earlier (a WebSocket's, at its handshake) still verifies
+        as the same user: its key not revoked, its token not expired."""
+        again = await self.verify_token(granted.token)
+        return again is not None and again.subject == granted.subject
+
     async def _verify(self, token: str) -> AccessToken | None:
         if looks_like_key(token):
             return await self._verify_key(token)

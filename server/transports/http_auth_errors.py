@@ -11,21 +11,14 @@ and headers stay as they were. Credentials are checked on every request
 
 from __future__ import annotations
 
-from mcp_types import ErrorData, JSONRPCError
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..auth.credentials import CREDENTIAL_ENDED, CREDENTIAL_ENDED_CODE
+from ..auth.credentials import credential_ended
 
 REFUSED = 401
-BODY = (
-    JSONRPCError(
-        jsonrpc="2.0", id=None, error=ErrorData(code=CREDENTIAL_ENDED_CODE, message=CREDENTIAL_ENDED)
-    )
-    .model_dump_json(by_alias=True, exclude_unset=True)
-    .encode()
-)
+BODY = credential_ended(None).encode()
 
 
 class JsonRpcAuthErrors:

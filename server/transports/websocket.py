@@ -39,7 +39,6 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import (
-    ErrorData,
     JSONRPCError,
     JSONRPCRequest,
     JSONRPCResponse,
@@ -53,7 +52,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..app import healthz
-from ..auth.credentials import CREDENTIAL_ENDED, CREDENTIAL_ENDED_CODE
+from ..auth.credentials import credential_ended
 from ..auth.keys import looks_like_key
 from ..auth.tokens import API_KEY_HEADER, KnowledgeTokenVerifier
 from ..request_config import EMPTY, RequestConfig, parse
@@ -203,7 +202,11 @@ class Connection:
             if parsed is None:
                 continue
             if isinstance(parsed, JSONRPCRequest) and not await self._credential_holds():
-                await self._refuse(parsed.id)
+                logger.info(
+                    "websocket call refused: credential ended session={}", self.request.transport_session_id
+                )
+                await self._send(credential_ended(parsed.id))
+                await self._end(CLOSE_POLICY, "credentials revoked or expired")
                 return
             if isinstance(parsed, JSONRPCRequest):
                 self.in_flight.add(parsed.id)
@@ -215,26 +218,13 @@ class Connection:
             await to_server.send(SessionMessage(parsed, metadata=metadata))
 
     async def _credential_holds(self) -> bool:
-        """Whether the handshake's credential still verifies as the same user (a key not revoked,
-        a token not expired): asked before every request, within `credential_cache_s`."""
+        """Whether the handshake's credential still holds (asked before every request)."""
         user = self.request.scope.get("user")
-        if self.verifier is None or not isinstance(user, AuthenticatedUser):
-            return True
-        again = await self.verifier.verify_token(user.access_token.token)
-        return again is not None and again.subject == user.access_token.subject
-
-    async def _refuse(self, request_id: RequestId) -> None:
-        """Answer the request with the credential error, then close the connection (1008)."""
-        logger.info(
-            "websocket call refused: credential no longer valid session={}", self.request.transport_session_id
+        return (
+            self.verifier is None
+            or not isinstance(user, AuthenticatedUser)
+            or (await self.verifier.still_valid(user.access_token))
         )
-        error = ErrorData(code=CREDENTIAL_ENDED_CODE, message=CREDENTIAL_ENDED)
-        await self._send(
-            JSONRPCError(jsonrpc="2.0", id=request_id, error=error).model_dump_json(
-                by_alias=True, exclude_unset=True
-            )
-        )
-        await self._end(CLOSE_POLICY, "credentials revoked or expired")
 
     async def _parse(self, text: str) -> Any:
         """The frame's JSON-RPC message, or None after answering the error it deserves."""
