@@ -107,7 +107,22 @@ def _user_dir(data_dir: Path, user_id: str) -> Path:
     path = (root / folder_name(user_id)).resolve()
     if path.parent != root:
         raise InvalidArgumentError("user", "resolves outside the data directory")
+    _hint_at_the_folded_folder(root, user_id, path)
     return path
+
+
+def _hint_at_the_folded_folder(root: Path, user_id: str, path: Path) -> None:
+    """A mixed-case id without a folder, beside the lower-case id's: one line saying whose that
+    folder is (ids were folded before, so it may hold this id's older data)."""
+    folded = root / folder_name(user_id.lower())
+    if user_id != user_id.lower() and not path.exists() and folded.is_dir():
+        logger.info(
+            "user {} has no folder yet; {} belongs to user {} (ids are case-sensitive now: "
+            "docs/identity.md says how to move it)",
+            user_id,
+            f"users/{folded.name}",
+            user_id.lower(),
+        )
 
 
 @functools.lru_cache(maxsize=64)

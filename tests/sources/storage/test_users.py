@@ -158,3 +158,16 @@ def test_the_first_use_of_a_data_dir_migrates_it_so_the_lower_case_id_finds_the_
     assert (user_dir(tmp_path, "Zoe") / "notes.db").read_text(encoding="utf-8") == "Zoe"
     assert (user_dir(tmp_path, "zed") / "notes.db").read_text(encoding="utf-8") == "zed"
     assert not user_dir(tmp_path, "Zed").exists()
+
+
+def test_a_mixed_case_id_without_a_folder_is_told_whose_the_lower_case_folder_is(tmp_path: Path) -> None:
+    make_folders(tmp_path / "users", "alice")
+    lines: list[str] = []
+    sink = logger.add(lambda m: lines.append(str(m)), level="INFO", format="{message}")
+    try:
+        user_dir(tmp_path, "Alice")
+        user_dir(tmp_path, "Alice")
+        user_dir(tmp_path, "alice")
+    finally:
+        logger.remove(sink)
+    assert len(lines) == 1 and "users/alice belongs to user alice" in lines[0]
