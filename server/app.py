@@ -265,7 +265,9 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     auth: dict[str, Any] = {}
     if authenticate:
         jwt_verifier = JwtVerifier.from_settings(settings)
-        verifier = KnowledgeTokenVerifier(jwt_verifier, settings.data_dir, host.pool, keys=host.keys)
+        verifier = KnowledgeTokenVerifier(
+            jwt_verifier, settings.data_dir, host.pool, keys=host.keys, cache_s=settings.credential_cache_s
+        )
         auth = {"token_verifier": verifier, "auth": auth_settings(settings)}
         host.authenticated = True
         host.verifier = verifier

@@ -85,6 +85,7 @@ class Settings(BaseModel):
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     max_token_lifetime_s: int = Field(default=86_400, ge=60, le=31_536_000)
+    credential_cache_s: float = Field(default=5.0, ge=0, le=5)  # a revoked key works at most this long
 
     @field_validator("deep_research_clients", "jwt_algorithms", mode="before")
     @classmethod

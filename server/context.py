@@ -29,6 +29,7 @@ from knowledge_mcp.sources.storage.db import (
     user_dir,
     validate_user_id,
 )
+from knowledge_mcp.sources.storage.users import user_of_folder
 
 _current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
     "current_request", default=None
@@ -45,7 +46,7 @@ class RequestContext:
     def for_user(cls, data_dir: Path, user_id: str, client_id: str | None = None) -> RequestContext:
         home = user_dir(data_dir, user_id)  # validated and resolved once, not once per source
         paths = {name: home / f"{name}.db" for name in SOURCES}
-        return cls(validate_user_id(user_id), client_id, MappingProxyType(paths))  # folded, as its folder
+        return cls(validate_user_id(user_id), client_id, MappingProxyType(paths))
 
 
 async def remember_request(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -97,10 +98,11 @@ class DatabasePool:
         try:
             db = await self.open(path, migrations)
         except sqlite3.DatabaseError as exc:
-            failure = source_failure(exc, source, path.parent.name)
+            user = user_of_folder(path.parent.name) or path.parent.name
+            failure = source_failure(exc, source, user)
             if failure is None:
                 raise
-            logger.warning("the {} database of user {} cannot be used: {}", source, path.parent.name, failure)
+            logger.warning("the {} database of user {} cannot be used: {}", source, user, failure)
             raise failure from exc
         if self.background is not None:
             self.background.notice(db, source, migrations)

@@ -49,9 +49,8 @@ MIGRATIONS = (
 
 INSERT_KEY_SQL = "INSERT INTO api_keys (key_hash, prefix, user_id, created_at, scopes) VALUES (?, ?, ?, ?, ?)"
 LIST_KEYS_SQL = "SELECT prefix, user_id, created_at, revoked, scopes FROM api_keys ORDER BY id"
-LIST_USER_KEYS_SQL = (  # NOCASE: keys made before user ids were folded are listed too (ids are ASCII)
-    "SELECT prefix, user_id, created_at, revoked, scopes FROM api_keys WHERE user_id = ? COLLATE NOCASE "
-    "ORDER BY id"
+LIST_USER_KEYS_SQL = (  # user ids are case-sensitive: `Bob`'s keys are not `bob`'s
+    "SELECT prefix, user_id, created_at, revoked, scopes FROM api_keys WHERE user_id = ? ORDER BY id"
 )
 REVOKE_KEY_SQL = "UPDATE api_keys SET revoked = 1 WHERE prefix = ?"
 USER_FOR_KEY_SQL = "SELECT user_id, scopes FROM api_keys WHERE key_hash = ? AND revoked = 0"
@@ -92,8 +91,8 @@ class KeyGrant:
 
 
 def new_key(user_id: str, scopes: Sequence[str]) -> tuple[str, tuple[str, str, str, str, str]]:
-    """A new key and its stored row (hash, prefix, user, created, scopes); the user id folded."""
-    user_id = validate_user_id(user_id)  # stored folded, as every identity is
+    """A new key and its stored row (hash, prefix, user, created, scopes); the user id as given."""
+    user_id = validate_user_id(user_id)
     unknown = [s for s in scopes if s not in SCOPES]
     if unknown:
         raise ApiKeyError(f"keys create: unknown scope {unknown[0]!r} (allowed: {', '.join(SCOPES)})")

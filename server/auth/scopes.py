@@ -25,12 +25,13 @@ NO_CREDENTIAL = "writing over HTTP needs a credential with the write scope; a --
 
 
 def claim_scopes(claims: dict[str, Any]) -> list[str]:
-    """The scopes a JWT grants: its `scope` string (space-separated) or list, and its `scp` list."""
+    """The scopes a JWT grants: its `scope` string (separated by U+0020 only, RFC 6749 §3.3) or
+    list, and its `scp` list. `"read\u00a0write"` is one (unknown) scope, not `write`."""
     found: list[str] = []
     for name in ("scope", "scp"):
         value = claims.get(name)
         if isinstance(value, str):
-            found += value.split()
+            found += split_scopes(value)
         elif isinstance(value, list):
             found += [v for v in value if isinstance(v, str)]
     return list(dict.fromkeys(found))
@@ -38,7 +39,13 @@ def claim_scopes(claims: dict[str, Any]) -> list[str]:
 
 def stored_scopes(text: str | None) -> list[str]:
     """An API key's scopes as the key store keeps them (space-separated)."""
-    return (text or "").split()
+    return split_scopes(text or "")
+
+
+def split_scopes(text: str) -> list[str]:
+    """Scope tokens separated by U+0020 alone: `str.split()` would also split on U+00A0, U+2003
+    and every other Unicode space, turning `"read\u00a0write"` into a write grant."""
+    return [token for token in text.split(" ") if token]
 
 
 def scope_text(scopes: Iterable[str]) -> str:

@@ -29,6 +29,7 @@ from knowledge_mcp.sources.storage.db import Migration, validate_user_id
 
 from ..config import Settings
 from ..context import DatabasePool
+from .credentials import CredentialCache
 from .keys import MIGRATIONS, KeyStore, keys_path, looks_like_key
 from .scopes import claim_scopes, scope_text
 
@@ -137,10 +138,19 @@ def _load_public_key(path: Path) -> Any:
 
 
 class KnowledgeTokenVerifier:
-    """The SDK's `TokenVerifier`: a JWT or an API key in, the user's AccessToken out."""
+    """The SDK's `TokenVerifier`: a JWT or an API key in, the user's AccessToken out.
+
+    Asked on every HTTP request and every WebSocket call, so a revoked key or an expired token
+    ends there. A credential found valid is trusted for `cache_s` seconds (at most 5) before its
+    key is looked up again; a token's `exp` is checked on every call, cached or not."""
 
     def __init__(
-        self, jwt_verifier: JwtVerifier | None, data_dir: Path, pool: DatabasePool, keys: Any = None
+        self,
+        jwt_verifier: JwtVerifier | None,
+        data_dir: Path,
+        pool: DatabasePool,
+        keys: Any = None,
+        cache_s: float = 0.0,
     ) -> None:
         self.keys = keys
         """The shared key store (PostgreSQL) when there is one, else keys.db in `data_dir`."""
@@ -148,8 +158,23 @@ class KnowledgeTokenVerifier:
         self.data_dir = data_dir
         self.pool = pool
         self.migrations: Sequence[Migration] = MIGRATIONS
+        self.cache = CredentialCache(cache_s)
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        found = self.cache.get(token)
+        if found is None:
+            found = await self._verify(token)
+            if found is not None:
+                self.cache.put(token, found)
+        return found
+
+    async def still_valid(self, granted: AccessToken) -> bool:
+        """Whether a credential verified earlier (a WebSocket's, at its handshake) still verifies
+        as the same user: its key not revoked, its token not expired."""
+        again = await self.verify_token(granted.token)
+        return again is not None and again.subject == granted.subject
+
+    async def _verify(self, token: str) -> AccessToken | None:
         if looks_like_key(token):
             return await self._verify_key(token)
         if self.jwt is None:
@@ -176,7 +201,7 @@ def _access_token(
     token: str, user: str, expires_at: int | None, via: str, scopes: list[str]
 ) -> AccessToken | None:
     try:
-        user = validate_user_id(user)  # folded: `Alice` and `alice` are one user, one folder
+        user = validate_user_id(user)  # kept as the credential says it: `Bob` and `bob` are two users
     except KnowledgeError:
         logger.debug("credential names an invalid user id; rejected")
         return None

@@ -11,6 +11,7 @@ from ..app import ServerHost
 from ..auth.tokens import ApiKeyHeader, authenticated_user
 from ..config import Settings
 from ..sessions.transport import EndSessionOnDelete
+from .http_auth_errors import answer_auth_errors
 from .http_messages import check_messages
 from .http_security import transport_security
 from .workers.session_ids import share_session_ids
@@ -38,6 +39,7 @@ def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None)
         share_session_ids(app, "/mcp", host.sessions, user_of, require_user=require_user)
     check_messages(app, "/mcp", require_user=require_user)
     if require_user:
+        answer_auth_errors(app, "/mcp")
         app.add_middleware(ApiKeyHeader)
     if host is not None and not stateless:
         # Runs after the response, when the auth middleware has put the principal in the scope.

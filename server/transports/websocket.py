@@ -3,7 +3,7 @@
 The SDK has no WebSocket transport, but its server runs over any pair of memory streams of
 `SessionMessage` (as stdio does); this module pumps frames into and out of them.
 
-The handshake is where the connection is judged, once:
+The handshake is where the connection is first judged:
 - the client must offer subprotocol `mcp` (else HTTP 400, no upgrade);
 - on loopback hosts, Host and Origin must be loopback (as the SDK checks for HTTP) so a web
   page elsewhere cannot drive a local server (HTTP 421/403);
@@ -13,8 +13,12 @@ Every inbound message then carries a `WebSocketRequest` as its request context: 
 user in `scope["user"]` exactly where the SDK's HTTP auth middleware puts it, the
 connection's own session key and its request config. Nothing a client sends changes them.
 
+Before every request the credential is verified again (`auth/credentials.py`): once its key is
+revoked or its token has expired, the request is answered with a JSON-RPC error (-32030, one
+sentence) and the connection closed with 1008.
+
 Close codes: 1000 normal; 1001 idle for `ws_idle_timeout_s` with no request in flight;
-1003 a binary frame; 1008 the credential expired. A text frame that is not JSON gets a
+1003 a binary frame; 1008 the credential expired or was revoked. A text frame that is not JSON gets a
 JSON-RPC parse error (-32700), one that is JSON but not a JSON-RPC message an invalid-request
 error (-32600), a request whose params hold a lone surrogate, deep nesting or a huge number an
 invalid-params error (-32602) (`inbound.read_message`); the connection stays open.
@@ -48,6 +52,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..app import healthz
+from ..auth.credentials import credential_ended
 from ..auth.keys import looks_like_key
 from ..auth.tokens import API_KEY_HEADER, KnowledgeTokenVerifier
 from ..request_config import EMPTY, RequestConfig, parse
@@ -121,7 +126,7 @@ class WebSocketEndpoint:
         request = WebSocketRequest(user, f"ws-{uuid.uuid4().hex}", config)
         await websocket.accept(subprotocol=SUBPROTOCOL)
         logger.debug("websocket connected session={}", request.transport_session_id)
-        await Connection(self.mcp, websocket, request, self.idle_timeout_s).serve()
+        await Connection(self.mcp, websocket, request, self.idle_timeout_s, self.verifier).serve()
         logger.debug("websocket closed session={}", request.transport_session_id)
 
     async def _authenticate(self, websocket: WebSocket) -> AccessToken | None:
@@ -150,8 +155,16 @@ async def _deny(websocket: WebSocket, status: int, text: str, headers: dict[str,
 class Connection:
     """Pumps one accepted WebSocket into the MCP server loop and back, until either side ends."""
 
-    def __init__(self, mcp: MCPServer, websocket: WebSocket, request: WebSocketRequest, idle_s: float):
+    def __init__(
+        self,
+        mcp: MCPServer,
+        websocket: WebSocket,
+        request: WebSocketRequest,
+        idle_s: float,
+        verifier: KnowledgeTokenVerifier | None = None,
+    ):
         self.mcp = mcp
+        self.verifier = verifier
         self.websocket = websocket
         self.request = request
         self.idle_s = idle_s
@@ -188,6 +201,13 @@ class Connection:
             parsed = await self._parse(message["text"])
             if parsed is None:
                 continue
+            if isinstance(parsed, JSONRPCRequest) and not await self._credential_holds():
+                logger.info(
+                    "websocket call refused: credential ended session={}", self.request.transport_session_id
+                )
+                await self._send(credential_ended(parsed.id))
+                await self._end(CLOSE_POLICY, "credentials revoked or expired")
+                return
             if isinstance(parsed, JSONRPCRequest):
                 self.in_flight.add(parsed.id)
                 if parsed.method == "initialize" and parsed.params and "config" in parsed.params:
@@ -196,6 +216,15 @@ class Connection:
                 request_context=self.request, on_request_unanswered=self._unanswered(parsed)
             )
             await to_server.send(SessionMessage(parsed, metadata=metadata))
+
+    async def _credential_holds(self) -> bool:
+        """Whether the handshake's credential still holds (asked before every request)."""
+        user = self.request.scope.get("user")
+        return (
+            self.verifier is None
+            or not isinstance(user, AuthenticatedUser)
+            or (await self.verifier.still_valid(user.access_token))
+        )
 
     async def _parse(self, text: str) -> Any:
         """The frame's JSON-RPC message, or None after answering the error it deserves."""

@@ -22,9 +22,9 @@ from typing import Any
 
 from loguru import logger
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.registry import SOURCE_NAMES
 from knowledge_mcp.sources.storage.db import database_path, validate_user_id
+from knowledge_mcp.sources.storage.users import user_of_folder, users_root
 
 RECORDED_SQL = "SELECT path, is_folder FROM {p}_folders ORDER BY path"
 
@@ -69,18 +69,12 @@ def watched_roots(targets: Iterable[Target]) -> tuple[list[Path], list[Path]]:
 
 
 def users_with_data(data_dir: Path) -> list[str]:
-    """The users that have a data folder (`<data_dir>/users/<id>/`), by valid id."""
+    """The users that have a data folder (`<data_dir>/users/<folder>/`), by id (`users.py`)."""
     try:
-        names = sorted(p.name for p in (data_dir / "users").iterdir() if p.is_dir())
+        names = sorted(p.name for p in users_root(data_dir).iterdir() if p.is_dir())
     except OSError:
         return []
-    users = []
-    for name in names:
-        try:
-            users.append(validate_user_id(name))
-        except InvalidArgumentError:
-            continue
-    return users
+    return [user for user in map(user_of_folder, names) if user is not None]
 
 
 def scan(data_dir: Path, users: Sequence[str]) -> tuple[list[Target], list[Target]]:

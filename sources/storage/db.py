@@ -1,6 +1,7 @@
 """SQLite access: connections in WAL mode, versioned migrations, per-user database paths.
 
-Each source keeps its own database file per user: `<data_dir>/users/<user_id>/<source>.db`.
+Each source keeps its own database file per user: `<data_dir>/users/<folder>/<source>.db`, the
+folder named from the user id by `users.py`.
 Migrations are a small ordered registry per source, each applied in its own transaction and
 recorded in `PRAGMA user_version`.
 """
@@ -8,11 +9,7 @@ recorded in `PRAGMA user_version`.
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
-import re
 import sqlite3
-import unicodedata
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -20,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
-from loguru import logger
 
-from ..errors import InvalidArgumentError, SchemaVersionError, SourceUnavailableError
+from ..errors import SchemaVersionError, SourceUnavailableError
+from .users import USER_ID_RE as USER_ID_RE  # user ids and folders live in users.py
+from .users import database_path as database_path
+from .users import user_dir as user_dir
+from .users import validate_user_id as validate_user_id
 
-USER_ID_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 MMAP_SIZE = 1 << 40
 """Memory-map the whole database file (SQLite caps this at its build's limit, 2 GB here).
 
@@ -62,79 +61,6 @@ class Migration:
     version: int
     name: str
     sql: str
-
-
-def validate_user_id(user_id: str) -> str:
-    """The canonical form of a user id safe to use as a directory name, or InvalidArgumentError.
-
-    User ids are case-folded wherever an identity enters: a JWT's `sub`, an API key's user,
-    `--user`, `settings.user`. A user's folder is named by the id, and on macOS and Windows
-    `Alice` and `alice` are one folder while on Linux they are two, so without folding one id
-    would be one user on one machine and two on another (and a data dir copied between them
-    would merge or hide users). Folding rather than refusing upper case: identity providers issue
-    mixed-case subjects (`00uHese3bqXPBMq1`, `Alice@Example.org`) that would otherwise be
-    unusable; the cost, two subjects differing only in case being one user, is what a
-    case-insensitive file system does anyway, now the same on every one.
-
-    Only ASCII ids are accepted (checked before folding), so the fold is NFKC + casefold with
-    nothing for NFKC to do: an id that NFKC would change (full-width `ｂｏｂ`, ligatures, the
-    Kelvin sign) is refused, never merged with the user it looks like.
-    """
-    if not USER_ID_RE.fullmatch(user_id or "") or user_id in {".", ".."}:
-        raise InvalidArgumentError("user", "must match ^[A-Za-z0-9_.@-]{1,64}$ and not be '.' or '..'")
-    return unicodedata.normalize("NFKC", user_id).casefold()  # ASCII: the same as lower()
-
-
-def user_dir(data_dir: Path, user_id: str) -> Path:
-    """The user's data directory; guaranteed to lie inside `data_dir`.
-
-    Resolved once per process and (data dir, user): every request needs it several times, and
-    resolving walks the file system component by component.
-    """
-    return _user_dir(data_dir, validate_user_id(user_id))
-
-
-@functools.lru_cache(maxsize=4096)
-def _user_dir(data_dir: Path, user_id: str) -> Path:
-    root = (data_dir / "users").resolve()
-    path = (root / user_id).resolve()  # user_id validated by user_dir
-    if path.parent != root:
-        raise InvalidArgumentError("user", "resolves outside the data directory")
-    _adopt_unfolded_folder(root, path)
-    return path
-
-
-def _adopt_unfolded_folder(root: Path, path: Path) -> None:
-    """A folder made before user ids were folded (`users/Alice`) becomes the user's (`users/alice`)
-    by renaming it, once; when both exist (a case-sensitive file system), a clear error instead
-    of silently serving one and orphaning the other."""
-    try:
-        others = [p for p in root.iterdir() if p.name != path.name and p.name.casefold() == path.name]
-    except OSError:
-        return  # no users folder yet
-    others = [p for p in others if not (path.exists() and os.path.samefile(p, path))]
-    if not others:
-        return
-    if len(others) == 1 and not path.exists():
-        try:
-            others[0].rename(path)
-        except OSError:
-            if not path.exists():  # else another process renamed it first
-                raise
-        logger.warning(
-            "user folder {} renamed to {}: user ids are case-insensitive", others[0].name, path.name
-        )
-        return
-    names = ", ".join(sorted(p.name for p in [*others, path] if p.exists()))
-    raise InvalidArgumentError(
-        "user",
-        f"{path.name!r} has several folders under users/ ({names}); user ids are case-insensitive "
-        f"now: merge them into users/{path.name} (or move the others aside)",
-    )
-
-
-def database_path(data_dir: Path, user_id: str, source: str) -> Path:
-    return user_dir(data_dir, user_id) / f"{source}.db"
 
 
 class Database:

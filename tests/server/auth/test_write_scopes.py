@@ -90,6 +90,13 @@ async def test_a_jwt_writes_only_with_write_in_its_scope_claim(server: dict[str,
     assert (server["data_dir"] / "users" / "bob" / "notes" / "Quokka log.md").is_file()
 
 
+async def test_a_scope_claim_joined_by_a_no_break_space_grants_read_only(server: dict[str, Any]) -> None:
+    names, refused, found = await session(server["url"], jwt_for("carol", scope="read\u00a0write"))
+    assert "notes_search" in names and not names & WRITE_TOOLS
+    assert refused.is_error and "this credential is read-only" in refused.content[0].text
+    assert not found.is_error and not (server["data_dir"] / "users" / "carol" / "notes").exists()
+
+
 async def test_a_folder_leading_out_is_refused_over_http(server: dict[str, Any]) -> None:
     headers = {"Authorization": f"Bearer {server['write']}"}
     async with (

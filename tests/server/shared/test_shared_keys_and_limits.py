@@ -41,12 +41,13 @@ async def test_keys_made_by_the_cli_with_a_database_url_live_in_postgresql(
     try:
         store = PgKeyStore(state)
         grant = await store.grant_for(key)
-        assert grant is not None and (grant.user_id, grant.scopes) == ("alice", ("write",))
+        assert grant is not None and (grant.user_id, grant.scopes) == ("Alice", ("write",))
         assert await store.grant_for(key + "x") is None
-        listed = cli("keys", "list", "--user", "alice", url=pg_url, data_dir=data_dir)
+        listed = cli("keys", "list", "--user", "Alice", url=pg_url, data_dir=data_dir)
         assert (
-            listed.stdout.startswith(key[:11]) and "\talice\t" in listed.stdout and key not in listed.stdout
+            listed.stdout.startswith(key[:11]) and "\tAlice\t" in listed.stdout and key not in listed.stdout
         )
+        assert cli("keys", "list", "--user", "alice", url=pg_url, data_dir=data_dir).stdout == ""
         revoked = cli("keys", "revoke", key[:11], url=pg_url, data_dir=data_dir)
         assert revoked.returncode == 0, revoked.stderr
         assert await store.grant_for(key) is None and await store.active_count() == 0

@@ -18,6 +18,7 @@ from knowledge_mcp.sources.storage.db import (
     user_dir,
     validate_user_id,
 )
+from knowledge_mcp.sources.storage.users import folder_name
 
 GOOD_IDS = ["alice", "a.b@c-d_e", "Bob42", "x", "a" * 64, "user@example.com", "...", "_", "-"]
 BAD_IDS = [
@@ -46,8 +47,8 @@ BAD_IDS = [
 
 
 @pytest.mark.parametrize("user_id", GOOD_IDS)
-def test_safe_user_ids_are_accepted_case_folded(user_id: str) -> None:
-    assert validate_user_id(user_id) == user_id.casefold()
+def test_safe_user_ids_are_accepted_as_they_are(user_id: str) -> None:
+    assert validate_user_id(user_id) == user_id
 
 
 @pytest.mark.parametrize("user_id", BAD_IDS, ids=[repr(u) for u in BAD_IDS])
@@ -69,7 +70,7 @@ def test_user_dir_stays_inside_the_data_dir(tmp_path: Path, user_id: str) -> Non
     path = user_dir(tmp_path / "data", user_id)
     root = (tmp_path / "data" / "users").resolve()
     assert path.parent == root
-    assert path.name == user_id.casefold()
+    assert path.name == folder_name(user_id)
     assert root in path.parents
 
 
