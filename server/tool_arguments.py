@@ -78,7 +78,7 @@ def boolean_problem(schema: dict[str, Any], given: dict[str, Any], parsed: dict[
         if found is not None:
             field, number = found
             what = "a whole number" if isinstance(number, int) else "a number"
-            sentence = f"{field}: must be {what}, not true or false (got {value!r})"
+            sentence = f"{field}: must be {what}, not true or false"
             allowed = _allowed(schema.get("properties", {}).get(name, {})) if field == name else None
             return f"{sentence}; allowed: {allowed}." if allowed else f"{sentence}."
     return None
