@@ -181,7 +181,7 @@ def log_requests(
                 _user(user_of, ctx),
                 _clean(_client(ctx)),
                 _clean(ctx.method),
-                f" tool={_clean(tool)}" if tool is not None else "",
+                f" tool={_tool_shown(tool)}" if ctx.method == "tools/call" else "",
                 outcome,
                 elapsed_ms,
             )
@@ -217,6 +217,13 @@ def _client(ctx: ServerRequestContext[Any, Any]) -> str | None:
             name = client_info.get("name")
             return name if isinstance(name, str) else None
     return None
+
+
+def _tool_shown(name: object) -> str:
+    """A called tool's name as logged: a name, or only what kind of thing was sent instead."""
+    if isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
+        return name
+    return f"<{len(name)} chars>" if isinstance(name, str) else f"<{type(name).__name__}>"
 
 
 def _clean(value: object, limit: int = 64) -> str:
