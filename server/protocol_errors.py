@@ -14,7 +14,7 @@ with `"name": ["x"]` answered `unhashable type: 'list'`). `protocol_guard` answe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from loguru import logger
@@ -45,7 +45,7 @@ async def protocol_guard(ctx: ServerRequestContext[Any, Any], call_next: CallNex
         raise MCPError(INTERNAL_ERROR, INTERNAL) from None
 
 
-def call_shape_problem(params: dict[str, Any]) -> str | None:
+def call_shape_problem(params: Mapping[str, Any]) -> str | None:
     """What makes a `tools/call` unreadable before any tool is looked up, in one sentence."""
     name = params.get("name")
     if "name" in params and not isinstance(name, str):
