@@ -62,12 +62,15 @@ class _HideQueryStrings(logging.Filter):
 # aiosqlite writes each SQL statement with its parameters at DEBUG (whole notes, session notes,
 # claims), watchfiles the changed paths, httpx and uvicorn's access log the URLs.
 # `log_library_debug = true` lets them through at `log_level`, for debugging a library.
-OWN_LIBRARY_LINES = ("uvicorn.error",)  # its start-up lines: the address and the process, no content
+OWN_LIBRARY_LINES = ("uvicorn.error",)
+"""Loggers whose INFO lines follow `log_level`: uvicorn's start-up lines (the address, the
+process). Below INFO they stop at WARNING like the rest: uvicorn hands `uvicorn.error` to the
+WebSocket protocol, which logs every frame, content included, at DEBUG."""
 
 
 class _LibraryLevel(logging.Filter):
-    """Below `library_level`, only the start-up lines of OWN_LIBRARY_LINES pass (a library that
-    set its own logger to DEBUG still stops here)."""
+    """Below `library_level`, only OWN_LIBRARY_LINES' INFO lines pass (a library that set its
+    own logger to DEBUG still stops here)."""
 
     def __init__(self, library_level: int, level: int) -> None:
         super().__init__()
@@ -76,7 +79,7 @@ class _LibraryLevel(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= self.library_level:
             return True
-        return record.name in OWN_LIBRARY_LINES and record.levelno >= self.level
+        return record.name in OWN_LIBRARY_LINES and record.levelno >= max(self.level, logging.INFO)
 
 
 def configure_logging(level: str = "INFO", *, library_debug: bool = False, process: bool = False) -> None:
@@ -98,7 +101,7 @@ def configure_logging(level: str = "INFO", *, library_debug: bool = False, proce
     handler.addFilter(_LibraryLevel(library, own))
     logging.basicConfig(handlers=[handler], level=library, force=True)
     for name in OWN_LIBRARY_LINES:
-        logging.getLogger(name).setLevel(own)
+        logging.getLogger(name).setLevel(own if library_debug else max(own, logging.INFO))
     uvicorn_log = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, _HideQueryStrings) for f in uvicorn_log.filters):
         uvicorn_log.addFilter(_HideQueryStrings())

@@ -4,7 +4,8 @@ Words planted in a note's text and title, in notes written through the tools, in
 claims, quotes, queries and prompt arguments, and in the inputs that provoke errors (a folder
 part of 256 bytes, a title that needs a file name cut, a bidi control, a tools/call whose name
 is a list, a 200-character session id, booleans for numbers), are sent to real servers: a stdio
-process at INFO, one at DEBUG watching its folders, an HTTP process at DEBUG, and an in-memory
+process at INFO, one at DEBUG watching its folders, an HTTP process at DEBUG (over HTTP and over
+WebSocket), and an in-memory
 server whose loguru records a DEBUG sink with `diagnose` on takes. Every request is answered
 with a result or a JSON-RPC error of the spec's codes (never 0), and no planted word appears in
 any captured log.
@@ -36,6 +37,8 @@ from tests.conftest import ROOT, import_into, serve_args
 from tests.server.auth.test_auth import SECRET, start
 from tests.server.transports.test_every_request_answered import INITIALIZE, answer_of, post
 from tests.server.transports.test_http_e2e import stop
+from tests.server.transports.test_websocket import bearer
+from tests.server.transports.test_websocket import session as ws_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -188,12 +191,17 @@ async def test_a_hostile_run_over_stdio_at_debug_while_watching_logs_no_planted_
     assert " arguments " in stderr and "DEBUG" in stderr  # DEBUG was on
 
 
-def writing_session(client: httpx.Client, url: str) -> dict[str, str]:
-    """An initialized HTTP session of alice with a JWT granting read and write."""
+def write_token() -> str:
+    """alice's JWT granting read and write (the hostile run writes notes)."""
     now = int(time.time())
     claims = {"sub": "alice", "iat": now, "exp": now + 600, "scope": "read write"}
+    return jwt.encode(claims, SECRET, algorithm="HS256")
+
+
+def writing_session(client: httpx.Client, url: str) -> dict[str, str]:
+    """An initialized HTTP session of alice with write access."""
     headers = {
-        "Authorization": f"Bearer {jwt.encode(claims, SECRET, algorithm='HS256')}",
+        "Authorization": f"Bearer {write_token()}",
         "Accept": "application/json, text/event-stream",
         "Content-Type": "application/json",
         "MCP-Protocol-Version": "2025-06-18",
@@ -205,7 +213,9 @@ def writing_session(client: httpx.Client, url: str) -> dict[str, str]:
     return headers
 
 
-async def test_a_hostile_run_over_http_at_debug_logs_no_planted_word(data_dir: Path, tmp_path: Path) -> None:
+async def test_a_hostile_run_over_http_and_websocket_at_debug_logs_no_planted_word(
+    data_dir: Path, tmp_path: Path
+) -> None:
     uri = await planted(data_dir, tmp_path, "alice")
     env = {**os.environ, "KNOWLEDGE_MCP_JWT_SECRET": SECRET, "KNOWLEDGE_MCP_LOG_LEVEL": "DEBUG"}
     log = tmp_path / "server.log"
@@ -213,15 +223,19 @@ async def test_a_hostile_run_over_http_at_debug_logs_no_planted_word(data_dir: P
     try:
         with httpx.Client(timeout=60) as client:
             headers = writing_session(client, url)
-            answers = []
+            over_http = []
             for number, (method, params) in enumerate(hostile_calls(uri), 1):
                 reply = post(client, url, json.dumps(rpc(number, method, params)), headers)
-                answers.append(answer_of(reply))
+                over_http.append(answer_of(reply))
+        ws_url = url.replace("http://", "ws://").removesuffix("/mcp") + "/ws"
+        async with ws_session(ws_url, bearer(write_token())) as peer:
+            over_ws = [await peer.request(method, params) for method, params in hostile_calls(uri)]
     finally:
         stop(process)
-    assert_answered(answers)
-    assert_served_as_meant(answers)
-    assert_no_canary(log.read_text(encoding="utf-8", errors="replace"), "HTTP at DEBUG")
+    for answers in (over_http, over_ws):
+        assert_answered(answers)
+        assert_served_as_meant(answers)
+    assert_no_canary(log.read_text(encoding="utf-8", errors="replace"), "HTTP and WebSocket at DEBUG")
 
 
 async def test_a_hostile_run_in_process_leaves_no_planted_word_in_a_diagnosing_sink(

@@ -103,6 +103,7 @@ def test_library_loggers_stop_at_warning_even_at_debug(stdlib_logging: None) -> 
         logging.getLogger("httpx").info("HTTP Request: GET /?q=%s", CANARY)
         logging.getLogger("aiosqlite").warning("a library warning")
         logging.getLogger("uvicorn.error").info("Uvicorn running on http://127.0.0.1:8000")
+        logging.getLogger("uvicorn.error").debug("< TEXT %r", f'{{"query": "{CANARY}"}}')  # a WS frame
     finally:
         logger.remove(sink)
     text = "".join(lines)
