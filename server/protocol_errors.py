@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import ValidationError
 
-from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.errors import InvalidArgumentError, KnowledgeError, NotFoundError
 
 INTERNAL = "Internal error: the server could not answer this request (its log says where it failed)"
 
@@ -38,8 +38,8 @@ async def protocol_guard(ctx: ServerRequestContext[Any, Any], call_next: CallNex
         return await call_next(ctx)
     except (MCPError, ValidationError):  # the SDK gives these their codes (-32602 for the latter)
         raise
-    except KnowledgeError as exc:  # a sentence meant for the caller, escaping outside a tool
-        raise MCPError(INVALID_PARAMS, str(exc)) from None
+    except KnowledgeError as exc:  # a sentence written for the client, escaping outside a tool
+        raise protocol_error(exc) from None
     except Exception as exc:
         logger.opt(exception=exc).error("{} failed unexpectedly", _method(ctx.method))
         raise MCPError(INTERNAL_ERROR, INTERNAL) from None
@@ -56,9 +56,11 @@ def call_shape_problem(params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def invalid_params(error: KnowledgeError) -> MCPError:
-    """-32602 carrying a KnowledgeError's sentence (which names the field, never the value)."""
-    return MCPError(INVALID_PARAMS, str(error))
+def protocol_error(error: KnowledgeError) -> MCPError:
+    """A KnowledgeError as a protocol error with its sentence: -32602 for what the caller can fix
+    (a field it got wrong, an id that names nothing), else -32603 (a damaged database…)."""
+    code = INVALID_PARAMS if isinstance(error, InvalidArgumentError | NotFoundError) else INTERNAL_ERROR
+    return MCPError(code, str(error))
 
 
 def _method(method: object) -> str:

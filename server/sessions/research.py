@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge_mcp.sources.errors import InvalidArgumentError, KnowledgeError
 from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
 
-from ..protocol_errors import invalid_params
+from ..protocol_errors import protocol_error
 from . import export, timeline
 from .citations import mark_stale, titles
 from .store import StoredSession
@@ -185,7 +185,7 @@ def register_resources(mcp: MCPServer, host: Any) -> None:
             session = await host.sessions.open(user, validate_session_id(session_id))
             return (await exported(host, ctx, session, fmt))[1]
         except KnowledgeError as exc:  # -32602 naming the field (else the SDK's -32603 and a trace)
-            raise invalid_params(exc) from None
+            raise protocol_error(exc) from None
 
     @mcp.resource(
         "knowledge://sessions/{session_id}/export.md",
