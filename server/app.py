@@ -29,7 +29,9 @@ from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
+from .log_guard import guard_logs
 from .logs import log_requests
+from .protocol_errors import protocol_guard
 from .request_defaults import apply_request_config, request_config
 from .resources import ItemChange, Notifier
 from .resources import register as register_resources
@@ -261,6 +263,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     With `authenticate`, HTTP requests need a JWT or API key (`server/auth/tokens.py`) and each is
     served as the user it names.
     """
+    guard_logs()  # exceptions reach the log without values, embedded or not
     host = ServerHost(settings)
     auth: dict[str, Any] = {}
     if authenticate:
@@ -281,6 +284,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     )
     limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limits, shared=host.buckets)
     mcp.middleware.append(log_requests(host.user_of))
+    mcp.middleware.append(protocol_guard)
     mcp.middleware.append(rate_limit(limiter, host.user_of, lambda: _tool_names(mcp)))
     mcp.middleware.append(remember_request)
     mcp.middleware.append(host.notifier.track)

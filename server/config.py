@@ -39,6 +39,7 @@ class Settings(BaseModel):
     user: str = "local"
     no_auth: bool = False
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_library_debug: bool = False  # libraries' own loggers at log_level too (they may log content)
     tool_names: Literal["underscore", "dotted"] = "underscore"
     tool_profile: Literal["full", "compact"] = "full"
     public_url: str | None = None

@@ -1,13 +1,16 @@
 """Logging: loguru to stderr only (stdout belongs to the protocol in stdio mode), and the
 per-request log line.
 
-Log lines carry ids, tools and timings; never query text, content, tokens or keys.
+Log lines carry ids, tools and timings; never query text, content, tokens or keys (at DEBUG
+neither: see docs/logging.md). An exception logged anywhere keeps only its code locations
+(`log_guard`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import sys
 import time
@@ -17,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from loguru import logger
 
 from knowledge_mcp.sources.errors import KnowledgeError
+
+from .log_guard import guard_logs
 
 if TYPE_CHECKING:  # the command line configures logging without loading the MCP SDK
     from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
@@ -53,29 +58,87 @@ class _HideQueryStrings(logging.Filter):
         return True
 
 
-def configure_logging(level: str = "INFO") -> None:
+# Libraries log through the standard library (our code uses loguru), and there they stop at WARNING:
+# aiosqlite writes each SQL statement with its parameters at DEBUG (whole notes, session notes,
+# claims), watchfiles the changed paths, httpx and uvicorn's access log the URLs.
+# `log_library_debug = true` lets them through at `log_level`, for debugging a library.
+OWN_LIBRARY_LINES = ("uvicorn.error",)
+"""Loggers whose INFO lines follow `log_level`: uvicorn's start-up lines (the address, the
+process). Below INFO they stop at WARNING like the rest: uvicorn hands `uvicorn.error` to the
+WebSocket protocol, which logs every frame, content included, at DEBUG."""
+
+
+class _LibraryLevel(logging.Filter):
+    """Below `library_level`, only OWN_LIBRARY_LINES' INFO lines pass (a library that set its
+    own logger to DEBUG still stops here)."""
+
+    def __init__(self, library_level: int, level: int) -> None:
+        super().__init__()
+        self.library_level, self.level = library_level, level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= self.library_level:
+            return True
+        return record.name in OWN_LIBRARY_LINES and record.levelno >= max(self.level, logging.INFO)
+
+
+def configure_logging(level: str = "INFO", *, library_debug: bool = False, process: bool = False) -> None:
+    """loguru to stderr at `level`, exceptions without values (`log_guard`); the standard
+    library's loggers (only libraries use them here) at WARNING unless `library_debug`. With
+    `process`, each line names its process (the workers of `serve --workers N`)."""
+    guard_logs()
     logger.remove()
-    logger.add(sys.stderr, level=level, format="{time:HH:mm:ss.SSS} {level: <7} {message}", backtrace=False)
-    logging.basicConfig(handlers=[_InterceptHandler()], level=level, force=True)
-    for noisy in ("uvicorn.access", "httpx", "httpcore", "mcp", "websockets"):
-        logging.getLogger(noisy).setLevel("WARNING")
+    logger.add(
+        sys.stderr,
+        level=level,
+        format="{time:HH:mm:ss.SSS} {level: <7} " + ("[{process}] " if process else "") + "{message}",
+        backtrace=False,
+        diagnose=False,
+    )
+    own = _stdlib_level(level)
+    library = own if library_debug else max(own, logging.WARNING)
+    handler = _InterceptHandler()
+    handler.addFilter(_LibraryLevel(library, own))
+    logging.basicConfig(handlers=[handler], level=library, force=True)
+    for name in OWN_LIBRARY_LINES:
+        logging.getLogger(name).setLevel(own if library_debug else max(own, logging.INFO))
     uvicorn_log = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, _HideQueryStrings) for f in uvicorn_log.filters):
         uvicorn_log.addFilter(_HideQueryStrings())
 
 
-CONTENT_ARGUMENTS = frozenset({"quote", "claim", "text"})
-"""Arguments that carry words of the user's files or of an answer about them (verify_quote,
-session_cite, session_note): the DEBUG line gives their length only."""
+def _stdlib_level(level: str) -> int:
+    """The standard library's number for a loguru level name (TRACE is 5 there)."""
+    return 5 if level == "TRACE" else logging.getLevelNamesMapping().get(level, logging.INFO)
 
 
-def _loggable(arguments: Any) -> Any:
-    if not isinstance(arguments, dict):
-        return arguments
-    return {
-        k: f"<{len(v)} chars>" if k in CONTENT_ARGUMENTS and isinstance(v, str) else v
-        for k, v in arguments.items()
+SHOWN_TEXT = frozenset(
+    {
+        "by", "format", "mode", "order_by", "seen", "sources", "media_types", "fields", "source",
+        "uri", "uris", "id", "note_id", "media_id", "conversation_id", "character_id", "session_id",
     }
+)  # fmt: skip
+"""Arguments whose text names an id, a uri or a choice; every other text (a query, a title, a
+quote, a note, a folder, a tag, a sender) is logged as its length only, at DEBUG too."""
+SHOWN_CHARS = 100
+
+
+def _key(key: object) -> str:
+    """An argument's name as the tools spell theirs (snake_case), else only that it is a name."""
+    text = str(key)
+    return text if len(text) <= 40 and re.fullmatch(r"[a-z_][a-z0-9_]*", text) else "<name>"
+
+
+def _loggable(value: Any, key: str = "") -> Any:
+    """`value` with every text that may be content replaced by its length."""
+    if isinstance(value, dict):
+        return {_key(k): _loggable(v, str(k)) for k, v in list(value.items())[:50]}
+    if isinstance(value, list):
+        shown = [_loggable(item, key) for item in value[:20]]
+        return [*shown, f"<{len(value) - 20} more>"] if len(value) > 20 else shown
+    if isinstance(value, str):
+        return value if key in SHOWN_TEXT and len(value) <= SHOWN_CHARS else f"<{len(value)} chars>"
+    return value if value is None or isinstance(value, bool | int | float) else f"<{type(value).__name__}>"
 
 
 def log_requests(
@@ -84,12 +147,11 @@ def log_requests(
     """Server middleware: one INFO line per MCP request, with what an operator needs to follow it.
 
     `request <id> rpc=<json-rpc id> user=… client=… method=… [tool=…] outcome=ok|tool_error|error
-    ms=…`. The arguments (query text included) appear only at DEBUG; tokens, keys and headers
-    never reach a middleware, and document content never appears here at all.
+    ms=…`. The arguments appear only at DEBUG, their text only where it is an id, a uri or a
+    choice (`SHOWN_TEXT`): a query, a title or a quote is its length. Tokens, keys and headers
+    never reach a middleware.
     """
     from mcp.shared.exceptions import MCPError  # here: the SDK loads only when a server is built
-
-    from .tool_list import is_write_tool
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # a notification: nothing answers it, nothing to time
@@ -98,10 +160,7 @@ def log_requests(
         params = ctx.params or {}
         tool = params.get("name") if ctx.method == "tools/call" else None
         if ctx.method == "tools/call":
-            given = params.get("arguments")
-            if is_write_tool(tool) and isinstance(given, dict):  # a note's text is content: names only
-                given = sorted(given)
-            arguments = json.dumps(_loggable(given), default=str)  # one line, escaped
+            arguments = json.dumps(_loggable(params.get("arguments")), default=str)  # one line, escaped
             logger.debug("request {} arguments {}", request_id, arguments[:2000])
         outcome = "cancelled"
         started = time.perf_counter()
@@ -125,7 +184,7 @@ def log_requests(
                 _user(user_of, ctx),
                 _clean(_client(ctx)),
                 _clean(ctx.method),
-                f" tool={_clean(tool)}" if tool is not None else "",
+                f" tool={_tool_shown(tool)}" if ctx.method == "tools/call" else "",
                 outcome,
                 elapsed_ms,
             )
@@ -161,6 +220,13 @@ def _client(ctx: ServerRequestContext[Any, Any]) -> str | None:
             name = client_info.get("name")
             return name if isinstance(name, str) else None
     return None
+
+
+def _tool_shown(name: object) -> str:
+    """A called tool's name as logged: a name, or only what kind of thing was sent instead."""
+    if isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
+        return name
+    return f"<{len(name)} chars>" if isinstance(name, str) else f"<{type(name).__name__}>"
 
 
 def _clean(value: object, limit: int = 64) -> str:

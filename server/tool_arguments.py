@@ -4,7 +4,9 @@ The SDK answers a `tools/call` whose arguments fail validation with the validati
 dump (its model name, error codes, a link to its docs) and silently ignores an argument it does
 not know (`limt: 5` ran with the default limit). This middleware checks the arguments first:
 an unknown name is a tool error listing the tool's arguments; a bad value is a tool error
-naming the field, what was given and what is allowed. Valid calls go on untouched.
+naming the field, what was given and what is allowed. `true`/`false` where a number is expected
+is a bad value too (validation would take `expected_version: true` as 1). Valid calls go on
+untouched.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ def plain_argument_errors(mcp: MCPServer) -> Any:
         problem = argument_problem(tool.name, tool.parameters, arguments)
         if problem is None:
             try:
-                tool.fn_metadata.validate_arguments(arguments)
+                parsed = tool.fn_metadata.validate_arguments(arguments)
             except ValidationError as exc:
                 problem = value_problem(tool.parameters, exc)
+            else:
+                problem = boolean_problem(tool.parameters, arguments, parsed)
         if problem is None:
             return await call_next(ctx)
         return CallToolResult(content=[TextContent(type="text", text=problem)], is_error=True)
@@ -65,6 +69,38 @@ def value_problem(schema: dict[str, Any], error: ValidationError) -> str:
     reason = reason[:1].lower() + reason[1:]
     sentence = f"{field}: {reason} (got {given})"
     return f"{sentence}; allowed: {allowed}." if allowed and len(first["loc"]) == 1 else f"{sentence}."
+
+
+def boolean_problem(schema: dict[str, Any], given: dict[str, Any], parsed: dict[str, Any]) -> str | None:
+    """A sentence for the first true/false that validation turned into a number, or None."""
+    for name, value in given.items():
+        found = _coerced(value, parsed.get(name), name)
+        if found is not None:
+            field, number = found
+            what = "a whole number" if isinstance(number, int) else "a number"
+            sentence = f"{field}: must be {what}, not true or false"
+            allowed = _allowed(schema.get("properties", {}).get(name, {})) if field == name else None
+            return f"{sentence}; allowed: {allowed}." if allowed else f"{sentence}."
+    return None
+
+
+def _coerced(given: Any, parsed: Any, path: str) -> tuple[str, int | float] | None:
+    """Where (path, number) `given` held a boolean that `parsed` holds as a number."""
+    if isinstance(given, bool):
+        number = isinstance(parsed, int | float) and not isinstance(parsed, bool)
+        return (path, parsed) if number else None
+    if isinstance(given, dict):
+        for key, value in given.items():
+            inner = parsed.get(key) if isinstance(parsed, dict) else getattr(parsed, str(key), None)
+            found = _coerced(value, inner, f"{path}.{key}")
+            if found is not None:
+                return found
+    if isinstance(given, list) and isinstance(parsed, list | tuple) and len(given) == len(parsed):
+        for index, (value, inner) in enumerate(zip(given, parsed, strict=True)):
+            found = _coerced(value, inner, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def _allowed(prop: dict[str, Any]) -> str | None:

@@ -304,7 +304,8 @@ def dispatch(args: argparse.Namespace) -> int:
         configure_logging("ERROR")
         return anyio.run(run_doctor, args)
     settings = _settings(args)
-    configure_logging(settings.log_level if args.command == "serve" else "WARNING")
+    serving = args.command == "serve"
+    configure_logging(settings.log_level if serving else "WARNING", library_debug=settings.log_library_debug)
     if args.command == "serve":
         from ..transports.serve import run_stdio, serve_http
 

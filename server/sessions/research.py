@@ -16,9 +16,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
+from knowledge_mcp.sources.errors import InvalidArgumentError, KnowledgeError
 from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
 
+from ..protocol_errors import protocol_error
 from . import export, timeline
 from .citations import mark_stale, titles
 from .store import StoredSession
@@ -179,9 +180,12 @@ def register(mcp: MCPServer, host: Any) -> None:
 
 def register_resources(mcp: MCPServer, host: Any) -> None:
     async def export_resource(session_id: str, ctx: Context, fmt: ExportFormat) -> str:
-        user = host.user_of(ctx.request_context)
-        session = await host.sessions.open(user, validate_session_id(session_id))
-        return (await exported(host, ctx, session, fmt))[1]
+        try:
+            user = host.user_of(ctx.request_context)
+            session = await host.sessions.open(user, validate_session_id(session_id))
+            return (await exported(host, ctx, session, fmt))[1]
+        except KnowledgeError as exc:  # -32602 naming the field (else the SDK's -32603 and a trace)
+            raise protocol_error(exc) from None
 
     @mcp.resource(
         "knowledge://sessions/{session_id}/export.md",

@@ -238,4 +238,4 @@ async def _best_effort(write: Awaitable[None]) -> None:
     try:
         await write
     except (sqlite3.Error, OSError) as exc:
-        logger.warning("session store: a housekeeping write failed ({})", exc)
+        logger.warning("session store: a housekeeping write failed ({})", type(exc).__name__)

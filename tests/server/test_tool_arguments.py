@@ -56,3 +56,33 @@ async def test_dotted_tool_names_get_the_same_answers(client_factory: Any) -> No
     async with client_factory(tool_names="dotted") as client:
         text = await error_text(client, "notes.search", {"query": "bread", "limit": "ten"})
     assert "limit" in text
+
+
+BOOLEANS_FOR_NUMBERS = [
+    # (tool, arguments, the field the sentence names)
+    ("notes_update", {"note_id": "n", "content": "x", "expected_version": True}, "expected_version"),
+    ("notes_search", {"query": "bread", "limit": True}, "limit"),
+    ("notes_search", {"query": "bread", "offset": False}, "offset"),
+    ("knowledge_search", {"query": "bread", "min_score": True}, "min_score"),
+    ("notes_get", {"note_id": "n", "retrieval": {"max_tokens": True}}, "retrieval.max_tokens"),
+    ("notes_get", {"note_id": "n", "loc": {"chunk_index": True}}, "loc.chunk_index"),
+    ("chats_get", {"conversation_id": "c", "page": True}, "page"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "field"), BOOLEANS_FOR_NUMBERS)
+async def test_true_or_false_where_a_number_is_expected_is_refused_naming_the_field(
+    client_factory: Any, tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    async with client_factory() as client:
+        text = await error_text(client, tool, arguments)
+    assert text.startswith(f"{field}: must be a"), text
+    assert "not true or false" in text
+
+
+async def test_true_or_false_stays_fine_where_the_tool_takes_a_boolean(client_factory: Any) -> None:
+    async with client_factory() as client:
+        result = await client.call_tool(
+            "knowledge_search", {"query": "bread", "rerank": False, "expand": True}
+        )
+    assert not result.is_error, result.content[0].text

@@ -11,11 +11,13 @@ from __future__ import annotations
 from .checks import check_config, check_data_dir, check_model, check_postgres, check_version
 from .findings import Check
 from .host_links import check_hosts
+from .logging_check import check_logging
 from .stores import check_sources
 
 CHECKS: tuple[Check, ...] = (
     check_version,
     check_config,
+    check_logging,
     check_data_dir,  # finds the users the next check reads
     check_sources,
     check_model,

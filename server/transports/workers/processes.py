@@ -20,7 +20,6 @@ import contextlib
 import fcntl
 import os
 import socket
-import sys
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
@@ -122,11 +121,7 @@ def listening(family: int, host: str, port: int, backlog: int) -> socket.socket:
 def worker_app(settings: Settings) -> ASGIApp:
     """One worker's app: the same server and transports as a single process, its pid on each
     HTTP response (`X-Knowledge-Worker`), the embedding only where the lock was won."""
-    configure_logging(settings.log_level)
-    logger.remove()
-    logger.add(
-        sys.stderr, level=settings.log_level, format="{time:HH:mm:ss.SSS} {level: <7} [{process}] {message}"
-    )
+    configure_logging(settings.log_level, library_debug=settings.log_library_debug, process=True)
     quiet_departure_logs()
     mcp, host = build_server(settings, authenticate=not settings.no_auth)
     http = http_app(mcp, settings, host)

@@ -14,6 +14,7 @@ notes are serialized: one lock per database on SQLite; on PostgreSQL (`item_stor
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from .files import create_file, read_note, replace_file
 from .folders import notes_folder, writable_root
 from .markdown import NoteText, appended, render_note, replace_section
 from .models import TIMEOUT_WARNING, DuplicateCheck, WritePermit, WriteResult
-from .paths import folder_parts, inside, relative_name
+from .paths import folder_parts, inside, name_problem, relative_name
 from .stores import note_store
 
 LEADS_OUT = "leads out of the notes folder (a link?); choose another"
@@ -48,6 +49,9 @@ def clean_title(title: str) -> str:
         raise InvalidArgumentError("title", "must not be empty")
     if len(text) > MAX_TITLE:
         raise InvalidArgumentError("title", f"at most {MAX_TITLE} characters")
+    invisible = next((ch for ch in text if unicodedata.category(ch) == "Cf"), None)
+    if invisible is not None:  # the file name's rule (paths.name_problem): no bidi or format characters
+        raise InvalidArgumentError("title", f"{name_problem(invisible)}; remove it")
     return text
 
 

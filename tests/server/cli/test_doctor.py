@@ -167,3 +167,13 @@ def test_doctor_with_a_reachable_postgresql_names_its_version_and_what_is_kept_t
     reached = line(done.stdout, "PostgreSQL")
     assert reached.startswith("ok") and re.search(r": PostgreSQL \d+", reached)
     assert "sessions, keys and limits in it; items in the data dir" in reached
+
+
+def test_doctor_warns_while_libraries_may_log_content(tmp_path: Path) -> None:
+    quiet = run("doctor", "--data-dir", str(tmp_path / "data"), home=tmp_path)
+    loud = run(
+        "doctor", "--data-dir", str(tmp_path / "data"), home=tmp_path, KNOWLEDGE_MCP_LOG_LIBRARY_DEBUG="true"
+    )
+    assert line(quiet.stdout, "logging").startswith("ok") and "libraries at WARNING" in quiet.stdout
+    assert line(loud.stdout, "logging").startswith("warn") and "log_library_debug = false" in loud.stdout
+    assert loud.returncode == 0  # a warning, not a failure

@@ -178,8 +178,8 @@ async def test_quotes_claims_and_notes_never_reach_the_log(client_factory: Make,
     finally:
         logger.remove(sink)
     logged = "\n".join(lines)
-    assert "arguments" in logged and "levain" in logged  # the query is there, at DEBUG
-    for secret in (quote, quote[:30], "wombat claim", "wombat note"):
+    assert "arguments" in logged  # at DEBUG, with each text's length only
+    for secret in (quote, quote[:30], "wombat claim", "wombat note", "levain"):
         assert secret not in logged
 
 
