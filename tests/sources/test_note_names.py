@@ -107,3 +107,15 @@ async def test_a_note_write_breaking_the_name_rule_is_a_tool_error_naming_the_fi
         assert (await client.list_tools()).tools  # still serving
     assert refused.is_error and says in refused.content[0].text, refused.content[0].text
     assert not list(data_dir.rglob("*.md"))
+
+
+async def test_a_title_with_a_joined_emoji_is_kept_and_its_file_name_leaves_the_joiner_out(
+    data_dir: Path, client_factory: Any
+) -> None:
+    title = "Pairing notes \U0001f469\u200d\U0001f4bb"
+    async with client_factory() as client:
+        made = await call(client, "notes_create", title=title, content="a note about pairing")
+        got = await call(client, "notes_get", note_id=made["uri"])
+    assert got["meta"]["title"] == title
+    name = Path(made["path"]).name
+    assert "\u200d" not in name and name_problem(name) is None

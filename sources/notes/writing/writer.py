@@ -39,6 +39,7 @@ from .stores import note_store
 LEADS_OUT = "leads out of the notes folder (a link?); choose another"
 MAX_TITLE = 1000  # paper titles run past 200 characters; the file name keeps the first 80
 MAX_CONTENT = 1_000_000
+EMOJI_JOINER = "\u200d"  # joins emoji (👩‍💻) in a title; its file name leaves it out (`file_stem`)
 ITEM_BY_ORIGIN_SQL = "SELECT item_id, title, version FROM notes_items WHERE origin = ?"
 ITEM_BY_ID_SQL = "SELECT item_id, source_path, title, version FROM notes_items WHERE item_id = ?"
 
@@ -49,7 +50,7 @@ def clean_title(title: str) -> str:
         raise InvalidArgumentError("title", "must not be empty")
     if len(text) > MAX_TITLE:
         raise InvalidArgumentError("title", f"at most {MAX_TITLE} characters")
-    invisible = next((ch for ch in text if unicodedata.category(ch) == "Cf"), None)
+    invisible = next((ch for ch in text if unicodedata.category(ch) == "Cf" and ch != EMOJI_JOINER), None)
     if invisible is not None:  # the file name's rule (paths.name_problem): no bidi or format characters
         raise InvalidArgumentError("title", f"{name_problem(invisible)}; remove it")
     return text
