@@ -207,6 +207,8 @@ class ServerHost:
             local=ctx.request_context.request is None,
             notes_dir=self.settings.notes_dir,
             duplicate_check_ms=self.settings.duplicate_check_ms,
+            max_note_bytes=self.settings.max_note_bytes,
+            quota_bytes=int(self.settings.notes_quota_mb * 1_000_000),
         )
 
     def defaults(self, ctx: Context) -> Defaults:
