@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import anyio
 
@@ -45,7 +45,7 @@ class QuoteWork:
                     try:
                         next(steps)
                     except StopIteration as done:
-                        return done.value
+                        return cast(T, done.value)
                     if time.monotonic() > deadline:
                         break
                     await anyio.sleep(0)

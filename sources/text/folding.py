@@ -18,7 +18,7 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035`\u00b4"
 DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb"
@@ -173,4 +173,4 @@ def run(steps: Generator[None, None, T]) -> T:
         try:
             next(steps)
         except StopIteration as done:
-            return done.value
+            return cast(T, done.value)

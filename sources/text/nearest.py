@@ -36,7 +36,8 @@ ROWS_PER_STEP = 32
 
 
 def positions(text: str, word: str, most: int) -> Generator[None, None, list[int]]:
-    found, at = [], text.find(word)
+    found: list[int] = []
+    at = text.find(word)
     while at >= 0 and len(found) < most:
         found.append(at)
         at = text.find(word, at + 1)
@@ -145,10 +146,9 @@ def closest(text: str, quote: str) -> Generator[None, None, tuple[int, int, floa
     yield
     span = aligned(tokens, [m.group() for m in region])
     if span is None:  # every token common around it: the quote's length from the window
-        first = next((n for n, m in enumerate(region) if m.start() >= at), 0)
-        span = first, min(len(region) - 1, first + len(tokens) - 1)
+        begin = next((n for n, m in enumerate(region) if m.start() >= at), 0)
+        span = begin, min(len(region) - 1, begin + len(tokens) - 1)
     yield
-    first, last = region[span[0]], region[span[1]]
     passage = [m.group() for m in region[span[0] : span[1] + 1]]
     ratio = yield from similarity(tokens, passage)
-    return first.start(), last.end(), round(ratio, 3)
+    return region[span[0]].start(), region[span[1]].end(), round(ratio, 3)
