@@ -25,8 +25,8 @@ DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb"
 DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 QUOTE_TABLE = {ord(c): "'" for c in SINGLE_QUOTES} | {ord(c): '"' for c in DOUBLE_QUOTES}
 DASH_TABLE = {ord(c): "-" for c in DASHES}
-SLICE = 1 << 14
-"""Characters folded between two pauses (about a millisecond of work)."""
+SLICE = 1 << 12
+"""Characters folded between two pauses (a fraction of a millisecond of work)."""
 OTHER_THAN_ASCII = re.compile(r"[^\x00-\x7f]")
 OTHER_SPACES = tuple(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
 """Every whitespace character (str.isspace) but the space."""
