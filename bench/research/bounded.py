@@ -32,13 +32,14 @@ from typing import Any
 import anyio
 from mcp import Client
 
+import knowledge_mcp
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(knowledge_mcp.__file__).resolve().parents[1]  # the checkout measured
 CORPUS = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 FIXTURES = ROOT / "fixtures" / "notes"
 ITEM_CHARS = 1_000_000
