@@ -1,11 +1,16 @@
 """Quote checks run on the event loop in small steps, a few at a time, each within a deadline.
 
-A check (`sources/text/quotes.check`) is a generator that yields between slices of work of
-about a millisecond. `QuoteWork.run` drives it on the event loop, pausing at every yield, so a
-check never blocks the loop or holds the GIL for long and other users' calls go on between its
-steps; at most `CONCURRENT` checks run at once (the rest wait their turn, inside their own
-deadline), and a check still running at its call's deadline stops with `QuoteTooLong`: the
-tool then answers "not verified: too long" instead of blocking.
+A check (`sources/text/quotes.check`) is a generator that yields between slices of work of a
+fraction of a millisecond. `QuoteWork.run` drives it on the event loop, pausing at every yield,
+so a check never blocks the loop and other users' calls go on between its steps; at most
+`CONCURRENT` checks run at once (the rest wait their turn, inside their own deadline), and a
+check still running at its call's deadline stops with `QuoteTooLong`: the tool then answers
+"not verified: too long" instead of blocking.
+
+The checks of a process also rest together: after `WORK_S` of their steps none runs for
+`REST_S`. A loop that is never idle keeps the GIL, and the threads that run other calls'
+SQLite queries then wait the interpreter's switch interval (5 ms) for it at every query; while
+the checks rest the loop waits on I/O and those threads go on at once.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import anyio
 T = TypeVar("T")
 CONCURRENT = 2
 """Checks running at once in a process (one per core of a small server)."""
+WORK_S = 0.002
+REST_S = 0.001
 
 
 class QuoteTooLong(Exception):
@@ -30,6 +37,8 @@ class QuoteWork:
         self.budget_s = budget_s
         self.concurrent = concurrent
         self._limiter: anyio.CapacityLimiter | None = None
+        self._worked = 0.0
+        self._rest_until = 0.0
 
     def deadline(self) -> float:
         """The deadline of a call starting now (`time.monotonic()` seconds)."""
@@ -42,12 +51,26 @@ class QuoteWork:
         with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
             async with self._limiter:
                 while True:
+                    await self._pace()
+                    started = time.monotonic()
                     try:
                         next(steps)
                     except StopIteration as done:
                         return cast(T, done.value)
+                    finally:
+                        self._spent(time.monotonic() - started)
                     if time.monotonic() > deadline:
                         break
-                    await anyio.sleep(0)
         steps.close()
         raise QuoteTooLong
+
+    async def _pace(self) -> None:
+        """Let the loop run other tasks, and rest while the checks' rest lasts."""
+        resting = self._rest_until - time.monotonic()
+        await anyio.sleep(max(0.0, resting))
+
+    def _spent(self, seconds: float) -> None:
+        self._worked += seconds
+        if self._worked >= WORK_S:
+            self._worked = 0.0
+            self._rest_until = time.monotonic() + REST_S

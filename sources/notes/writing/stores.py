@@ -68,7 +68,8 @@ class NoteStore(Protocol):
 
 
 def under(folder: Path) -> tuple[str, str]:
-    """The range of recorded paths under `folder`: [folder/, folder0) (0 follows / and \\)."""
+    """The range of recorded paths under `folder`: from `folder` and a separator up to (not
+    including) `folder` and the character after the separator."""
     prefix = os.path.join(str(stored_path(folder)), "")
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
