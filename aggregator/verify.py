@@ -15,6 +15,7 @@ long". The quote's length is capped after it is normalised (a ligature or "ﷺ" 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -160,11 +161,14 @@ async def verify_quote(
     source = SOURCES[name]
     work = host.quote_work
     deadline = work.deadline() if deadline is None else deadline
+    too_long = QuoteVerdict(uri=source.uri(item_id), found=False, not_verified=TOO_LONG)
+    if time.monotonic() > deadline:  # a session_cite's later uris: not even loaded
+        return too_long
     item, chunks = await source.load_item(await host.database(ctx, name), item_id)
     try:
         outcome = await work.run(check(item["content"], quote), deadline)
     except QuoteTooLong:
-        return QuoteVerdict(uri=source.uri(item["item_id"]), found=False, not_verified=TOO_LONG)
+        return too_long
     return verdict_of(source, item, chunks, outcome)
 
 
