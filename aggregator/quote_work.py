@@ -7,17 +7,18 @@ so a check never blocks the loop and other users' calls go on between its steps;
 check still running at its call's deadline stops with `QuoteTooLong`: the tool then answers
 "not verified: too long" instead of blocking.
 
-The checks of a process also rest together: after `WORK_S` of their steps none runs for
-`REST_S`. A loop that is never idle keeps the GIL, and the threads that run other calls'
-SQLite queries then wait the interpreter's switch interval (5 ms) for it at every query; while
-the checks rest the loop waits on I/O and those threads go on at once.
+While other requests are in flight (`in_flight`, counted by the `counting` middleware), the
+checks of a process also rest together: after `WORK_S` of their steps none runs for `REST_S`.
+A loop that is never idle keeps the GIL, and the threads that run other calls' SQLite queries
+then wait the interpreter's switch interval (5 ms) for it at every query; while the checks rest
+the loop waits on I/O and those threads go on at once. Alone, a check runs without resting.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
-from typing import TypeVar, cast
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, TypeVar, cast
 
 import anyio
 
@@ -39,6 +40,9 @@ class QuoteWork:
         self._limiter: anyio.CapacityLimiter | None = None
         self._worked = 0.0
         self._rest_until = 0.0
+        self.in_flight = 0
+        """Requests the server is answering (quote checks' own included)."""
+        self._checks = 0
 
     def deadline(self) -> float:
         """The deadline of a call starting now (`time.monotonic()` seconds)."""
@@ -48,6 +52,22 @@ class QuoteWork:
         """Drive `steps` to its result, pausing between steps; QuoteTooLong past `deadline`."""
         if self._limiter is None:  # made on the running loop, the first time it is needed
             self._limiter = anyio.CapacityLimiter(self.concurrent)
+        self._checks += 1
+        try:
+            return await self._drive(steps, deadline)
+        finally:
+            self._checks -= 1
+
+    async def counting(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Server middleware: keep `in_flight`."""
+        self.in_flight += 1
+        try:
+            return await call_next(ctx)
+        finally:
+            self.in_flight -= 1
+
+    async def _drive(self, steps: Generator[None, None, T], deadline: float) -> T:
+        assert self._limiter is not None
         with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
             async with self._limiter:
                 while True:
@@ -71,6 +91,6 @@ class QuoteWork:
 
     def _spent(self, seconds: float) -> None:
         self._worked += seconds
-        if self._worked >= WORK_S:
+        if self._worked >= WORK_S and self.in_flight > self._checks:  # someone else is waiting
             self._worked = 0.0
             self._rest_until = time.monotonic() + REST_S

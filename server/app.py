@@ -297,6 +297,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         settings.rate_limit_per_minute, settings.rate_limits, shared=host.buckets, groups=groups
     )
     mcp.middleware.append(log_requests(host.user_of))
+    mcp.middleware.append(host.quote_work.counting)
     mcp.middleware.append(rate_limit(limiter, host.user_of, lambda: _tool_names(mcp)))
     mcp.middleware.append(remember_request)
     mcp.middleware.append(host.notifier.track)

@@ -21,6 +21,7 @@ checkout (`/work/main/.venv/bin/python bench/research/bounded.py` for the code b
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import tempfile
@@ -111,7 +112,7 @@ async def under_load(alice: Client, bob: Client, uri: str, bad: list[str], repea
     async def adversary(n: int) -> None:
         while not done.is_set():
             quote = bad[n % len(bad)]
-            alice_ms.append(await timed(lambda q=quote: tool(alice, "verify_quote", uri=uri, quote=q)))
+            alice_ms.append(await timed(functools.partial(tool, alice, "verify_quote", uri=uri, quote=quote)))
 
     async with anyio.create_task_group() as group:
         for n in range(ADVERSARIES):
@@ -140,9 +141,8 @@ async def measure(corpus: Path, repeat: int) -> dict[str, Any]:
             uri = (await tool(alice, "notes_search", query="abstracts", limit=1))["results"][0]["uri"]
             figures: dict[str, Any] = {"note_chars": len(text), "quote_chars": QUOTE_CHARS}
             for label, batch in (("found_normalised", found), ("one_word_changed", changed)):
-                times = [
-                    await timed(lambda q=q: tool(alice, "verify_quote", uri=uri, quote=q)) for q in batch
-                ]
+                check = functools.partial(tool, alice, "verify_quote", uri=uri)
+                times = [await timed(functools.partial(check, quote=q)) for q in batch]
                 figures[f"verify_quote_{label}"] = summary(times)
             await bystander(bob, 2)  # warm
             figures["bystander_idle"] = summary(await bystander(bob, repeat * 3))
