@@ -9,6 +9,8 @@ from mcp.server.mcpserver import Context
 
 from knowledge_mcp.sources.tooling import ToolHost
 
+from .quote_work import QuoteWork
+
 
 class Session(Protocol):
     """One conversation's memory, persisted per user (DESIGN §8). Everything is keyed by uri."""
@@ -41,6 +43,9 @@ class Session(Protocol):
 
 
 class AggregatorHost(ToolHost, Protocol):
+    quote_work: QuoteWork
+    """Runs quote checks (verify_quote, session_cite) in steps, within the server's budget."""
+
     async def session(self, ctx: Context, session_id: str | None) -> Session | None:
         """The session for this call: the explicit `session_id`, else the transport's session
         (Mcp-Session-Id, the WebSocket connection, the stdio process or KNOWLEDGE_MCP_SESSION),

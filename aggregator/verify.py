@@ -6,16 +6,20 @@ prompt's fields. A match names the chunk it starts in by its stable id (the hash
 text, so a re-import that changes the text changes it), its character offsets in the item and
 the source's `loc` for a get; where a person would cite it by something else, `at` says so (a
 PDF page, a transcript cue's time, a chat message's sender, a card's field).
+
+The check takes time linear in the item and the quote and runs in small steps on the event loop
+within the server's `quote_budget_s` (`quote_work.py`); past it the verdict is "not verified: too
+long". The quote's length is capped after it is normalised (a ligature or "ﷺ" grows under NFKC).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import Annotated, Any
 
 import aiosqlite
-import anyio
 from loguru import logger
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
@@ -23,15 +27,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.text.quotes import Folded, Span, clean_quote, closest_passage, find_quote
+from knowledge_mcp.sources.text.quotes import Closest, QuoteMatch, Span, check, quote_form
 from knowledge_mcp.sources.tooling import add_read_tool, tool_result
 from knowledge_mcp.sources.wire import LOC_ITEM_IDS
 
 from .host import AggregatorHost
+from .quote_work import QuoteTooLong
 from .routing import parse_uri
 from .search import session_of
 
 MAX_QUOTE = 5000
+"""Characters of a quote once normalised; before, at most `RAW_QUOTE_FACTOR` times as many (its
+spaces collapse)."""
+RAW_QUOTE_FACTOR = 4
+TOO_LONG = "too long: the check stopped at its time budget; quote a shorter passage, or check it again later"
 # Chunk fields a person cites a passage by, beside its loc.
 CITED_BY = ("page", "start_s", "end_s", "sender", "field")
 
@@ -54,6 +63,7 @@ class QuoteVerdict(BaseModel):
     match: Passage | None = None
     closest: Passage | None = None
     similarity: float | None = None
+    not_verified: str | None = None
 
 
 class VerdictOutput(BaseModel):
@@ -66,6 +76,7 @@ class VerdictOutput(BaseModel):
     match: dict[str, Any] | None = Field(default=None, description="{text, chunk_id, offsets, loc, at}")
     closest: dict[str, Any] | None = Field(default=None, description="Not found: the most similar passage.")
     similarity: float | None = Field(default=None, description="Of closest, 0..1.")
+    not_verified: str | None = Field(default=None, description="Why it was not checked.")
 
 
 def anchor_chunk(chunks: Sequence[aiosqlite.Row], span: Span) -> aiosqlite.Row:
@@ -102,49 +113,68 @@ def passage(source: Any, item: aiosqlite.Row, chunks: Sequence[aiosqlite.Row], s
     )
 
 
-def verdict_of(source: Any, item: aiosqlite.Row, chunks: Sequence[aiosqlite.Row], quote: str) -> QuoteVerdict:
-    """The verdict on `quote` in one loaded item (CPU only: run it off the event loop)."""
-    text: str = item["content"]
+def verdict_of(
+    source: Any, item: aiosqlite.Row, chunks: Sequence[aiosqlite.Row], outcome: QuoteMatch | Closest | None
+) -> QuoteVerdict:
+    """The verdict on a quote in one loaded item, given what `check` found."""
     uri = source.uri(item["item_id"])
-    exact = text.find(clean_quote(quote)) >= 0
-    folded = None if exact else Folded.of(text)  # folded once, for the match and the closest
-    match = find_quote(text, quote, folded)
-    if match is not None:
+    if isinstance(outcome, QuoteMatch):
         return QuoteVerdict(
             uri=uri,
             found=True,
-            normalisations=list(match.normalisations),
-            match=passage(source, item, chunks, match),
+            normalisations=list(outcome.normalisations),
+            match=passage(source, item, chunks, outcome),
         )
-    closest = closest_passage(text, quote, folded or Folded.of(text))
-    if closest is None:
+    if outcome is None:
         return QuoteVerdict(uri=uri, found=False)
     return QuoteVerdict(
         uri=uri,
         found=False,
-        closest=passage(source, item, chunks, closest),
-        similarity=closest.similarity,
+        closest=passage(source, item, chunks, outcome),
+        similarity=outcome.similarity,
     )
 
 
 def checked_quote(quote: str) -> str:
-    if len(quote) > MAX_QUOTE:
-        raise InvalidArgumentError("quote", f"at most {MAX_QUOTE} characters; quote a shorter passage")
-    if not clean_quote(quote):
+    """`quote`, or an error when it is empty or longer than `MAX_QUOTE` once normalised."""
+    too_long = (
+        f"at most {MAX_QUOTE} characters once normalised (NFKC makes a ligature or a symbol such as "
+        "\ufdfa several); quote a shorter passage"
+    )
+    if len(quote) > MAX_QUOTE * RAW_QUOTE_FACTOR:
+        raise InvalidArgumentError("quote", too_long)
+    form = quote_form(quote)
+    if not form:
         raise InvalidArgumentError("quote", "give the words to look for, as the item says them")
+    if len(form) > MAX_QUOTE:
+        raise InvalidArgumentError("quote", too_long)
     return quote
 
 
-async def verify_quote(host: AggregatorHost, ctx: Context, uri: str, quote: str) -> QuoteVerdict:
-    """The verdict on `quote` in the item `uri` names, for the caller's databases."""
+async def verify_quote(
+    host: AggregatorHost, ctx: Context, uri: str, quote: str, deadline: float | None = None
+) -> QuoteVerdict:
+    """The verdict on `quote` in the item `uri` names, for the caller's databases; checked in
+    steps on the event loop until `deadline` (default: the server's budget from now)."""
     name, item_id = parse_uri(uri, None, None)
     quote = checked_quote(quote)
     source = SOURCES[name]
+    work = host.quote_work
+    deadline = work.deadline() if deadline is None else deadline
+    too_long = QuoteVerdict(uri=source.uri(item_id), found=False, not_verified=TOO_LONG)
+    if time.monotonic() > deadline:  # a session_cite's later uris: not even loaded
+        return too_long
     item, chunks = await source.load_item(await host.database(ctx, name), item_id)
-    return await anyio.to_thread.run_sync(verdict_of, source, item, chunks, quote)
+    try:
+        outcome = await work.run(check(item["content"], quote), deadline)
+    except QuoteTooLong:
+        return too_long
+    return verdict_of(source, item, chunks, outcome)
 
 
 def render(verdict: QuoteVerdict) -> str:
+    if verdict.not_verified is not None:
+        return f"not verified in {verdict.uri}: {verdict.not_verified}"
     if verdict.match is not None:
         how = ", ".join(verdict.normalisations) or "exactly"
         m = verdict.match

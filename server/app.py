@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse
 
 from knowledge_mcp.aggregator import deep_research, verify
 from knowledge_mcp.aggregator import tools as aggregator_tools
+from knowledge_mcp.aggregator.quote_work import QuoteWork
 from knowledge_mcp.sources.errors import KnowledgeError, WriteNotAllowedError
 from knowledge_mcp.sources.notes.writing import WritePermit
 from knowledge_mcp.sources.registry import SOURCES, registrars
@@ -56,6 +57,10 @@ if TYPE_CHECKING:
     from .shared.sessions import PgSessionStore
     from .shared.state import SharedState
 
+RESEARCH_TOOLS = ("verify_quote", "session_cite")
+"""The tools that check quotes: one rate limit a user for them together
+(`research_rate_limit_per_minute`), as for the write tools (`write_rate_limit_per_minute`)."""
+WRITE_TOOLS = ("notes_create", "notes_update")
 INSTRUCTIONS = """knowledge-mcp searches the user's own knowledge: notes, media (documents, \
 PDFs, web pages, transcripts, emails), chats, character cards and prompts. Start with \
 knowledge_search (every source in one ranked list; within a session it stops repeating items \
@@ -78,6 +83,7 @@ class ServerHost:
             memory_index_max_chunks=settings.memory_index_max_chunks, background=background
         )
         self._defaults = settings.defaults()
+        self.quote_work = QuoteWork(settings.quote_budget_s)
         ttl = timedelta(minutes=settings.session_ttl_minutes)
         self.shared: SharedState | None = None
         self.keys: PgKeyStore | None = None
@@ -203,6 +209,8 @@ class ServerHost:
             local=ctx.request_context.request is None,
             notes_dir=self.settings.notes_dir,
             duplicate_check_ms=self.settings.duplicate_check_ms,
+            max_note_bytes=self.settings.max_note_bytes,
+            quota_bytes=int(self.settings.notes_quota_mb * 1_000_000),
         )
 
     def defaults(self, ctx: Context) -> Defaults:
@@ -282,9 +290,20 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         subscriptions=host.notifier.bus,
         **auth,
     )
-    limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limits, shared=host.buckets)
+    groups = (
+        {  # rate_limit_per_minute = 0 turns every limit off, the groups' too
+            "research tools": (RESEARCH_TOOLS, settings.research_rate_limit_per_minute),
+            "write tools": (WRITE_TOOLS, settings.write_rate_limit_per_minute),
+        }
+        if settings.rate_limit_per_minute > 0
+        else {}
+    )
+    limiter = RateLimiter(
+        settings.rate_limit_per_minute, settings.rate_limits, shared=host.buckets, groups=groups
+    )
     mcp.middleware.append(log_requests(host.user_of))
     mcp.middleware.append(protocol_guard)
+    mcp.middleware.append(host.quote_work.counting)
     mcp.middleware.append(rate_limit(limiter, host.user_of, lambda: _tool_names(mcp)))
     mcp.middleware.append(remember_request)
     mcp.middleware.append(host.notifier.track)

@@ -67,6 +67,8 @@ class Settings(BaseModel):
     read_only: bool = False
     notes_dir: Path | None = None
     duplicate_check_ms: int = Field(default=750, ge=0, le=60_000)
+    max_note_bytes: int = Field(default=1_000_000, ge=1_000, le=1_000_000_000)
+    notes_quota_mb: float = Field(default=1000.0, gt=0, le=100_000_000)
     # [deep_research]
     deep_research_aliases: Literal["auto", "always", "never"] = "auto"
     deep_research_clients: list[str] = Field(default_factory=list)
@@ -79,6 +81,9 @@ class Settings(BaseModel):
     # [limits]
     rate_limit_per_minute: int = Field(default=120, ge=0, le=1_000_000)
     rate_limits: dict[str, Annotated[int, Field(ge=0, le=1_000_000)]] = Field(default_factory=dict)
+    research_rate_limit_per_minute: int = Field(default=30, ge=0, le=1_000_000)
+    write_rate_limit_per_minute: int = Field(default=60, ge=0, le=1_000_000)
+    quote_budget_s: float = Field(default=2.0, ge=0.001, le=60)
     # [auth]
     jwt_secret: SecretStr | None = None
     jwt_public_key_file: Path | None = None

@@ -139,7 +139,7 @@ async def measure(corpus: Path, repeat: int) -> dict[str, Any]:
         db = await open_database(database_path(data_dir, "local", "notes"), get_source("notes").migrations)
         await Importer(get_source("notes"), db).run([files, ROOT / "fixtures" / "notes"])
         await db.close()
-        mcp, host = build_server(Settings(data_dir=data_dir))
+        mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
         try:
             async with Client(mcp) as client:
                 return {

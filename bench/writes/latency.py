@@ -64,7 +64,9 @@ async def run_writes(
     data_dir: Path, bodies: list[tuple[str, str]], count: int, check_ms: int
 ) -> dict[str, Any]:
     mcp, host = build_server(
-        Settings(data_dir=data_dir, duplicate_check_ms=check_ms, embed_in_background=False)
+        Settings(
+            data_dir=data_dir, duplicate_check_ms=check_ms, embed_in_background=False, rate_limit_per_minute=0
+        )
     )
     rng = random.Random(check_ms)
     creates: list[float] = []
@@ -104,7 +106,9 @@ async def run_writes(
 async def similarities(data_dir: Path, bodies: list[tuple[str, str]]) -> dict[str, Any]:
     """What the check says of a note saved again unchanged, and with 5 % / 15 % of its words changed."""
     mcp, host = build_server(
-        Settings(data_dir=data_dir, duplicate_check_ms=10_000, embed_in_background=False)
+        Settings(
+            data_dir=data_dir, duplicate_check_ms=10_000, embed_in_background=False, rate_limit_per_minute=0
+        )
     )
     rng = random.Random(1)
     found: dict[str, list[float]] = {"identical": [], "edited_5pct": [], "edited_15pct": []}

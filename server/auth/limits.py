@@ -5,6 +5,9 @@ limit/60 calls a second, so a client may burst to the limit and then goes at the
 The user is the authenticated principal (or the local user of stdio), never an argument, so
 one user exhausting a tool touches nobody else's buckets and none of their own other tools.
 
+Tools that cost the server alike also share a bucket per user (`groups`): the research tools
+(quote checks) and the write tools each have one limit for the group, on top of each tool's.
+
 Memory stays bounded: buckets live in a TTL cache whose TTL is the time a bucket takes to
 refill completely (60 s), so a bucket that expired would have been full anyway, and calls
 naming a tool the server does not have share one bucket per user rather than one per name.
@@ -63,10 +66,18 @@ class RateLimiter:
         max_buckets: int = DEFAULT_MAX_BUCKETS,
         clock: Callable[[], float] = time.monotonic,
         shared: SharedBuckets | None = None,
+        groups: Mapping[str, tuple[Collection[str], int]] | None = None,
     ) -> None:
         self.shared = shared
         self.per_minute = per_minute
         self.overrides = {canonical_tool(k): v for k, v in (overrides or {}).items()}
+        self.groups = {
+            canonical_tool(tool): (name, limit)
+            for name, (tools, limit) in (groups or {}).items()
+            if limit > 0
+            for tool in tools
+        }
+        """tool → (its group's name, the group's limit a minute)."""
         self.clock = clock
         self._buckets: TTLCache[tuple[str, str], Bucket] = TTLCache(
             maxsize=max_buckets, ttl=WINDOW_S, timer=clock
@@ -74,7 +85,7 @@ class RateLimiter:
 
     @property
     def enabled(self) -> bool:
-        return self.per_minute > 0 or any(v > 0 for v in self.overrides.values())
+        return self.per_minute > 0 or any(v > 0 for v in self.overrides.values()) or bool(self.groups)
 
     def limit_for(self, tool: str) -> int:
         """Calls a minute allowed for `tool`: its override, else the default; 0 means no limit."""
@@ -88,9 +99,25 @@ class RateLimiter:
             return self.acquire(user, tool)
         return await self.shared.take(user, tool, limit)
 
+    async def take_group(self, user: str, tool: str) -> tuple[str, int, float] | None:
+        """Spend one call of `user` in `tool`'s group: None when allowed (or it has none), else
+        the group, its limit and the seconds until the next call."""
+        if tool not in self.groups:
+            return None
+        group, limit = self.groups[tool]
+        key = "group:" + group
+        if self.shared is None:
+            wait = self.spend(user, key, limit)
+        else:
+            wait = await self.shared.take(user, key, limit)
+        return None if wait is None else (group, limit, wait)
+
     def acquire(self, user: str, tool: str) -> float | None:
         """Spend one call of `user` on `tool`: None when allowed, else seconds until the next one."""
-        limit = self.limit_for(tool)
+        return self.spend(user, tool, self.limit_for(tool))
+
+    def spend(self, user: str, tool: str, limit: int) -> float | None:
+        """Spend one call from the bucket (user, tool) of `limit` calls a minute (0: no limit)."""
         if limit <= 0:
             return None
         now = self.clock()
@@ -117,6 +144,14 @@ def limited_message(tool: str, limit: int, wait_s: float) -> str:
     )
 
 
+def group_limited_message(tool: str, group: str, limit: int, wait_s: float) -> str:
+    retry = max(1, math.ceil(wait_s))
+    return (
+        f"rate limit reached for {tool}: the {group} together allow {limit} call"
+        f"{'' if limit == 1 else 's'} per minute per user; retry in {retry} s (other tools are not affected)"
+    )
+
+
 def rate_limit(
     limiter: RateLimiter,
     user_of: Callable[[ServerRequestContext[Any, Any]], str],
@@ -139,12 +174,16 @@ def rate_limit(
         tool = canonical_tool(name) if isinstance(name, str) else UNKNOWN_TOOL
         if tool not in known[0]:
             tool = UNKNOWN_TOOL
-        wait_s = await limiter.take(user, tool)
-        if wait_s is None:
-            return await call_next(ctx)
-        logger.info("rate limited user={} tool={} limit={}/min", user, tool, limiter.limit_for(tool))
         shown = name if isinstance(name, str) and tool != UNKNOWN_TOOL else tool
-        text = limited_message(shown, limiter.limit_for(tool), wait_s)
+        wait_s = await limiter.take(user, tool)
+        if wait_s is not None:
+            text = limited_message(shown, limiter.limit_for(tool), wait_s)
+        else:
+            grouped = await limiter.take_group(user, tool)
+            if grouped is None:
+                return await call_next(ctx)
+            text = group_limited_message(shown, *grouped)
+        logger.info("rate limited user={} tool={}", user, tool)
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
     return middleware

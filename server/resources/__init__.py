@@ -19,5 +19,5 @@ def register(mcp: MCPServer, host: Any, *, max_chars: int, list_limit: int) -> N
     items.register(mcp, host, max_chars)
     listing.register(mcp, host, list_limit)
     lowlevel = mcp._lowlevel_server
-    prompts.register(lowlevel, host)
+    prompts.register(lowlevel, host, max_chars)
     host.notifier.register(lowlevel)

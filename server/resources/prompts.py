@@ -46,10 +46,22 @@ def listed(prompt: LibraryPrompt) -> Prompt:
     )
 
 
-def rendered(prompt: LibraryPrompt, given: dict[str, str]) -> GetPromptResult:
+def rendered(prompt: LibraryPrompt, given: dict[str, str], max_chars: int) -> GetPromptResult:
+    """The prompt's messages, or invalid params when an argument is missing or the messages
+    would be longer than `max_chars` (`resource_max_chars`; a prompt's own longer text is
+    allowed as it is): counted before rendering, so a long value in many placeholders is
+    refused without being copied."""
     lacking = missing(prompt.arguments, given)
     if lacking:
         raise missing_arguments(prompt.name, lacking)
+    allowed = max(max_chars, sum(map(len, prompt.bodies())))
+    length = prompt.rendered_length(given)
+    if length > allowed:
+        raise MCPError(
+            INVALID_PARAMS,
+            f"arguments: prompt {prompt.name!r} would be {length:,} characters with these arguments, "
+            f"more than the {allowed:,} allowed; pass shorter ones",
+        )
     messages = [
         PromptMessage(role="user", content=TextContent(type="text", text=text))
         for text in prompt.messages(given)
@@ -65,8 +77,9 @@ def page_start(cursor: str | None) -> int:
     return int(cursor)
 
 
-def register(lowlevel: Server[Any], host: Any) -> None:
-    """Answer `prompts/list` and `prompts/get` from the caller's prompt library."""
+def register(lowlevel: Server[Any], host: Any, max_chars: int) -> None:
+    """Answer `prompts/list` and `prompts/get` from the caller's prompt library (a rendered
+    prompt at most `max_chars` characters)."""
 
     async def caller_library() -> list[LibraryPrompt]:
         return await library(await host.current_database("prompts"))
@@ -88,7 +101,7 @@ def register(lowlevel: Server[Any], host: Any) -> None:
         prompt = find(prompts, params.name)
         if prompt is None:
             raise unknown_prompt(params.name, [p.name for p in prompts])
-        return rendered(prompt, dict(params.arguments or {}))
+        return rendered(prompt, dict(params.arguments or {}), max_chars)
 
     lowlevel.add_request_handler("prompts/list", PaginatedRequestParams, list_prompts)
     lowlevel.add_request_handler("prompts/get", GetPromptRequestParams, get_prompt)

@@ -26,16 +26,23 @@ CHUNK_SQL = """SELECT 1 FROM {p}_chunks c JOIN {p}_items i ON c.item_rowid = i.i
 WHERE i.item_id = ? AND c.chunk_uuid = ?"""
 
 
+def once(uris: Sequence[str]) -> list[str]:
+    """Each uri once, at the last place it was named (where citing it twice leaves it)."""
+    return list(dict.fromkeys(reversed(uris)))[::-1]
+
+
 async def cite_records(
     host: Any, ctx: Context, uris: Sequence[str], claim: str | None, quote: str | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """One record per uri (claim, quote, verdict, passage id, item hash), and warnings for
-    items that do not exist and quotes not found."""
+    """One record per uri, each once (claim, quote, verdict, passage id, item hash), and
+    warnings for items that do not exist and quotes not found; the quote is checked in all of
+    them within one time budget (a uri past it: "not verified: too long")."""
     if quote is not None:
         checked_quote(quote)
     records: list[dict[str, Any]] = []
     warnings: list[str] = []
-    for uri in uris:
+    deadline = host.quote_work.deadline()
+    for uri in once(uris):
         record: dict[str, Any] = {"uri": uri}
         if claim:
             record["claim"] = clip(claim.strip())
@@ -50,13 +57,18 @@ async def cite_records(
             continue
         record["item_hash"] = row[0]
         if quote:
-            record |= await _verdict(host, ctx, uri, quote, warnings)
+            record |= await _verdict(host, ctx, uri, quote, warnings, deadline)
         records.append(record)
     return records, warnings
 
 
-async def _verdict(host: Any, ctx: Context, uri: str, quote: str, warnings: list[str]) -> dict[str, Any]:
-    verdict = await verify_quote(host, ctx, uri, quote)
+async def _verdict(
+    host: Any, ctx: Context, uri: str, quote: str, warnings: list[str], deadline: float
+) -> dict[str, Any]:
+    verdict = await verify_quote(host, ctx, uri, quote, deadline)
+    if verdict.not_verified is not None:
+        warnings.append(f"{uri}: the quote was not verified: {verdict.not_verified}")
+        return {"verified": False}
     if verdict.match is not None:
         found: dict[str, Any] = {"found": True, "chunk_id": verdict.match.chunk_id}
         found["offsets"] = verdict.match.offsets
@@ -114,5 +126,5 @@ async def titles(host: Any, ctx: Context, events: Sequence[Event]) -> dict[str, 
 
 def citation_view(record: dict[str, Any]) -> dict[str, Any]:
     """What session_info shows of a citation: no hashes or offsets."""
-    keys = ("uri", "claim", "quote", "found", "similarity", "stale")
+    keys = ("uri", "claim", "quote", "found", "verified", "similarity", "stale")
     return {k: record[k] for k in keys if record.get(k) is not None}

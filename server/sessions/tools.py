@@ -22,7 +22,7 @@ from knowledge_mcp.sources.text.snippets import clamp
 from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
 
 from . import research
-from .citations import citation_view, cite_records, mark_stale
+from .citations import citation_view, cite_records, mark_stale, once
 from .research import SessionOutput
 from .store import StoredSession
 
@@ -166,7 +166,8 @@ def register(mcp: MCPServer, host: SessionHost) -> None:
         `citations`, `warnings`).
         """
         session = await required(ctx, session_id)
-        records, warnings = await cite_records(host, ctx, _check_uris(uris), claim, quote)
+        uris = once(_check_uris(uris))  # a uri named twice is cited (and its quote checked) once
+        records, warnings = await cite_records(host, ctx, uris, claim, quote)
         await session.cite(uris, records)
         return await respond(session, ctx, warnings)
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..storage.db import Database
-from .placeholders import Argument, arguments, placeholders, render, values_for
+from .placeholders import Argument, arguments, placeholders, render, rendered_length, values_for
 
 LIBRARY_SQL = "SELECT id, item_id, title, content, meta FROM prompts_items ORDER BY id"
 FIELD_SPANS_SQL = """SELECT item_rowid, field, min(start_offset) AS start, max(end_offset) AS end
@@ -41,11 +41,19 @@ class LibraryPrompt:
     def uri(self) -> str:
         return f"prompts://{self.item_id}"
 
+    def bodies(self) -> list[str]:
+        """The texts rendered into messages, in order."""
+        return [self.texts[f] for f in BODY_FIELDS if self.texts.get(f)] or [self.texts.get("details", "")]
+
     def messages(self, given: Mapping[str, str]) -> list[str]:
         """The rendered texts, in order (each one user message)."""
         values = values_for(self.arguments, given)
-        bodies = [self.texts[f] for f in BODY_FIELDS if self.texts.get(f)]
-        return [render(text, values) for text in bodies or [self.texts.get("details", "")]]
+        return [render(text, values) for text in self.bodies()]
+
+    def rendered_length(self, given: Mapping[str, str]) -> int:
+        """The characters `messages(given)` would have, without rendering them."""
+        values = values_for(self.arguments, given)
+        return sum(rendered_length(text, values) for text in self.bodies())
 
 
 def slug(title: str) -> str:

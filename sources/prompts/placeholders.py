@@ -51,6 +51,17 @@ def render(text: str, values: Mapping[str, str]) -> str:
     return PLACEHOLDER.sub(value, text)
 
 
+def rendered_length(text: str, values: Mapping[str, str]) -> int:
+    """The length `render(text, values)` would have, found without rendering it (a value said
+    in many placeholders is counted, not copied)."""
+    length = len(text)
+    for match in PLACEHOLDER.finditer(text):
+        value = values.get(match.group(1))
+        if value is not None:
+            length += len(value) - len(match.group(0))
+    return length
+
+
 def declared(obj: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The arguments a prompt object declares (see the module docstring), as plain JSON:
     name → {description?, default?, required?}; {} when it declares none or in another shape."""

@@ -22,7 +22,7 @@ from .dense.retriever import DenseRetriever
 from .diversify import Passages
 from .glossary.expand import GlossaryExpander
 from .lexical.retriever import LexicalRetriever
-from .query import ParsedQuery, parse_query
+from .query import MAX_QUERY_CHARS, ParsedQuery, parse_query
 from .request import Found, SearchContext, SearchedSource, SearchRequest
 from .rerank.stage import CrossRanker
 from .stages import (
@@ -59,6 +59,9 @@ class SearchPipeline:
             raise InvalidArgumentError("offset", f"must be 0..{MAX_OFFSET}")
         warnings: list[str] = []
         snippet_length = clamp_snippet_length(request.snippet_length, defaults.snippet_length, warnings)
+        if len(request.query) > MAX_QUERY_CHARS:  # every stage (glossary, embedding) reads this much
+            request = replace(request, query=request.query[:MAX_QUERY_CHARS])
+            warnings.append(f"query: only its first {MAX_QUERY_CHARS} characters were searched")
         query = parse_query(request.query)
         if query.is_empty:
             warnings.append("query has no searchable words; use letters or digits")

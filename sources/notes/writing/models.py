@@ -62,6 +62,10 @@ class WritePermit:
     from; other users write only under `home`."""
     notes_dir: Path | None
     duplicate_check_ms: int
+    max_note_bytes: int = 1_000_000
+    """A note's file may not grow past this (UTF-8 bytes, front matter included)."""
+    quota_bytes: int | None = None
+    """What the note files under `home` may hold together (None: no quota)."""
 
 
 @runtime_checkable

@@ -16,6 +16,7 @@ check, its file write and its indexing are one step no other writer comes betwee
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any, Protocol
 
 from ...storage.db import Database
 from ...storage.importing import Importer
+from ...storage.naming import stored_path
 from ...storage.runs import FileRecord, ItemStore
 from ..source import source
 
@@ -32,6 +34,9 @@ FOLDERS_SQL = "SELECT path, is_folder FROM notes_folders ORDER BY imported_at DE
 KNOWN_FILE_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM notes_files WHERE path = ?"
 PG_KNOWN_FILE_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
     WHERE user_id = %s AND source = %s AND path = %s"""
+STORED_BYTES_SQL = "SELECT coalesce(sum(size), 0) FROM notes_files WHERE path >= ? AND path < ?"
+PG_STORED_BYTES_SQL = """SELECT coalesce(sum(size), 0) FROM pg_files
+    WHERE user_id = %s AND source = %s AND path >= %s AND path < %s"""
 ANY_VECTOR_SQL = "SELECT 1 FROM notes_chunk_vectors LIMIT 1"
 PG_ANY_VECTOR_SQL = "SELECT 1 FROM pg_chunk_vectors WHERE user_id = %s AND source = %s LIMIT 1"
 PG_WINDOWS_SQL = """SELECT c.item, count(DISTINCT c.id) AS chunks, count(DISTINCT v.chunk) AS embedded,
@@ -57,6 +62,17 @@ class NoteStore(Protocol):
 
     async def has_vectors(self) -> bool: ...
 
+    async def stored_bytes(self, folder: Path) -> int:
+        """The bytes of the indexed note files under `folder` (as their records say)."""
+        ...
+
+
+def under(folder: Path) -> tuple[str, str]:
+    """The range of recorded paths under `folder`: from `folder` and a separator up to (not
+    including) `folder` and the character after the separator."""
+    prefix = os.path.join(str(stored_path(folder)), "")
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
 
 class SqliteNotes:
     def __init__(self, db: Database) -> None:
@@ -79,6 +95,10 @@ class SqliteNotes:
 
     async def has_vectors(self) -> bool:
         return await self.db.fetchone(ANY_VECTOR_SQL) is not None
+
+    async def stored_bytes(self, folder: Path) -> int:
+        row = await self.db.fetchone(STORED_BYTES_SQL, under(folder))
+        return int(row[0]) if row is not None else 0
 
 
 class PgNotes:
@@ -108,6 +128,10 @@ class PgNotes:
 
     async def has_vectors(self) -> bool:
         return bool(await self.db.rows(PG_ANY_VECTOR_SQL, ()))
+
+    async def stored_bytes(self, folder: Path) -> int:
+        rows = await self.db.rows(PG_STORED_BYTES_SQL, under(folder))
+        return int(rows[0][0]) if rows else 0
 
     async def window_vectors(self, rowids: list[int]) -> dict[int, list[list[float]]]:
         """The window vectors of each of `rowids` whose chunks all have them (`pg_chunk_vectors`)."""

@@ -95,6 +95,7 @@ class NoteWriter:
         async with self.store.lock():
             verdict = await self.check(title, content, exclude=None)
             text = render_note(title, content, string_list(tags), dates.now())
+            await self.check_size("content", root, text, 0)
             try:  # the folders are made and entered without following links
                 path = await asyncio.to_thread(create_file, root, parts, title, text)
             except LinkRefusedError:
@@ -139,9 +140,34 @@ class NoteWriter:
                     "note_id", "the note's file is behind a link now; not followed"
                 ) from None
             body = new_body(note.body, content, append, section)
+            text = note.with_body(body, dates.now())
+            await self.check_size("append" if append is not None else "content", root, text, real)
             verdict = await self.check(row["title"], body, exclude=note_id)
-            await asyncio.to_thread(replace_file, real, note.with_body(body, dates.now()))
+            await asyncio.to_thread(replace_file, real, text)
             return await self.indexed(root, Found(path, real), verdict)
+
+    async def check_size(self, field: str, root: Path, text: str, old: Path | int) -> None:
+        """Refuse a note that would be larger than `max_note_bytes`, or take the notes under
+        the user's own folder past their quota (`old`: the file it replaces, or 0 bytes)."""
+        size = len(text.encode("utf-8", "surrogateescape"))
+        most = self.permit.max_note_bytes
+        if size > most:
+            raise InvalidArgumentError(
+                field,
+                f"the note would be {size:,} bytes, more than the {most:,} a note may have; "
+                "split the text into several notes",
+            )
+        quota = self.permit.quota_bytes
+        if quota is None or not inside(self.permit.home, root):
+            return
+        before = old if isinstance(old, int) else (await asyncio.to_thread(old.stat)).st_size
+        used = await self.store.stored_bytes(root)
+        if used - before + size > quota:
+            raise InvalidArgumentError(
+                field,
+                f"your notes would take {used - before + size:,} bytes, more than your quota of {quota:,}; "
+                "shorten notes (notes_update) or ask for a larger notes_quota_mb",
+            )
 
     async def check(self, title: str, body: str, exclude: str | None) -> DuplicateCheck:
         budget = self.permit.duplicate_check_ms

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from knowledge_mcp.server.auth.limits import RateLimiter
@@ -129,3 +130,53 @@ async def test_calls_to_unknown_tools_share_one_bucket_and_do_not_reset_real_one
         texts = [await error(client, f"no_such_tool_{n}") for n in range(3)]
         assert "unknown tool" in texts[2].lower() and "rate limit" in texts[2]
         await call(client, "notes_search", query="bread")
+
+
+def test_a_group_bucket_is_shared_by_its_tools_and_leaves_other_tools_alone() -> None:
+    limiter = RateLimiter(
+        100, clock=Clock(), groups={"research tools": (("verify_quote", "session_cite"), 2)}
+    )
+
+    async def spend(tool: str) -> tuple[str, int, float] | None:
+        return await limiter.take_group("alice", tool)
+
+    assert anyio.run(spend, "verify_quote") is None
+    assert anyio.run(spend, "session_cite") is None
+    refused = anyio.run(spend, "verify_quote")
+    assert refused is not None and refused[:2] == ("research tools", 2) and refused[2] == pytest.approx(30.0)
+    assert anyio.run(spend, "knowledge_search") is None  # not in the group
+    assert anyio.run(limiter.take_group, "bob", "session_cite") is None  # bob has his own
+
+
+@pytest.mark.anyio
+async def test_the_research_tools_share_one_limit_per_user(notes: Path, client_factory: Any) -> None:
+    async with client_factory(research_rate_limit_per_minute=3) as client:
+        uri = (await call(client, "notes_search", query="levain", limit=1))["results"][0]["uri"]
+        await call(client, "verify_quote", uri=uri, quote="levain")
+        await call(client, "session_cite", uris=[uri], quote="levain")
+        await call(client, "verify_quote", uri=uri, quote="levain")
+        message = await error(client, "session_cite", uris=[uri])
+        assert "session_cite" in message and "research tools together allow 3 calls per minute" in message
+        assert (await call(client, "knowledge_search", query="levain"))["results"]  # other tools go on
+
+
+@pytest.mark.anyio
+async def test_the_write_tools_share_one_limit_per_user(client_factory: Any) -> None:
+    async with client_factory(write_rate_limit_per_minute=2, duplicate_check_ms=0) as client:
+        made = await call(client, "notes_create", title="One", content="first words")
+        await call(client, "notes_update", note_id=made["id"], append="more words")
+        message = await error(client, "notes_create", title="Two", content="second words")
+        assert "notes_create" in message and "write tools together allow 2 calls per minute" in message
+        assert (await call(client, "notes_search", query="words"))["results"]
+
+
+@pytest.mark.anyio
+async def test_by_default_the_research_tools_are_limited_tighter_than_other_tools(
+    notes: Path, client_factory: Any
+) -> None:
+    async with client_factory() as client:
+        uri = (await call(client, "notes_search", query="levain", limit=1))["results"][0]["uri"]
+        for _ in range(30):
+            await call(client, "verify_quote", uri=uri, quote="levain")
+        message = await error(client, "verify_quote", uri=uri, quote="levain")
+    assert "research tools together allow 30 calls per minute" in message

@@ -131,3 +131,12 @@ async def test_a_first_note_into_an_empty_postgresql_store_goes_to_the_users_not
         found = await call(pg, "notes_search", query="zqfirst")
     assert (data_dir / "users" / "local" / "notes" / "First.md").is_file()
     assert made["version"] == 1 and [hit["uri"] for hit in found["results"]] == [made["uri"]]
+
+
+async def test_the_notes_quota_counts_the_users_files_recorded_in_postgresql(pg_servers: Any) -> None:
+    body = STARTER * 25  # about 3.7 KB a note; the quota is 10 KB
+    async with pg_servers("postgresql", notes_quota_mb=0.01, duplicate_check_ms=0) as pg:
+        await call(pg, "notes_create", title="One", content=body)
+        await call(pg, "notes_create", title="Two", content=body)
+        over = await error(pg, "notes_create", title="Three", content=body)
+    assert "content:" in over and "more than your quota of 10,000" in over

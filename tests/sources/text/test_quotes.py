@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_mcp.sources.text.quotes import Folded, clean_quote, closest_passage, find_quote, normalise
+from knowledge_mcp.sources.text.folding import Normalised
+from knowledge_mcp.sources.text.quotes import clean_quote, closest_passage, find_quote, normalise
 
 TEXT = (
     "The \ufb01rst rule of the starter:\n  \u201cnever\u201d feed it cold water \u2014 ever.\n"
@@ -67,7 +68,7 @@ def test_no_closest_passage_when_no_word_of_the_quote_occurs() -> None:
 
 def test_offsets_after_an_expanded_ligature_point_into_the_original_text() -> None:
     text = "\ufb01ne \ufb02our, then \ufb01nal proof"
-    folded = Folded.of(text)
+    folded = Normalised.of(text)
     assert folded.text == "fine flour, then final proof"
     match = find_quote(text, "final proof")
     assert match is not None and text[match.start : match.end] == "\ufb01nal proof"
