@@ -73,11 +73,13 @@ async def run_demo(keep: bool = False) -> int:
             console.rule("[bold]4. reading within a budget")
             if "notes" in top:
                 hit = top["notes"]
-                args = {
-                    "note_id": hit["id"],
-                    "loc": hit["loc"],
+                # a hit names its item by `uri` (DESIGN §5: compact hits); every get accepts it
+                args: dict[str, Any] = {
+                    "note_id": hit["uri"],
                     "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 250},
                 }
+                if "loc" in hit:
+                    args["loc"] = hit["loc"]
                 result = await client.call_tool("notes_get", args)
                 show("notes_get(mode=chunk_with_siblings, max_tokens=250)", result)
             bad = await client.call_tool("notes_search", {"query": "bread", "limit": 1000})
