@@ -22,7 +22,9 @@ from knowledge_mcp.sources.registry import SOURCES
 from ..config import Settings
 from .commands import run_import
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"  # server/cli/demo.py -> the repository
+# the checkout's fixtures/ (server/cli/demo.py -> the repository), or in an installed wheel the
+# sample data installed as knowledge_mcp/fixtures (knowledge_mcp/server/cli/demo.py -> knowledge_mcp)
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 SEARCHES: dict[str, str] = {
     "notes": "sourdough levain",
@@ -41,6 +43,9 @@ def show(title: str, result: CallToolResult) -> None:
 
 
 async def run_demo(keep: bool = False) -> int:
+    if not FIXTURES.is_dir():
+        console.print(f"[red]the demo's sample data is not installed[/red] (looked in {FIXTURES})")
+        return 1
     data_dir = Path(tempfile.mkdtemp(prefix="knowledge-mcp-demo-"))
     settings = Settings(data_dir=data_dir)
     try:

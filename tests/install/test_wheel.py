@@ -4,6 +4,7 @@ a fresh virtual environment with the `semantic` extra, with `uvx --from`, and wi
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,11 @@ async def test_the_wheel_in_a_fresh_venv_with_semantic_search_serves_the_fixture
     assert where.startswith(str(venv)), "the wheel is installed, not the checkout (editable)"
     import_notes(cli, tmp_path / "data")
     await assert_serves_the_notes(cli, tmp_path / "data")
+
+    # the demo runs from the wheel: the sample data is installed with it
+    demo = run(*cli, "demo")
+    assert "demo done" in demo and "notes_get(mode=chunk_with_siblings" in demo
+    assert re.search(r"^notes\s+[1-9]\d* items added", demo, re.MULTILINE), demo
 
     # the semantic extra works: vectors computed for a small folder make a search hybrid
     small = tmp_path / "small"
