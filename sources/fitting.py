@@ -10,9 +10,11 @@ cut that fits in a few probes.
 
 When the meta alone leaves no room, it is trimmed (level 1: no snippet, which repeats the
 content's start; level 2: only the fields every result has, and a lean `next`). When even that
-leaves no room for content, the budget is raised to the smallest that carries some content and
-a warning says so (as any out-of-range size knob is clamped), so that following `next` always
-makes progress.
+leaves no room for content, the budget is never raised: the answer is the item's handle (`uri`
+and title), `truncated: true`, no `next`, and a warning naming the smallest budget that would
+return content (the handle's title is cut, and other warnings dropped, until it fits). When not
+even the handle fits, the call is refused with that sentence (an error's text is shorter than
+any result's envelope).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from .errors import InvalidArgumentError
 from .models import ResultItem
 from .text.tokens import TokenCounter
 from .wire import dump
@@ -33,10 +36,13 @@ Build = Callable[[int, int, int], M]
 """A response for (meta trim level, content cut in characters, max_tokens for `next`)."""
 
 LEVELS = 3
-MIN_CONTENT_TOKENS = 50  # what a raised budget leaves for content
+MIN_CONTENT_TOKENS = 50  # what the budget a handle answer names leaves for content
 MAX_PROBES = 16
 TITLE_CHARS = 80  # a title longer than this is cut at trim level 2
 KEEP_AT_LEVEL_2 = frozenset(ResultItem.model_fields) - {"tags", "matched_terms", "loc"}
+HANDLE_TITLE_CHARS = (TITLE_CHARS, 40, 16, 0)  # a handle's title, cut until the answer fits
+NO_ROOM = "retrieval.max_tokens {given} leaves no room for content"
+FIELD = "retrieval.max_tokens"
 
 
 def structured_json(response: BaseModel) -> str:
@@ -118,32 +124,84 @@ def fit(
     counter: TokenCounter,
     max_tokens: int,
     upper: int,
-    warnings: list[str],
 ) -> M:
     """The fullest response whose renderings both fit `max_tokens` (see the module docstring).
+    `upper` is the most content characters the mode could return."""
+    found = _fullest(build, render, counter, max_tokens, upper)
+    if found is not None:
+        return found
+    needed = smallest_budget(build, render, counter, max_tokens, upper)
+    return handle_only(build(LEVELS - 1, 0, max_tokens), render, counter, max_tokens, needed)
 
-    `warnings` is the list the builder copies into each response: a raised budget is noted
-    there. `upper` is the most content characters the mode could return."""
-    guess = min(upper, counter.chars_for(max_tokens))
-    first = build(0, guess, max_tokens)
-    first_size = rendered_tokens(first, render, counter, max_tokens)
-    if first_size <= max_tokens and guess >= upper:
+
+def _fullest(
+    build: Build[M], render: Callable[[Any], str], counter: TokenCounter, budget: int, upper: int
+) -> M | None:
+    """The fullest response within `budget`, or None when no content fits beside the envelope
+    (an item with no content fits with its envelope alone)."""
+    guess = min(upper, counter.chars_for(budget))
+    first = build(0, guess, budget)
+    first_size = rendered_tokens(first, render, counter, budget)
+    if first_size <= budget and guess >= upper:
         return _finish(first, render, counter, first_size)
-    if first_size <= max_tokens:  # the whole meta leaves room: no need to trim it
+    if first_size <= budget:  # the whole meta leaves room: no need to trim it
         level, base, known = 0, 0, (guess, first_size)
     else:
-        level, base = _level(build, render, counter, max_tokens)
+        level, base = _level(build, render, counter, budget)
         known = (0, base)
-    budget = max_tokens
-    cut = 0
-    if base <= budget:
-        cut = largest_fit(_sizer(build, render, counter, level, budget), budget, upper, guess, known)
-    if base > budget or (cut == 0 and upper > 0):
-        budget = _raise_budget(build, render, counter, level, max_tokens, warnings)
-        base = rendered_tokens(build(level, 0, budget), render, counter)
-        sizer = _sizer(build, render, counter, level, budget)
-        cut = largest_fit(sizer, budget, upper, counter.chars_for(budget - base), (0, base))
+    if base > budget:
+        return None
+    cut = largest_fit(_sizer(build, render, counter, level, budget), budget, upper, guess, known)
+    if cut == 0 and upper > 0:
+        return None
     return _finish(build(level, cut, budget), render, counter)
+
+
+def smallest_budget(
+    build: Build[M], render: Callable[[Any], str], counter: TokenCounter, max_tokens: int, upper: int
+) -> int:
+    """The smallest budget (about) whose answer carries the envelope and some content: the
+    trimmed envelope plus `MIN_CONTENT_TOKENS`, checked by fitting at it and grown until it
+    holds."""
+    needed = rendered_tokens(build(LEVELS - 1, 0, max_tokens), render, counter) + MIN_CONTENT_TOKENS
+    needed = max(needed, max_tokens + 1)
+    for _ in range(8):
+        if _fullest(build, render, counter, needed, upper) is not None:
+            break
+        needed += max(MIN_CONTENT_TOKENS, needed // 4)
+    return needed
+
+
+def handle_only(
+    response: M, render: Callable[[Any], str], counter: TokenCounter, max_tokens: int, needed: int
+) -> M:
+    """`response` cut to the item's handle (uri and title), `truncated`, no `next`, and a
+    warning naming `needed`; the title is cut (then other warnings dropped) until it fits, else
+    the call is refused naming `needed`."""
+    meta = trim_meta(response.meta, LEVELS - 1)  # type: ignore[attr-defined]
+    meta = meta.model_copy(update={"created_at": "", "last_modified": "", "snippet": ""})
+    note = NO_ROOM.format(given=max_tokens) + f"; {needed} would return some"
+    others = [w for w in response.warnings if not w.startswith(NO_ROOM.format(given=max_tokens))]  # type: ignore[attr-defined]
+    shape: dict[str, Any] = {
+        "content": _empty(response.content),  # type: ignore[attr-defined]
+        "attachments": [],
+        "truncated": True,
+        "next": None,
+    }
+    for kept in (others, []):
+        for chars in HANDLE_TITLE_CHARS:
+            title = meta.title if len(meta.title) <= chars else meta.title[: max(chars - 1, 0)].rstrip()
+            title += "…" if chars and title != meta.title else ""
+            update = {**shape, "meta": meta.model_copy(update={"title": title}), "warnings": [*kept, note]}
+            best = _finish(response.model_copy(update=update), render, counter)
+            if best.estimated_tokens <= max_tokens:  # type: ignore[attr-defined]
+                return best
+    raise InvalidArgumentError(FIELD, f"{max_tokens} too small; {needed} would return some")
+
+
+def _empty(content: Any) -> Any:
+    """No content, in the shape the response carries it (text, or a list of messages/cues)."""
+    return "" if isinstance(content, str) or content is None else type(content)()
 
 
 def _sizer(
@@ -163,32 +221,6 @@ def _level(
         if base <= max_tokens // 2:
             return level, base
     return LEVELS - 1, base
-
-
-def _raise_budget(
-    build: Build[M],
-    render: Callable[[Any], str],
-    counter: TokenCounter,
-    level: int,
-    max_tokens: int,
-    warnings: list[str],
-) -> int:
-    """The smallest budget that carries the trimmed envelope and some content; noted in `warnings`."""
-    raised = max_tokens
-    for _ in range(3):  # the note's own numbers change the envelope's size: let them settle
-        _note_raise(warnings, max_tokens, raised)
-        needed = rendered_tokens(build(level, 0, raised), render, counter) + MIN_CONTENT_TOKENS
-        if needed <= raised:
-            break
-        raised = needed
-    _note_raise(warnings, max_tokens, raised)
-    return raised
-
-
-def _note_raise(warnings: list[str], max_tokens: int, raised: int) -> None:
-    prefix = f"retrieval.max_tokens {max_tokens} leaves no room for content"
-    warnings[:] = [w for w in warnings if not w.startswith(prefix)]
-    warnings.append(f"{prefix} after this item's metadata; used {raised}")
 
 
 def _finish(response: M, render: Callable[[Any], str], counter: TokenCounter, count: int | None = None) -> M:

@@ -129,7 +129,7 @@ async def get(
         )
 
     upper = window_chars(source, item, chunks, anchor, budget, loc)
-    return fit(build, render_text, counter, budget.max_tokens, upper, warnings)
+    return fit(build, render_text, counter, budget.max_tokens, upper)
 
 
 def render_text(response: GetResponse[Any]) -> str:

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import InvalidArgumentError
 from .models import Retrieval, RetrievalMode
 from .text.snippets import clamp, clamp_snippet_length
 from .text.tokens import TokenCounter
@@ -76,10 +77,19 @@ def with_default_mode(retrieval: Retrieval | None, mode: RetrievalMode) -> Retri
     return (retrieval or Retrieval()).model_copy(update={"mode": mode})
 
 
+MIN_MAX_TOKENS = 50
+MAX_MAX_TOKENS = 32000  # a larger budget is lowered to this (and said): a ceiling may shrink
+
+
 def resolve_budget(retrieval: Retrieval | None, defaults: Defaults, warnings: list[str]) -> Budget:
-    """Clamp the size knobs (reporting each clamp) and resolve `auto`."""
+    """Clamp the size knobs (reporting each clamp) and resolve `auto`; a `max_tokens` under the
+    least any answer needs is refused, never raised."""
     r = retrieval or Retrieval()
-    max_tokens = clamp("retrieval.max_tokens", r.max_tokens, defaults.max_tokens, 50, 32000, warnings)
+    if r.max_tokens is not None and r.max_tokens < MIN_MAX_TOKENS:  # a ceiling is never raised
+        raise InvalidArgumentError("retrieval.max_tokens", f"must be {MIN_MAX_TOKENS}..{MAX_MAX_TOKENS}")
+    max_tokens = clamp(
+        "retrieval.max_tokens", r.max_tokens, defaults.max_tokens, MIN_MAX_TOKENS, MAX_MAX_TOKENS, warnings
+    )
     mode: RetrievalMode = r.mode
     if mode == "auto":
         mode = "chunk_with_siblings" if r.max_tokens is not None else "snippet"

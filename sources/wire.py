@@ -64,6 +64,8 @@ def dump(model: BaseModel) -> dict[str, Any]:
         return compact_item(data)
     if isinstance(data.get("meta"), dict):
         data["meta"] = compact_item(data["meta"])
+        if str(data["meta"].get("uri", "")).startswith(f"{data['meta'].get('source')}://"):
+            del data["meta"]["source"]  # the uri's scheme says it
     if isinstance(data.get("results"), list):
         kept: list[frozenset[str]] = [getattr(r, "_keep", frozenset()) for r in getattr(model, "results", [])]
         kept += [frozenset()] * (len(data["results"]) - len(kept))

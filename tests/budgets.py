@@ -9,7 +9,8 @@ from typing import Any
 
 from knowledge_mcp.sources.text.tokens import cl100k_tokens
 
-RAISED = re.compile(r"retrieval\.max_tokens (\d+) leaves no room for content .*; used (\d+)$")
+NO_ROOM = re.compile(r"retrieval\.max_tokens (\d+) leaves no room for content; (\d+) would return some$")
+TOO_SMALL = re.compile(r"retrieval\.max_tokens: (\d+) too small; (\d+) would return some")
 
 
 def sent_tokens(result: Any) -> int:
@@ -18,22 +19,36 @@ def sent_tokens(result: Any) -> int:
     return max(cl100k_tokens(structured), cl100k_tokens(result.content[0].text))
 
 
-def held_budget(structured: dict[str, Any], max_tokens: int) -> int:
-    """The budget a get held: `max_tokens`, or the one its warning says it was raised to."""
-    for warning in structured.get("warnings", []):
-        raised = RAISED.match(warning)
-        if raised and int(raised[1]) == max_tokens:
-            return int(raised[2])
-    return max_tokens
+def needed_budget(got: dict[str, Any], max_tokens: int) -> int | None:
+    """The budget a handle-only answer (or a refusal, `within_budget`) names as the smallest
+    that returns content, else None."""
+    if "refused" in got:
+        return int(got["refused"])
+    for warning in got.get("warnings", []):
+        found = NO_ROOM.match(warning)
+        if found and int(found[1]) == max_tokens:
+            return int(found[2])
+    return None
 
 
 def within_budget(result: Any, max_tokens: int) -> dict[str, Any]:
-    """The structured content of a get that kept `max_tokens` (or said it raised it), whose
-    `estimated_tokens` is the real count."""
-    assert not result.is_error, result.content[0].text
+    """The structured content of a get that kept `max_tokens` (a ceiling: never raised), whose
+    `estimated_tokens` is the real count. An answer with no room for content is the handle alone:
+    truncated, no `next`, and a warning naming a larger budget; when not even the handle fits,
+    the call is refused naming that budget (returned here as `{"refused": budget}`)."""
+    text = result.content[0].text
+    if result.is_error:
+        refused = TOO_SMALL.search(text)
+        assert refused is not None and int(refused[1]) == max_tokens, text
+        assert cl100k_tokens(text) <= max_tokens < int(refused[2]), text
+        return {"refused": int(refused[2]), "content": None, "next": None}
     got = dict(result.structured_content)
     sent = sent_tokens(result)
     assert got["tokenizer"] == "cl100k"
     assert got["estimated_tokens"] == sent
-    assert sent <= held_budget(got, max_tokens), (sent, max_tokens, got["warnings"])
+    assert sent <= max_tokens, (sent, max_tokens, got["warnings"])
+    needed = needed_budget(got, max_tokens)
+    if needed is not None:
+        assert needed > max_tokens and got["truncated"] is True and got["next"] is None, got
+        assert not got["content"], got
     return got

@@ -15,6 +15,10 @@ from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
 
 from ..config import load_settings
 from ..logs import configure_logging
+from .doctor import add_parser as doctor_parser
+from .doctor import run_doctor
+from .hosts import add_parser as setup_parser
+from .hosts import run_setup_command
 from .measure_args import add_parser as bench_parser
 from .measure_args import bench_options
 from .migrate import add_parser as migrate_parser
@@ -200,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     bench_parser(sub)
+    setup_parser(sub)
+    doctor_parser(sub, common)
     return parser
 
 
@@ -219,7 +225,17 @@ def _settings(args: argparse.Namespace) -> Any:
     )
 
 
+GETTING_STARTED = (
+    "knowledge-mcp: your notes, media, chats, characters and prompts, searchable by any MCP host.\n"
+    "  1. import:  knowledge-mcp import notes ~/notes   (or: knowledge-mcp demo, to see it on sample data)\n"
+    "  2. connect: knowledge-mcp setup claude-desktop   then: knowledge-mcp doctor   (every command: --help)"
+)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if not (sys.argv[1:] if argv is None else argv):
+        print(GETTING_STARTED)  # not argparse's "the following arguments are required"
+        return 0
     args = build_parser().parse_args(argv)
     try:
         return dispatch(args)
@@ -283,6 +299,11 @@ def dispatch(args: argparse.Namespace) -> int:
 
             return run_pg_bench_command(pg_bench_options(args, bench_options(args).clients), args.json)
         return run_bench_command(bench_options(args), args.json)
+    if args.command == "setup":
+        return run_setup_command(args)
+    if args.command == "doctor":
+        configure_logging("ERROR")
+        return anyio.run(run_doctor, args)
     settings = _settings(args)
     configure_logging(settings.log_level if args.command == "serve" else "WARNING")
     if args.command == "serve":

@@ -6,7 +6,10 @@ files; unchanged content is skipped by its hash, so the notes writer's own file 
 no-op here); a folder that appeared (moved in) is walked like an import of it; a path that is
 gone takes its items with it (and, for a folder, those of every file under it). A rename is
 therefore a delete and an add. The import's rules hold: only files of the source's types, no
-hidden entries, no link out of the recorded folder, no special files.
+hidden entries, no link out of the recorded folder, no special files. Every file is opened once
+without following links and checked on the open descriptor (`storage.opening`): a link swapped
+in after these checks is refused, not followed; a recorded single file that became a link is
+refused with a notice and a log line (its path, never its text).
 
 The items' ids and versions before and after give the `Change` the watcher publishes. What
 reads and forgets records is the store's `Index`: `SqliteIndex` here (the user's SQLite file),
@@ -20,16 +23,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from loguru import logger
+
 from knowledge_mcp.sources.storage.db import Database
 from knowledge_mcp.sources.storage.importing import Importer
-from knowledge_mcp.sources.storage.naming import stored_path
+from knowledge_mcp.sources.storage.naming import shown, stored_path
 from knowledge_mcp.sources.storage.runs import BATCH_FILES, FileRecord, ImportRun, ImportSummary, ItemStore
-from knowledge_mcp.sources.storage.walking import Skipped, walk
+from knowledge_mcp.sources.storage.walking import Found, Skipped, walk
 
 from .batching import outermost
 from .events import Change
 from .folders import Target
 
+BECAME_LINK = "the watched file became a symbolic link; not followed (import its target to watch it)"
 UNDER = "(source_path = ? OR (source_path > ? AND source_path < ?))"
 """An item of the file at a path, or of any file under it ('/' + 1 is '0')."""
 ITEMS_SQL = "SELECT item_id, version FROM {p}_items WHERE "
@@ -84,57 +90,66 @@ async def reindex(index: Index, target: Target, paths: Sequence[str]) -> tuple[I
     importer = index.importer
     keys = [str(stored_path(Path(p))) for p in paths]
     before = await index.versions(keys)
-    files, folders, gone = sort_paths(importer, target, paths)
     summary = ImportSummary(importer.p)
+    files, folders, gone = sort_paths(importer, target, paths, summary)
     await import_files(index, files, summary)
     for folder in folders:
-        summary.add(await ImportRun(importer).run([folder], prune=True, on_file=None))
+        summary.add(await ImportRun(importer).run([folder], prune=True, on_file=None, follow=False))
     summary.pruned += await index.forget(outermost(str(stored_path(g)) for g in gone))
     after = await index.versions(keys)
     return summary, diff(target, importer.source.name, before, after)
 
 
 def sort_paths(
-    importer: ItemStore, target: Target, paths: Sequence[str]
-) -> tuple[list[Path], list[Path], list[Path]]:
-    """The files to import, the folders to walk and the paths that are gone; files the import
-    would refuse are noticed in the summary (never read), others of no interest left out."""
-    files: list[Path] = []
+    importer: ItemStore, target: Target, paths: Sequence[str], summary: ImportSummary
+) -> tuple[list[Found], list[Path], list[Path]]:
+    """The files to import, the folders to walk and the paths that are gone; a recorded file
+    that became a link is refused in the summary (never read), others of no interest left out."""
+    files: list[Found] = []
     folders: list[Path] = []
     gone: list[Path] = []
     for text in paths:
         path = Path(text)
         if not os.path.lexists(path):
             gone.append(path)
+        elif not target.is_folder and path == target.root and path.is_symlink():
+            summary.notice(path, BECAME_LINK)
+            logger.warning("watch: {} refused: {}", shown(path), BECAME_LINK)
         elif path.is_dir() and not path.is_symlink():
             if not target.is_folder or path.resolve().is_relative_to(target.root):
                 folders.append(path)
-        elif admitted(path, target, importer.source.extensions):
-            files.append(path)
+        elif (found := admitted(path, target, importer.source.extensions)) is not None:
+            files.append(found)
     return files, folders, gone
 
 
-def admitted(path: Path, target: Target, extensions: frozenset[str]) -> bool:
-    """Whether the import would read this file (the walk's rules: its type, a regular file, and
-    through a link only to a file inside the recorded folder)."""
+def admitted(path: Path, target: Target, extensions: frozenset[str]) -> Found | None:
+    """What the import would read for this path, if anything (the walk's rules: its type, a
+    regular file, through a link only to a file inside the recorded folder; a recorded single
+    file only as itself). The file is opened later without following links (`opening`), so
+    what is checked here is what is read, or nothing is."""
     if path.suffix.lower() not in extensions:
-        return False
+        return None
+    if not target.is_folder:
+        return Found.at(path)
     try:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError):
-        return False
-    if resolved.is_dir() or (target.is_folder and not resolved.is_relative_to(target.root)):
-        return False
-    return not any(isinstance(entry, Skipped) for entry in walk([resolved], extensions))
+        return None
+    if resolved.is_dir() or not resolved.is_relative_to(target.root):
+        return None
+    if any(isinstance(entry, Skipped) for entry in walk([resolved], extensions)):
+        return None
+    return Found(path, resolved)
 
 
-async def import_files(index: Index, files: list[Path], summary: ImportSummary) -> None:
+async def import_files(index: Index, files: list[Found], summary: ImportSummary) -> None:
     """Re-import files through the import runner in batches, each looking up only its own
     files' records (unchanged size and time: skipped unread; unchanged hash: not written)."""
     for at in range(0, len(files), BATCH_FILES):
         part = files[at : at + BATCH_FILES]
         run = ImportRun(index.importer)
-        run.known = await index.known([str(stored_path(p)) for p in part])
+        run.known = await index.known([str(stored_path(f.path)) for f in part])
         await run.batch(part, None)
         await run.settle()
         summary.add(run.summary)

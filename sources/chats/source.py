@@ -186,7 +186,7 @@ class ChatsSource(ChunkedSource[ChatResult]):
         reading = _Reading(
             self, item, chunks, messages, anchor, meta, budget, page, page_size, pages, loc, warnings
         )
-        return fit(reading.build, _render, budget.counter, budget.max_tokens, reading.upper(), warnings)
+        return fit(reading.build, _render, budget.counter, budget.max_tokens, reading.upper())
 
     def window(
         self,

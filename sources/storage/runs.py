@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,10 +25,14 @@ from dataclasses import field as default
 from pathlib import Path
 from typing import Any, Protocol
 
+from loguru import logger
+
 from ..errors import ImportFileError
+from ..text import dates
 from .items import ItemParser, ParsedFile, ParsedItem
 from .naming import needs_scrub, scrub_item, shown, stored_path
-from .walking import FileTooLargeError, Skipped, read_regular, walk
+from .opening import Folders, LinkRefusedError
+from .walking import FileTooLargeError, Found, Skipped, read_regular, walk
 
 BATCH_FILES = 200
 BATCH_BYTES = 16 * 1024 * 1024
@@ -128,15 +132,22 @@ class ImportRun:
         no batch waits for the database (busy writing the batch before it) to look its files up."""
 
     async def run(
-        self, paths: Sequence[Path], *, prune: bool, on_file: Callable[[Path], None] | None
+        self,
+        paths: Sequence[Path],
+        *,
+        prune: bool,
+        on_file: Callable[[Path], None] | None,
+        follow: bool = True,
     ) -> ImportSummary:
-        roots = [p.resolve() for p in paths]
+        """`follow`: resolve links in the given paths (the command line's); the watcher's are
+        taken as they are, and a link on the way is refused when a file is opened."""
+        roots = [p.resolve() if follow else p.absolute() for p in paths]
         for root in roots:
             if not root.exists():
                 self.summary.fail(root, "no such file or folder")
         self.known = await self.importer.known_files()
         try:
-            seen = await self.walk([r for r in roots if r.exists()], prune, on_file)
+            seen = await self.walk([r for r in roots if r.exists()], prune, on_file, follow)
             await self.settle()
         finally:
             if self.writing is not None and not self.writing.done():
@@ -145,25 +156,28 @@ class ImportRun:
             await self.prune(roots, seen)
         return self.summary
 
-    async def walk(self, roots: list[Path], prune: bool, on_file: Callable[[Path], None] | None) -> set[str]:
+    async def walk(
+        self, roots: list[Path], prune: bool, on_file: Callable[[Path], None] | None, follow: bool = True
+    ) -> set[str]:
         """Import the files under `roots` batch by batch; the stored paths seen (for `prune`)."""
         seen: set[str] = set()
-        pending: list[Path] = []
-        for entry in walk(roots, self.importer.source.extensions):
+        pending: list[Found] = []
+        for entry in walk(roots, self.importer.source.extensions, follow=follow):
             if isinstance(entry, Skipped):
                 self.summary.notice(entry.path, entry.reason)
                 continue
             self.summary.files_seen += 1
             pending.append(entry)
             if prune:
-                seen.add(str(stored_path(entry)))
+                seen.add(str(stored_path(entry.path)))
             if len(pending) >= BATCH_FILES:
                 await self.batch(pending, on_file)
                 pending = []
         await self.batch(pending, on_file)
         return seen
 
-    async def batch(self, paths: list[Path], on_file: Callable[[Path], None] | None) -> None:
+    async def batch(self, paths: list[Found], on_file: Callable[[Path], None] | None) -> None:
+        """Read, parse and write these files (the write runs on while the caller goes on)."""
         rest = paths
         while rest:
             found = ImportSummary(self.importer.p)  # the worker thread's own counts
@@ -171,8 +185,8 @@ class ImportRun:
             await self.settle()
             self.summary.add(found)
             self.writing = asyncio.create_task(self.write(works))
-        for path in paths if on_file else ():
-            on_file(path)  # type: ignore[misc]
+        for entry in paths if on_file else ():
+            on_file(entry.path)  # type: ignore[misc]
 
     async def settle(self) -> None:
         """Wait for the previous batch's write (a fatal database error surfaces here)."""
@@ -181,19 +195,30 @@ class ImportRun:
             await writing
 
     def prepare(
-        self, paths: list[Path], known: dict[str, FileRecord], found: ImportSummary
-    ) -> tuple[list[FileWork], list[Path]]:
+        self, paths: list[Found], known: dict[str, FileRecord], found: ImportSummary
+    ) -> tuple[list[FileWork], list[Found]]:
         """Read and parse files (in a worker thread) until the batch's byte budget is spent; the
         works and the files left for the next round."""
+        with Folders() as folders:
+            return self._prepare(folders, paths, known, found)
+
+    def _prepare(
+        self, folders: Folders, paths: list[Found], known: dict[str, FileRecord], found: ImportSummary
+    ) -> tuple[list[FileWork], list[Found]]:
         works: list[FileWork] = []
         spent = 0
-        for at, path in enumerate(paths):
+        for at, entry in enumerate(paths):
             if spent >= BATCH_BYTES:
                 return works, paths[at:]
+            path = entry.path
             try:
-                work, size = self.prepare_file(path, known.get(str(stored_path(path))), found)
-            except FileTooLargeError as exc:
+                work, size = self.prepare_file(folders, entry, known.get(str(stored_path(path))), found)
+            except (FileTooLargeError, LinkRefusedError) as exc:
                 found.notice(path, str(exc))
+                if isinstance(exc, LinkRefusedError):
+                    logger.warning(
+                        "import: {} refused: a symbolic link on its way; not followed", shown(path)
+                    )
                 continue
             except Exception as exc:  # one bad file is reported; the rest go on
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else None
@@ -205,13 +230,20 @@ class ImportRun:
         return works, []
 
     def prepare_file(
-        self, path: Path, known: FileRecord | None, found: ImportSummary
+        self, folders: Folders, entry: Found, known: FileRecord | None, found: ImportSummary
     ) -> tuple[FileWork | None, int]:
-        info = os.stat(path)
+        """Check the file (its own status, reached without following links), skip it when its
+        size and time are unchanged, else read it from the one descriptor that was checked."""
+        path = entry.path
+        info = folders.lstat(entry.real)
+        if stat.S_ISLNK(info.st_mode):
+            raise LinkRefusedError(shown(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise ImportFileError("not a regular file; not read")
         if known and known["size"] == info.st_size and known["mtime_ns"] == info.st_mtime_ns:
             found.unchanged += int(known["item_count"])
             return None, 0
-        raw = read_regular(path, self.importer.max_file_bytes)
+        raw = read_regular(folders, entry.real, info, self.importer.max_file_bytes)
         file_hash = hashlib.sha256(raw).hexdigest()
         fresh = time.time_ns() - info.st_mtime_ns < RACY_NS
         work = FileWork(stored_path(path), file_hash, info.st_size, None if fresh else info.st_mtime_ns, None)
@@ -223,7 +255,8 @@ class ImportRun:
             found.notice(path, "empty file skipped")
             work.items = []
             return work, len(raw)
-        items = self.importer.source.parse_file(path, raw)
+        with dates.opened_file(path, info.st_mtime):
+            items = self.importer.source.parse_file(path, raw)
         parts_failed = isinstance(items, ParsedFile) and _report_parts(path, items, found)
         if not items and not parts_failed:
             found.notice(path, "no importable content")

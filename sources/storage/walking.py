@@ -5,6 +5,9 @@ only when its target resolves inside that folder and is a regular file; a link o
 a broken or looping link, a link to a folder, and special files (FIFOs, sockets, devices, and
 anything under /proc, /sys or /dev) are reported as skipped, never read. Hidden entries are
 left out silently, as are files of a type the source does not read.
+
+What the walk found is read later by its resolved path, opened without following any link
+(`opening`): a link swapped in after the walk is refused, never followed.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ImportFileError
+from .opening import Folders
 
 SYSTEM_FOLDERS = frozenset({"proc", "sys", "dev"})
 """Top-level folders of the system (/proc, /sys, /dev): never read, whatever the link."""
@@ -29,31 +33,48 @@ class Skipped:
     reason: str
 
 
+@dataclass(frozen=True)
+class Found:
+    """A file to import: where it was found (the name it is stored under) and the file read,
+    the same path or, for a link inside the folder, the file it led to when it was checked."""
+
+    path: Path
+    real: Path
+
+    @classmethod
+    def at(cls, path: Path) -> Found:
+        return cls(path, path)
+
+
 class FileTooLargeError(ImportFileError):
     """A file over the import size cap."""
 
 
-def walk(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Path | Skipped]:
-    """The files to import (folders walked in sorted order) and the ones skipped, with why."""
+def walk(
+    paths: Sequence[Path], extensions: frozenset[str], *, follow: bool = True
+) -> Iterator[Found | Skipped]:
+    """The files to import (folders walked in sorted order) and the ones skipped, with why.
+    `follow`: resolve the given paths (the command line's); else take them as they are (the
+    watcher's, under a recorded folder: a link there is refused when the file is opened)."""
     for given in paths:
-        root = given.resolve()
+        root = given.resolve() if follow else given.absolute()
         if _under_system_root(root):
             yield Skipped(root, "a system path (/proc, /sys, /dev); not read")
         elif root.is_dir():
             yield from _walk_folder(root, extensions)
         elif root.exists():
             reason = _not_regular(root)
-            yield Skipped(root, reason) if reason else root
+            yield Skipped(root, reason) if reason else Found.at(root)
         else:
             raise ImportFileError(f"{root}: no such file or folder")
 
 
 def iter_files(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Path]:
     """Only the files `walk` would import."""
-    return (entry for entry in walk(paths, extensions) if isinstance(entry, Path))
+    return (entry.path for entry in walk(paths, extensions) if isinstance(entry, Found))
 
 
-def _walk_folder(root: Path, extensions: frozenset[str]) -> Iterator[Path | Skipped]:
+def _walk_folder(root: Path, extensions: frozenset[str]) -> Iterator[Found | Skipped]:
     found: list[tuple[str, os.DirEntry[str]]] = []
     folders = [str(root)]
     while folders:
@@ -74,19 +95,20 @@ def _walk_folder(root: Path, extensions: frozenset[str]) -> Iterator[Path | Skip
 
 def _check(
     path: Path, entry: os.DirEntry[str], root: Path, extensions: frozenset[str]
-) -> Path | Skipped | None:
-    """`path` if it may be imported, a `Skipped` if it is refused, None if it is silently left out."""
+) -> Found | Skipped | None:
+    """What to read if it may be imported, a `Skipped` if it is refused, None if it is silently
+    left out."""
     if entry.is_symlink():
         return _check_link(path, root, extensions)
     if path.suffix.lower() not in extensions:
         return None
     if entry.is_file(follow_symlinks=False):
-        return path
+        return Found.at(path)
     reason = _not_regular(path)
-    return Skipped(path, reason) if reason else path
+    return Skipped(path, reason) if reason else Found.at(path)
 
 
-def _check_link(path: Path, root: Path, extensions: frozenset[str]) -> Path | Skipped | None:
+def _check_link(path: Path, root: Path, extensions: frozenset[str]) -> Found | Skipped | None:
     try:
         target = path.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -98,7 +120,7 @@ def _check_link(path: Path, root: Path, extensions: frozenset[str]) -> Path | Sk
     if not target.is_relative_to(root):
         return Skipped(path, "symbolic link to outside the imported folder; not followed")
     reason = _not_regular(target)
-    return Skipped(path, f"symbolic link to {reason}") if reason else path
+    return Skipped(path, f"symbolic link to {reason}") if reason else Found(path, target)
 
 
 def _under_system_root(path: Path) -> bool:
@@ -120,15 +142,12 @@ def _not_regular(path: Path) -> str | None:
     return f"{kind}, not a regular file; not read"
 
 
-def read_regular(path: Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file of at most `max_bytes`, or an ImportFileError. Opened without
-    blocking (a FIFO swapped in after the walk cannot hang the import), checked on the open file,
-    and read no further than the cap."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def read_regular(folders: Folders, path: Path, checked: os.stat_result, max_bytes: int) -> bytes:
+    """The bytes of the regular file at the resolved `path` that is the one `checked` (its
+    `lstat`), at most `max_bytes`, or an ImportFileError. Opened once without following links and
+    without blocking (`opening`), checked on the open file, read no further than the cap."""
+    fd, info = folders.open(path, checked)
     with os.fdopen(fd, "rb") as file:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ImportFileError("not a regular file; not read")
         if info.st_size > max_bytes:
             raise FileTooLargeError(too_large(info.st_size, max_bytes))
         raw = file.read(max_bytes + 1)

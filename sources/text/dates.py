@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -14,8 +17,25 @@ def iso(value: dt.datetime) -> str:
     return value.isoformat(timespec="seconds")
 
 
+OPENED: ContextVar[tuple[Path, float] | None] = ContextVar("opened", default=None)
+"""The file being parsed and its modification time, from the descriptor it was read from."""
+
+
+@contextmanager
+def opened_file(path: Path, mtime: float) -> Iterator[None]:
+    """While parsing `path`, its mtime is the one of the file that was read (`file_mtime` does
+    not look the name up again: a link swapped in meanwhile is never asked)."""
+    token = OPENED.set((path, mtime))
+    try:
+        yield
+    finally:
+        OPENED.reset(token)
+
+
 def file_mtime(path: Path) -> str:
-    return iso(dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC))
+    opened = OPENED.get()
+    mtime = opened[1] if opened is not None and opened[0] == path else path.stat().st_mtime
+    return iso(dt.datetime.fromtimestamp(mtime, tz=dt.UTC))
 
 
 def now() -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.budgets import within_budget
+from tests.budgets import needed_budget, within_budget
 from tests.conftest import FIXTURES, call, import_into, item_id
 
 pytestmark = pytest.mark.anyio
@@ -169,6 +169,9 @@ async def test_get_never_exceeds_the_token_budget(prompts_client: Any, mode: str
         "retrieval": {"mode": mode, "max_tokens": max_tokens},
     }
     got = within_budget(await prompts_client.call_tool("prompts_get", args), max_tokens)
+    if needed_budget(got, max_tokens) is not None:  # too small for content: never raised
+        assert max_tokens <= 120 and not got["content"], got
+        return
     assert got["mode_used"] == ("chunk_with_siblings" if mode == "auto" else mode)
 
 
@@ -181,7 +184,7 @@ async def test_full_mode_pages_through_the_prompt_without_gaps(prompts_client: A
     parts: list[str] = []
     args: dict[str, Any] = {
         "prompt_id_or_name": "SQL Explainer",
-        "retrieval": {"mode": "full", "max_tokens": 60},
+        "retrieval": {"mode": "full", "max_tokens": 160},
     }
     for _ in range(40):
         got = await call(prompts_client, "prompts_get", **args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.models import Retrieval
 from knowledge_mcp.sources.retrieval import (
     Budget,
@@ -36,7 +37,7 @@ MODE_CASES = [
     (Retrieval(mode="auto"), "snippet"),
     (Retrieval(mode="auto", snippet_length=100), "snippet"),
     (Retrieval(mode="auto", max_tokens=500), "chunk_with_siblings"),
-    (Retrieval(mode="auto", max_tokens=1), "chunk_with_siblings"),
+    (Retrieval(mode="auto", max_tokens=100), "chunk_with_siblings"),
     (Retrieval(mode="chunk"), "chunk"),
     (Retrieval(mode="full", max_tokens=500), "full"),
     (Retrieval(mode="snippet", max_tokens=500), "snippet"),
@@ -63,7 +64,6 @@ def test_defaults_apply_when_nothing_is_given() -> None:
 
 # (retrieval knobs, field named in the warning, clamped value)
 CLAMP_CASES = [
-    ({"max_tokens": 10}, "retrieval.max_tokens", "max_tokens", 50),
     ({"max_tokens": 100_000}, "retrieval.max_tokens", "max_tokens", 32000),
     ({"chars_per_token": 0}, "retrieval.chars_per_token", "chars_per_token", 1),
     ({"chars_per_token": 11}, "retrieval.chars_per_token", "chars_per_token", 10),
@@ -89,9 +89,17 @@ def test_out_of_range_knobs_are_clamped_and_reported(
 def test_every_clamp_is_reported_once() -> None:
     warnings: list[str] = []
     resolve_budget(
-        Retrieval(max_tokens=1, chars_per_token=99, sibling_window=99, snippet_length=1), DEFAULTS, warnings
+        Retrieval(max_tokens=99_999, chars_per_token=99, sibling_window=99, snippet_length=1),
+        DEFAULTS,
+        warnings,
     )
     assert len(warnings) == 4
+
+
+@pytest.mark.parametrize("max_tokens", [0, 1, 49])
+def test_a_max_tokens_under_the_least_an_answer_needs_is_refused_not_raised(max_tokens: int) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"retrieval\.max_tokens: must be 50\.\.32000"):
+        resolve_budget(Retrieval(max_tokens=max_tokens), DEFAULTS, [])
 
 
 def test_in_range_knobs_are_used_as_given_without_warnings() -> None:

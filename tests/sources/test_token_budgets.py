@@ -14,7 +14,7 @@ import pytest
 
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
-from tests.budgets import held_budget, sent_tokens, within_budget
+from tests.budgets import TOO_SMALL, needed_budget, sent_tokens, within_budget
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio
@@ -65,10 +65,14 @@ async def test_both_renderings_stay_within_max_tokens_in_every_mode(world: Any) 
                 )
                 for result in (own, routed):
                     got = within_budget(result, max_tokens)
-                    assert got["meta"]["uri"] == f"{source}://{item_id}"
-                    if held_budget(got, max_tokens) == max_tokens:  # raised only when nothing else fits
+                    needed = needed_budget(got, max_tokens)
+                    assert "refused" in got or got["meta"]["uri"] == f"{source}://{item_id}"
+                    if needed is None:
                         continue
-                    assert max_tokens == 50 and got["content"], (item_id, mode)
+                    assert max_tokens == 50, (item_id, mode)  # the handle alone only when nothing fits
+                    retry = {"mode": mode, "max_tokens": needed}
+                    again = await client.call_tool(f"{source}_get", {id_arg: item_id, "retrieval": retry})
+                    assert within_budget(again, needed)["content"], (item_id, mode, needed)
 
 
 def joined(pages: list[dict[str, Any]]) -> str:
@@ -76,12 +80,16 @@ def joined(pages: list[dict[str, Any]]) -> str:
 
 
 async def read_on(client: Any, tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every page of a read that starts with `args`, following `next` (which keeps the budget,
-    or the one it was raised to), each within its budget."""
+    """Every page of a read that starts with `args`, following `next` (which keeps the budget),
+    each within its budget; a handle-only page is asked again with the budget it names."""
     pages: list[dict[str, Any]] = []
     step = dict(args)
     for _ in range(400):
         got = within_budget(await client.call_tool(tool, step), step["retrieval"]["max_tokens"])
+        needed = needed_budget(got, step["retrieval"]["max_tokens"])
+        if needed is not None:
+            step = {**step, "retrieval": {**step["retrieval"], "max_tokens": needed}}
+            continue
         pages.append(got)
         if got["next"] is None:
             return pages
@@ -165,3 +173,43 @@ async def test_chars_per_token_counts_characters_of_both_renderings(world: Any) 
         structured = json.dumps(got, separators=(",", ":"), ensure_ascii=False)
         chars = max(math.ceil(len(structured) / 3), math.ceil(len(result.content[0].text) / 3))
         assert got["tokenizer"] == "chars" and got["estimated_tokens"] == chars <= 300
+
+
+def sent_chars_tokens(result: Any, chars_per_token: int) -> int:
+    """The larger rendering counted as the caller asked: characters / `chars_per_token`."""
+    structured = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return max(math.ceil(len(text) / chars_per_token) for text in (structured, result.content[0].text))
+
+
+@pytest.mark.parametrize("world", list(WORLD), indirect=True)
+@pytest.mark.parametrize("chars_per_token", [None, 2])
+async def test_a_small_budget_is_a_ceiling_and_the_handle_names_a_budget_that_reads(
+    world: Any, chars_per_token: int | None
+) -> None:
+    """Budgets too small for content (120 for a chat, 100 at two characters a token) are never
+    exceeded: the answer is the handle and the budget that would return content."""
+    source, ids, client = world
+    id_arg = WORLD[source][1]
+    handles = 0
+    for item_id in ids:
+        for max_tokens in (50, 100, 120):
+            retrieval: dict[str, Any] = {"mode": "chunk_with_siblings", "max_tokens": max_tokens}
+            if chars_per_token is not None:
+                retrieval["chars_per_token"] = chars_per_token
+            result = await client.call_tool(f"{source}_get", {id_arg: item_id, "retrieval": retrieval})
+            if chars_per_token is None:
+                got = within_budget(result, max_tokens)
+            else:
+                got = result.structured_content or {"refused": TOO_SMALL.search(result.content[0].text)[2]}
+                assert sent_chars_tokens(result, 2) <= max_tokens, (item_id, max_tokens, got)
+            needed = needed_budget(got, max_tokens)
+            if needed is None:
+                assert got["content"], (item_id, max_tokens)
+                continue
+            handles += 1
+            assert "refused" in got or got["truncated"] is True
+            retry = {**retrieval, "max_tokens": needed}
+            again = await client.call_tool(f"{source}_get", {id_arg: item_id, "retrieval": retry})
+            assert again.structured_content["content"], (item_id, needed)
+            assert again.structured_content["estimated_tokens"] <= needed
+    assert chars_per_token is None or handles > 0  # two characters a token leaves 50 no room

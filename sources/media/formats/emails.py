@@ -7,7 +7,7 @@ without quoted replies (`>` lines and the "On … wrote:" line) and without the 
 
 from __future__ import annotations
 
-import mailbox
+import io
 import re
 from email import policy
 from email.errors import MissingHeaderBodySeparatorDefect
@@ -45,7 +45,7 @@ def parse_mbox(path: Path, raw: bytes) -> ParsedFile:
     parsed = ParsedFile()
     seen: set[str] = set()
     found = 0
-    for index, data in enumerate(_mbox_messages(path)):
+    for index, data in enumerate(_mbox_messages(raw)):
         part = f"message {index + 1}"
         try:
             msg = _PARSER.parsebytes(data)
@@ -68,12 +68,32 @@ def parse_mbox(path: Path, raw: bytes) -> ParsedFile:
     return parsed
 
 
-def _mbox_messages(path: Path) -> list[bytes]:
-    box = mailbox.mbox(path, create=False)
-    try:
-        return [box.get_bytes(key) for key in box.iterkeys()]
-    finally:
-        box.close()
+def _mbox_messages(raw: bytes) -> list[bytes]:
+    """The messages of an mbox archive, split as `mailbox.mbox` splits them (a line starting
+    `From ` begins one; the blank line before it ends the last), from the bytes already read:
+    the file is never opened again by its name."""
+    starts: list[int] = []
+    stops: list[int] = []
+    last_was_empty = False
+    at = 0
+    for line in io.BytesIO(raw):
+        if line.startswith(b"From "):
+            if len(stops) < len(starts):
+                stops.append(at - 1 if last_was_empty else at)
+            starts.append(at)
+            last_was_empty = False
+        else:
+            last_was_empty = line == b"\n"
+        at += len(line)
+    if len(stops) < len(starts):
+        stops.append(at - 1 if last_was_empty else at)
+    return [raw[_after_line(raw, start, stop) : stop] for start, stop in zip(starts, stops, strict=True)]
+
+
+def _after_line(raw: bytes, start: int, stop: int) -> int:
+    """Where the line at `start` (the `From ` line, left out of the message) ends."""
+    end = raw.find(b"\n", start, stop)
+    return stop if end < 0 else end + 1
 
 
 def is_email(msg: Message) -> bool:

@@ -20,19 +20,22 @@ from typing import Any
 from ...errors import InvalidArgumentError, NotFoundError, SourceUnavailableError
 from ...retrieval import Defaults
 from ...storage.naming import stored_path
+from ...storage.opening import LinkRefusedError
 from ...storage.runs import ImportRun
+from ...storage.walking import Found
 from ...text import dates
 from ...text.decoding import decode_text
 from ...text.frontmatter import string_list
 from ..source import source
 from . import duplicates
-from .files import create_file, replace_file
+from .files import create_file, read_note, replace_file
 from .folders import notes_folder, writable_root
 from .markdown import NoteText, appended, render_note, replace_section
 from .models import TIMEOUT_WARNING, DuplicateCheck, WritePermit, WriteResult
 from .paths import folder_parts, inside, relative_name
 from .stores import note_store
 
+LEADS_OUT = "leads out of the notes folder (a link?); choose another"
 MAX_TITLE = 1000  # paper titles run past 200 characters; the file name keeps the first 80
 MAX_CONTENT = 1_000_000
 ITEM_BY_ORIGIN_SQL = "SELECT item_id, title, version FROM notes_items WHERE origin = ?"
@@ -81,19 +84,17 @@ class NoteWriter:
         title = clean_title(title)
         content = checked_content("content", content)
         root = await notes_folder(self.store, self.permit)
-        target = root.joinpath(*folder_parts(folder))
-        if not inside(root, target):
-            raise InvalidArgumentError("folder", "leads out of the notes folder (a link?); choose another")
+        parts = folder_parts(folder)
+        if not inside(root, root.joinpath(*parts)):
+            raise InvalidArgumentError("folder", LEADS_OUT)
         async with self.store.lock():
             verdict = await self.check(title, content, exclude=None)
             text = render_note(title, content, string_list(tags), dates.now())
-            target.mkdir(parents=True, exist_ok=True)
-            if not inside(root, target):
-                raise InvalidArgumentError(
-                    "folder", "leads out of the notes folder (a link?); choose another"
-                )
-            path = await asyncio.to_thread(create_file, target.resolve(), title, text)
-            return await self.indexed(root, path, verdict)
+            try:  # the folders are made and entered without following links
+                path = await asyncio.to_thread(create_file, root, parts, title, text)
+            except LinkRefusedError:
+                raise InvalidArgumentError("folder", LEADS_OUT) from None
+            return await self.indexed(root, Found.at(path), verdict)
 
     async def update(
         self,
@@ -110,7 +111,14 @@ class NoteWriter:
         path = Path(row["source_path"])
         async with self.store.lock():
             root = await writable_root(self.store, self.permit, path)
-            await self.index(path)  # an edit made outside becomes a version first
+            # The file is read and written by its resolved path inside `root`, opened without
+            # following links: a link swapped in after this check is refused, never followed.
+            real = path.resolve()
+            if not real.is_relative_to(root):
+                raise InvalidArgumentError(
+                    "note_id", "that note's file is outside the folders you may write to"
+                )
+            await self.index(Found(path, real))  # an edit made outside becomes a version first
             row = await self.db.fetchone(ITEM_BY_ID_SQL, (note_id,)) or row
             version = int(row["version"])
             if expected_version is not None and expected_version != version:
@@ -119,11 +127,16 @@ class NoteWriter:
                     f"the note is at version {version}, not {expected_version}; nothing was changed: "
                     "read it again (notes_get) and retry",
                 )
-            note = NoteText.parse(decode_text(await asyncio.to_thread(path.read_bytes)))
+            try:
+                note = NoteText.parse(decode_text(await asyncio.to_thread(read_note, real)))
+            except LinkRefusedError:
+                raise InvalidArgumentError(
+                    "note_id", "the note's file is behind a link now; not followed"
+                ) from None
             body = new_body(note.body, content, append, section)
             verdict = await self.check(row["title"], body, exclude=note_id)
-            await asyncio.to_thread(replace_file, path, note.with_body(body, dates.now()))
-            return await self.indexed(root, path, verdict)
+            await asyncio.to_thread(replace_file, real, note.with_body(body, dates.now()))
+            return await self.indexed(root, Found(path, real), verdict)
 
     async def check(self, title: str, body: str, exclude: str | None) -> DuplicateCheck:
         budget = self.permit.duplicate_check_ms
@@ -131,21 +144,22 @@ class NoteWriter:
             self.db, title, body, exclude=exclude, budget_ms=budget, defaults=self.defaults
         )
 
-    async def index(self, path: Path) -> None:
+    async def index(self, found: Found) -> None:
         """Import the file through the import runner (one batch of one file: read, hashed, parsed
         and written with its record, skipped when unchanged), looking up only this file's record
         (a whole run reads every file's: 40 ms a write at 5,000 notes); a failure is an error."""
         run = ImportRun(self.store.item_store())
-        known = await self.store.known_file(str(stored_path(path)))
+        known = await self.store.known_file(str(stored_path(found.path)))
         run.known = {known["path"]: known} if known is not None else {}
-        await run.batch([path], None)
+        await run.batch([found], None)
         await run.settle()
         if run.summary.failures:
             reason = run.summary.failures[0]["reason"]
             raise SourceUnavailableError(f"the note's file was written but could not be indexed: {reason}")
 
-    async def indexed(self, root: Path, path: Path, verdict: DuplicateCheck) -> WriteResult:
-        await self.index(path)
+    async def indexed(self, root: Path, found: Found, verdict: DuplicateCheck) -> WriteResult:
+        await self.index(found)
+        path = found.path
         row = await self.db.fetchone(ITEM_BY_ORIGIN_SQL, (str(stored_path(path.resolve())),))
         if row is None:
             raise SourceUnavailableError("the note's file was written but has no importable content")

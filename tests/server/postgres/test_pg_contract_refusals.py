@@ -2,7 +2,7 @@
 
 Filters, field-limited search, `per_item`, semantic and hybrid search, transcripts and writes all
 run on PostgreSQL (test_pg_contract_tools.py, test_pg_filters.py, test_pg_dense.py,
-test_pg_writes.py). Left (README "PostgreSQL item store"): a semantic or hybrid search WITH a
+test_pg_writes.py). Left (docs/postgresql.md, "PostgreSQL item store"): a semantic or hybrid search WITH a
 source filter answers lexically — the filtered lexical page — and says so (`degraded`).
 """
 
