@@ -56,7 +56,7 @@ def test_every_environment_variable_in_server_json_is_a_setting_of_the_server() 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="README.md is being rewritten on another branch: the lead adds the marker line at merge "
+    reason="README.md is not this branch's to edit: the lead adds the marker line at merge "
     "(then this mark must go: a strict xfail that passes fails the run)",
 )
 def test_the_readme_carries_the_registry_ownership_marker() -> None:
