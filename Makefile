@@ -3,8 +3,10 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PACKAGES := server sources aggregator bench
+DIST    ?= dist
+MCPB    := .ci/mcpb/node_modules/.bin/mcpb
 
-.PHONY: install demo test conformance lint typecheck eval bench clean
+.PHONY: install demo test conformance lint typecheck eval bench clean dist bundle
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,9 +28,23 @@ test: $(STAMP)
 conformance: $(STAMP)
 	bash .ci/conformance.sh
 
+# The wheel and sdist users install (`uvx`, `pipx`, the package index), into $(DIST)/.
+dist: $(STAMP)
+	rm -rf $(DIST)
+	$(BIN)/python -m build --outdir $(DIST) .
+
+# The official MCPB CLI, pinned in .ci/mcpb/package-lock.json (needs npm once).
+$(MCPB): .ci/mcpb/package-lock.json
+	cd .ci/mcpb && npm ci --no-audit --no-fund --loglevel=error
+	touch $(MCPB)
+
+# The Claude Desktop extension $(DIST)/knowledge-mcp-<version>.mcpb, validated and packed by mcpb.
+bundle: dist $(MCPB)
+	$(BIN)/python packaging/bundle.py --dist $(DIST) --mcpb $(MCPB)
+
 lint: $(STAMP)
-	$(BIN)/ruff check knowledge_mcp $(PACKAGES) tests setup.py
-	$(BIN)/ruff format --check knowledge_mcp $(PACKAGES) tests setup.py
+	$(BIN)/ruff check knowledge_mcp $(PACKAGES) tests setup.py packaging
+	$(BIN)/ruff format --check knowledge_mcp $(PACKAGES) tests setup.py packaging
 
 # mypy reads the packages by their installed names (knowledge_mcp.server, …): a staging folder
 # of links maps the top-level folders into the namespace, as setup.py does for an install.
@@ -43,4 +59,4 @@ eval: $(STAMP)
 	$(BIN)/knowledge-mcp eval --beir ../shared/data/scifact --split train
 
 clean:
-	rm -rf $(VENV) .ci/conformance/node_modules .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(DIST) .ci/conformance/node_modules .ci/mcpb/node_modules .pytest_cache .mypy_cache .ruff_cache build *.egg-info

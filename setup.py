@@ -4,10 +4,12 @@ DESIGN §1 keeps `server/`, `sources/` and `aggregator/` at the top of the repos
 benchmark beside them in `bench/`; they are installed as `knowledge_mcp.server`,
 `knowledge_mcp.sources`, `knowledge_mcp.aggregator` and `knowledge_mcp.bench`, so nothing named
 `server` or `sources` lands in site-packages. Every subpackage is found here, so a
-new one needs no entry anywhere. All other metadata is in pyproject.toml.
+new one needs no entry anywhere. The sample data of `fixtures/` (the five sources' folders, not
+`broken/`) is installed as `knowledge_mcp/fixtures`, so `knowledge-mcp demo` runs from a wheel
+too. All other metadata is in pyproject.toml.
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
 FOLDERS = ("server", "sources", "aggregator", "bench")
 
@@ -17,5 +19,15 @@ for folder in FOLDERS:
     package_dir[f"knowledge_mcp.{folder}"] = folder
     packages.append(f"knowledge_mcp.{folder}")
     packages += [f"knowledge_mcp.{folder}.{sub}" for sub in find_packages(where=folder)]
+
+# the sample data's folders are namespace packages of data files ([tool.setuptools.package-data])
+SAMPLES = ("notes", "media", "chats", "characters", "prompts")
+package_dir["knowledge_mcp.fixtures"] = "fixtures"
+packages.append("knowledge_mcp.fixtures")
+packages += [
+    f"knowledge_mcp.fixtures.{sub}"
+    for sub in find_namespace_packages(where="fixtures")
+    if sub.split(".")[0] in SAMPLES
+]
 
 setup(packages=packages, package_dir=package_dir)

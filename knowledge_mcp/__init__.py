@@ -10,3 +10,7 @@ top-level folders and are mapped here by `setup.py` (`package_dir`):
 
 `docs/architecture.md` maps the packages and the search pipeline.
 """
+
+DISTRIBUTION = "knowledge-mcp-server"
+"""The name on the package index (`knowledge-mcp` there is an unrelated project); the command
+stays `knowledge-mcp`. Installed metadata (the version) is looked up under this name."""

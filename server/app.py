@@ -13,6 +13,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from knowledge_mcp import DISTRIBUTION
 from knowledge_mcp.aggregator import deep_research, verify
 from knowledge_mcp.aggregator import tools as aggregator_tools
 from knowledge_mcp.aggregator.quote_work import QuoteWork
@@ -343,7 +344,7 @@ def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("knowledge-mcp")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:
         return "0.0.0"
 

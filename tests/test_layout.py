@@ -29,7 +29,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    return next(out.glob("knowledge_mcp-*.whl"))
+    return next(out.glob("knowledge_mcp_server-*.whl"))
 
 
 def test_the_wheel_installs_one_namespace_with_every_module(wheel: Path) -> None:

@@ -22,7 +22,9 @@ from knowledge_mcp.sources.registry import SOURCES
 from ..config import Settings
 from .commands import run_import
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"  # server/cli/demo.py -> the repository
+# the checkout's fixtures/ (server/cli/demo.py -> the repository), or in an installed wheel the
+# sample data installed as knowledge_mcp/fixtures (knowledge_mcp/server/cli/demo.py -> knowledge_mcp)
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 SEARCHES: dict[str, str] = {
     "notes": "sourdough levain",
@@ -41,6 +43,9 @@ def show(title: str, result: CallToolResult) -> None:
 
 
 async def run_demo(keep: bool = False) -> int:
+    if not FIXTURES.is_dir():
+        console.print(f"[red]the demo's sample data is not installed[/red] (looked in {FIXTURES})")
+        return 1
     data_dir = Path(tempfile.mkdtemp(prefix="knowledge-mcp-demo-"))
     settings = Settings(data_dir=data_dir)
     try:
@@ -73,11 +78,13 @@ async def run_demo(keep: bool = False) -> int:
             console.rule("[bold]4. reading within a budget")
             if "notes" in top:
                 hit = top["notes"]
-                args = {
-                    "note_id": hit["id"],
-                    "loc": hit["loc"],
+                # a hit names its item by `uri` (DESIGN §5: compact hits); every get accepts it
+                args: dict[str, Any] = {
+                    "note_id": hit["uri"],
                     "retrieval": {"mode": "chunk_with_siblings", "max_tokens": 250},
                 }
+                if "loc" in hit:
+                    args["loc"] = hit["loc"]
                 result = await client.call_tool("notes_get", args)
                 show("notes_get(mode=chunk_with_siblings, max_tokens=250)", result)
             bad = await client.call_tool("notes_search", {"query": "bread", "limit": 1000})

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 
+from knowledge_mcp import DISTRIBUTION
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
 
@@ -27,7 +28,7 @@ def _version() -> str:
     from importlib import metadata  # here: only --version needs it
 
     try:
-        return metadata.version("knowledge-mcp")
+        return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:  # running from a source tree that was never installed
         return "unknown"
 
