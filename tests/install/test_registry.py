@@ -9,7 +9,6 @@ import tomllib
 from typing import Any
 
 import jsonschema
-import pytest
 
 from knowledge_mcp import DISTRIBUTION
 from knowledge_mcp.server.config import ENV_PREFIX, Settings
@@ -54,11 +53,6 @@ def test_every_environment_variable_in_server_json_is_a_setting_of_the_server() 
     assert names and names <= settings, sorted(names - settings)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="README.md is not this branch's to edit: the lead adds the marker line at merge "
-    "(then this mark must go: a strict xfail that passes fails the run)",
-)
 def test_the_readme_carries_the_registry_ownership_marker() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert re.search(rf"^mcp-name: {re.escape(SERVER['name'])}$", readme, re.MULTILINE) or (
