@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 
 from knowledge_mcp.sources.tooling import ToolHost
 
-from .quote_work import QuoteWork
+from .quotes.work import QuoteWork
 
 
 class Session(Protocol):

@@ -38,7 +38,7 @@ from pydantic import SecretStr
 
 from knowledge_mcp.server.auth.tokens import mint_token
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.server.transports.ws_client import websocket_client
+from knowledge_mcp.server.transports.ws.client import websocket_client
 
 from .evaluation import percentile
 

@@ -14,9 +14,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from knowledge_mcp import DISTRIBUTION
-from knowledge_mcp.aggregator import deep_research, verify
+from knowledge_mcp.aggregator import deep_research
 from knowledge_mcp.aggregator import tools as aggregator_tools
-from knowledge_mcp.aggregator.quote_work import QuoteWork
+from knowledge_mcp.aggregator.quotes import verify
+from knowledge_mcp.aggregator.quotes.work import QuoteWork
 from knowledge_mcp.sources.errors import KnowledgeError, WriteNotAllowedError
 from knowledge_mcp.sources.notes.writing import WritePermit
 from knowledge_mcp.sources.registry import SOURCES, registrars
@@ -31,8 +32,8 @@ from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .config import Settings
 from .context import DatabasePool, RequestContext, current_request, remember_request
-from .log_guard import guard_logs
 from .logs import log_requests
+from .logs.guard import guard_logs
 from .protocol_errors import protocol_guard
 from .request_defaults import apply_request_config, request_config
 from .resources import ItemChange, Notifier

@@ -13,8 +13,8 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
+from knowledge_mcp.aggregator.quotes.verify import checked_quote, verify_quote
 from knowledge_mcp.aggregator.routing import parse_uri
-from knowledge_mcp.aggregator.verify import checked_quote, verify_quote
 from knowledge_mcp.sources.registry import SOURCES
 
 from .timeline import Event, clip

@@ -21,7 +21,7 @@ from .departures import QuietDepartures, quiet_departure_logs
 from .http import http_app
 from .http_security import is_loopback
 from .stdio import serve_stdio
-from .websocket import ws_app
+from .ws.server import ws_app
 
 WS_MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the same cap the SDK puts on an HTTP request body
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from loguru import logger
 
-from knowledge_mcp.server.log_guard import content_free_trace, guard_logs
 from knowledge_mcp.server.logs import configure_logging
+from knowledge_mcp.server.logs.guard import content_free_trace, guard_logs
 
 CANARY = "plantedcanary"
 

@@ -41,7 +41,7 @@ from ...watch import start_watching
 from ..departures import QuietDepartures, quiet_departure_logs
 from ..http import http_app
 from ..http_security import is_loopback
-from ..websocket import ws_app
+from ..ws.server import ws_app
 
 WORKER_HEADER = b"x-knowledge-worker"
 LOCK_NAME = ".embedding.lock"

@@ -1,7 +1,7 @@
 """A WebSocket client transport for the SDK's `Client`, for talking to our own `/ws`.
 
 The SDK 2.x ships no WebSocket transport on either side; the server side is
-`server/transports/websocket.py`. This is the client half the bench uses to drive `/ws` with the same
+`server/transports/ws/server.py`. This is the client half the bench uses to drive `/ws` with the same
 `Client` (and so the same load loop) as HTTP: subprotocol `mcp`, one JSON-RPC message per text
 frame, credentials in the `Authorization` header.
 """

@@ -8,7 +8,7 @@ the source's `loc` for a get; where a person would cite it by something else, `a
 PDF page, a transcript cue's time, a chat message's sender, a card's field).
 
 The check takes time linear in the item and the quote and runs in small steps on the event loop
-within the server's `quote_budget_s` (`quote_work.py`); past it the verdict is "not verified: too
+within the server's `quote_budget_s` (`work.py`); past it the verdict is "not verified: too
 long". The quote's length is capped after it is normalised (a ligature or "ﷺ" grows under NFKC).
 """
 
@@ -31,10 +31,10 @@ from knowledge_mcp.sources.text.quotes import Closest, QuoteMatch, Span, check, 
 from knowledge_mcp.sources.tooling import add_read_tool, tool_result
 from knowledge_mcp.sources.wire import LOC_ITEM_IDS
 
-from .host import AggregatorHost
-from .quote_work import QuoteTooLong
-from .routing import parse_uri
-from .search import session_of
+from ..host import AggregatorHost
+from ..routing import parse_uri
+from ..search import session_of
+from .work import QuoteTooLong
 
 MAX_QUOTE = 5000
 """Characters of a quote once normalised; before, at most `RAW_QUOTE_FACTOR` times as many (its

@@ -51,12 +51,12 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ..app import healthz
-from ..auth.credentials import credential_ended
-from ..auth.keys import looks_like_key
-from ..auth.tokens import API_KEY_HEADER, KnowledgeTokenVerifier
-from ..request_config import EMPTY, RequestConfig, parse
-from .inbound import Refusal, log_refusal, read_message
+from ...app import healthz
+from ...auth.credentials import credential_ended
+from ...auth.keys import looks_like_key
+from ...auth.tokens import API_KEY_HEADER, KnowledgeTokenVerifier
+from ...request_config import EMPTY, RequestConfig, parse
+from ..inbound import Refusal, log_refusal, read_message
 
 SUBPROTOCOL = "mcp"
 CLOSE_NORMAL, CLOSE_GOING_AWAY, CLOSE_UNSUPPORTED_DATA, CLOSE_POLICY = 1000, 1001, 1003, 1008

@@ -3,7 +3,7 @@ per-request log line.
 
 Log lines carry ids, tools and timings; never query text, content, tokens or keys (at DEBUG
 neither: see docs/logging.md). An exception logged anywhere keeps only its code locations
-(`log_guard`).
+(`logs.guard`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from loguru import logger
 
 from knowledge_mcp.sources.errors import KnowledgeError
 
-from .log_guard import guard_logs
+from .guard import guard_logs
 
 if TYPE_CHECKING:  # the command line configures logging without loading the MCP SDK
     from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
@@ -83,7 +83,7 @@ class _LibraryLevel(logging.Filter):
 
 
 def configure_logging(level: str = "INFO", *, library_debug: bool = False, process: bool = False) -> None:
-    """loguru to stderr at `level`, exceptions without values (`log_guard`); the standard
+    """loguru to stderr at `level`, exceptions without values (`logs.guard`); the standard
     library's loggers (only libraries use them here) at WARNING unless `library_debug`. With
     `process`, each line names its process (the workers of `serve --workers N`)."""
     guard_logs()
