@@ -82,15 +82,15 @@ def choose(setting: str, start: Callable[[Path], tuple[str, Any]] | None) -> Ver
     if setting == "pgvector":
         return Verdict(True, f"{ENV}=pgvector (not probed)")
     if start is None:
-        return Verdict(True, f"the server of KNOWLEDGE_MCP_TEST_DATABASE_URL, not probed ({ENV}=exact leaves it out)")
+        outside = "the server of KNOWLEDGE_MCP_TEST_DATABASE_URL"
+        return Verdict(True, f"{outside}, not probed ({ENV}=exact leaves pgvector out)")
     started = time.perf_counter()
     crashed = probe_server(start)
     took = f"{time.perf_counter() - started:.1f} s"
     if crashed is None:
         return Verdict(True, f"its distances and HNSW index ran in the probe server ({took})")
-    return Verdict(
-        False, f"the probe's pgvector statement lost its server ({crashed}): a pgvector built for another CPU ({took})"
-    )
+    lost = f"the probe's pgvector statement lost its server ({crashed})"
+    return Verdict(False, f"{lost}: a pgvector built for another CPU ({took})")
 
 
 def probe_server(start: Callable[[Path], tuple[str, Any]]) -> str | None:

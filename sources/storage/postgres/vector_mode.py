@@ -34,7 +34,9 @@ KIND_SQL = """SELECT format_type(atttypid, atttypmod) AS kind,
         to_regclass('pg_chunk_vectors_hnsw') IS NOT NULL AS indexed
     FROM pg_attribute WHERE attrelid = to_regclass('pg_chunk_vectors') AND attname = 'embedding'"""
 DROP_INDEX_SQL = "DROP INDEX IF EXISTS pg_chunk_vectors_hnsw"
-CREATE_INDEX = "CREATE INDEX pg_chunk_vectors_hnsw ON pg_chunk_vectors USING hnsw (embedding vector_cosine_ops)"
+CREATE_INDEX = (
+    "CREATE INDEX pg_chunk_vectors_hnsw ON pg_chunk_vectors USING hnsw (embedding vector_cosine_ops)"
+)
 COLUMN_KEY = "pg_vector_column"
 CRASH_KEY = "pg_vector_crash"
 FIX = (

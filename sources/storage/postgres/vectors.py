@@ -29,6 +29,7 @@ from .pool import PgDatabase
 from .schema import as_user, ensure_user
 from .vector_mode import column, guarded, writable
 from .vector_mode import has_pgvector as has_pgvector  # where the dense stage and tests read it
+
 DELETE_SQL = "DELETE FROM pg_chunk_vectors WHERE user_id = %s AND chunk = %s"
 INSERT_SQL = """INSERT INTO pg_chunk_vectors (user_id, source, chunk, item, window_index, embedding)
     SELECT %s, %s, %s, %s, u.n, u.v::{kind}
@@ -195,9 +196,7 @@ async def cosines(
     return _best_per_item(found, len(items))
 
 
-async def _as_user(
-    db: PgDatabase, user_id: str, sql: str, params: Any, *, vector: bool = False
-) -> list[Any]:
+async def _as_user(db: PgDatabase, user_id: str, sql: str, params: Any, *, vector: bool = False) -> list[Any]:
     """`sql`'s rows in a transaction as `user_id`; `vector`: a pgvector statement (`guarded`)."""
     user_id = validate_user_id(user_id)
     async with db.transaction() as conn:

@@ -68,4 +68,5 @@ def test_the_exact_setting_runs_the_vector_tests_on_exact_vectors_and_says_so(pg
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:]
     said = [line for line in done.stdout.splitlines() if line.startswith("PostgreSQL vector tests")]
-    assert said == [f"PostgreSQL vector tests ran with exact vectors (pgvector left out): {ENV}=exact (as if pgvector had crashed the probe)"]
+    why = f"{ENV}=exact (as if pgvector had crashed the probe)"
+    assert said == [f"PostgreSQL vector tests ran with exact vectors (pgvector left out): {why}"]
