@@ -116,13 +116,14 @@ def connection_lost(exc: BaseException) -> bool:
 
 
 @asynccontextmanager
-async def guarded(db: PgDatabase) -> AsyncIterator[None]:
-    """Around one pgvector statement: a lost connection switches the database to exact vectors
-    (`switch_to_exact`) and ends the call with `SourceUnavailableError`."""
+async def guarded(db: PgDatabase, *, pgvector: bool = True) -> AsyncIterator[None]:
+    """Around one statement that runs pgvector's code (`pgvector`: a write is one only under the
+    HNSW index): a lost connection switches the database to exact vectors (`switch_to_exact`) and
+    ends the call with `SourceUnavailableError`."""
     try:
         yield
     except psycopg.OperationalError as exc:
-        if not connection_lost(exc):
+        if not pgvector or not connection_lost(exc):
             raise
         await switch_to_exact(db, exc)
         raise SourceUnavailableError(CRASHED_NOW) from None

@@ -87,13 +87,14 @@ async def write_vectors(
     user_id = validate_user_id(user_id)
     await ensure_user(db, user_id)
     await writable(db)
-    pgvector = (await column(db)).pgvector
+    found = await column(db)
+    pgvector = found.pgvector
     texts = [("[{}]" if pgvector else "{{{}}}").format(_literal(w)) for w in windows]
     sql = INSERT_SQL.format(kind="vector" if pgvector else "real[]")
     async with db.transaction() as conn:
         await as_user(conn, user_id)
         await conn.execute(DELETE_SQL, (user_id, chunk))
-        async with guarded(db):
+        async with guarded(db, pgvector=found.pgvector and found.indexed):
             await conn.execute(sql, (user_id, source, chunk, item, list(range(len(texts))), texts))  # type: ignore[arg-type]
 
 
@@ -140,7 +141,8 @@ async def write_batch(
     user_id = validate_user_id(user_id)
     await ensure_user(db, user_id)
     await writable(db)
-    pgvector = (await column(db)).pgvector
+    found = await column(db)
+    pgvector = found.pgvector
     shape = "[{}]" if pgvector else "{{{}}}"
     params: dict[str, Any] = {"user": user_id, "source": source}
     params.update(chunks=[], items=[], ns=[], vs=[])
@@ -152,7 +154,7 @@ async def write_batch(
             params["vs"].append(shape.format(_literal(window)))
     async with db.transaction() as conn:
         await as_user(conn, user_id)
-        async with guarded(db):
+        async with guarded(db, pgvector=found.pgvector and found.indexed):
             await conn.execute(BATCH_SQL.format(kind="vector" if pgvector else "real[]"), params)
 
 
@@ -201,9 +203,7 @@ async def _as_user(db: PgDatabase, user_id: str, sql: str, params: Any, *, vecto
     user_id = validate_user_id(user_id)
     async with db.transaction() as conn:
         await as_user(conn, user_id)
-        if not vector:
-            return list(await (await conn.execute(sql, params)).fetchall())
-        async with guarded(db):
+        async with guarded(db, pgvector=vector):
             return list(await (await conn.execute(sql, params)).fetchall())
 
 

@@ -21,7 +21,7 @@ from knowledge_mcp.sources.errors import SourceUnavailableError
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, DIM, MIGRATIONS
-from knowledge_mcp.sources.storage.postgres.vector_mode import has_pgvector, vector_state
+from knowledge_mcp.sources.storage.postgres.vector_mode import connection_lost, has_pgvector, vector_state
 from knowledge_mcp.sources.storage.postgres.vectors import cosines, nearest, write_vectors
 from tests.pgvector_probe import allow_pgvector
 
@@ -128,3 +128,18 @@ async def test_after_the_switch_vectors_are_written_and_a_new_worker_ranks_exact
     finally:
         await other.close()
     assert len(errors) == 1
+
+
+@pytest.mark.parametrize(
+    ("error", "lost"),
+    [
+        (psycopg.OperationalError("server closed the connection unexpectedly"), True),
+        (psycopg.errors.AdminShutdown("terminating connection due to administrator command"), True),
+        (psycopg.errors.CrashShutdown("terminating connection because of crash of another process"), True),
+        (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), False),
+        (psycopg.errors.LockNotAvailable("could not obtain lock"), False),
+        (psycopg.errors.UndefinedTable("relation does not exist"), False),
+    ],
+)
+def test_only_an_ended_connection_counts_as_pgvector_killing_the_server(error: Exception, lost: bool) -> None:
+    assert connection_lost(error) is lost
