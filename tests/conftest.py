@@ -21,6 +21,7 @@ from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
 
+from .pgvector_probe import report_line
 from .postgres import fresh_database, pg_server, pg_url  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,13 @@ FIXTURES = ROOT / "fixtures"
 # test asks: their results would otherwise turn from lexical to hybrid mid-test. The worker is
 # tested in tests/server/test_background_embedding.py.
 os.environ.setdefault("KNOWLEDGE_MCP_EMBED_IN_BACKGROUND", "false")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line saying whether the PostgreSQL vector tests ran with pgvector, and why."""
+    line = report_line()
+    if line is not None:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ windows, as `search/dense/` does on SQLite). With the `vector` extension the col
 `vector(384)` (the bundled MiniLM's size) under an HNSW index (cosine), and a search is one
 `ORDER BY embedding <=> query` over the user's partition; without it the column is `real[]`
 and a search reads the source's vectors and ranks them exactly here (numpy), as the SQLite
-store's exact dense stage does. Each item counts once, by its best window.
+store's exact dense stage does. Each item counts once, by its best window. A pgvector that
+kills the server (built for another CPU) switches the database to the exact ranking of its
+`vector` column (`vector_mode.py`).
 
 `search/dense/pg/indexing.py` fills the missing vectors (`missing`, `write_batch`: import
 `--embed`, the server's background worker) and `search/dense/pg/retriever.py` searches them
@@ -25,9 +27,9 @@ import numpy.typing as npt
 from ..db import validate_user_id
 from .pool import PgDatabase
 from .schema import as_user, ensure_user
+from .vector_mode import column, guarded, writable
+from .vector_mode import has_pgvector as has_pgvector  # where the dense stage and tests read it
 
-KIND_SQL = """SELECT format_type(atttypid, atttypmod) AS kind FROM pg_attribute
-    WHERE attrelid = 'pg_chunk_vectors'::regclass AND attname = 'embedding'"""
 DELETE_SQL = "DELETE FROM pg_chunk_vectors WHERE user_id = %s AND chunk = %s"
 INSERT_SQL = """INSERT INTO pg_chunk_vectors (user_id, source, chunk, item, window_index, embedding)
     SELECT %s, %s, %s, %s, u.n, u.v::{kind}
@@ -73,15 +75,6 @@ class Nearest:
     cosine: float
 
 
-async def has_pgvector(db: PgDatabase) -> bool:
-    """Whether the store's vectors are pgvector's (else `real[]`, searched exactly here)."""
-    known = db.caches.get("pg_vector_kind")
-    if known is None:
-        row = await db.fetchone(KIND_SQL)
-        known = db.caches["pg_vector_kind"] = str(row["kind"]) if row else ""
-    return str(known).startswith("vector")
-
-
 def _literal(vector: Floats) -> str:
     """A vector as text both `vector` and `real[]` read (`[..]` for one, `{..}` for the other)."""
     return ",".join(repr(float(x)) for x in vector)
@@ -93,13 +86,16 @@ async def write_vectors(
     """Replace a chunk's vectors by `windows` (shape `(n, DIM)`, unit length) in one transaction."""
     user_id = validate_user_id(user_id)
     await ensure_user(db, user_id)
-    pgvector = await has_pgvector(db)
+    await writable(db)
+    found = await column(db)
+    pgvector = found.pgvector
     texts = [("[{}]" if pgvector else "{{{}}}").format(_literal(w)) for w in windows]
     sql = INSERT_SQL.format(kind="vector" if pgvector else "real[]")
     async with db.transaction() as conn:
         await as_user(conn, user_id)
         await conn.execute(DELETE_SQL, (user_id, chunk))
-        await conn.execute(sql, (user_id, source, chunk, item, list(range(len(texts))), texts))  # type: ignore[arg-type]
+        async with guarded(db, pgvector=found.pgvector and found.indexed):
+            await conn.execute(sql, (user_id, source, chunk, item, list(range(len(texts))), texts))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -144,7 +140,9 @@ async def write_batch(
         return
     user_id = validate_user_id(user_id)
     await ensure_user(db, user_id)
-    pgvector = await has_pgvector(db)
+    await writable(db)
+    found = await column(db)
+    pgvector = found.pgvector
     shape = "[{}]" if pgvector else "{{{}}}"
     params: dict[str, Any] = {"user": user_id, "source": source}
     params.update(chunks=[], items=[], ns=[], vs=[])
@@ -156,7 +154,8 @@ async def write_batch(
             params["vs"].append(shape.format(_literal(window)))
     async with db.transaction() as conn:
         await as_user(conn, user_id)
-        await conn.execute(BATCH_SQL.format(kind="vector" if pgvector else "real[]"), params)
+        async with guarded(db, pgvector=found.pgvector and found.indexed):
+            await conn.execute(BATCH_SQL.format(kind="vector" if pgvector else "real[]"), params)
 
 
 async def nearest(
@@ -173,7 +172,8 @@ async def nearest(
             await conn.execute(ITERATIVE_SQL)
             limit = max(1, want) * SEARCH_DEPTH
             while True:
-                rows = await (await conn.execute(NEAREST_SQL, {**params, "limit": limit})).fetchall()
+                async with guarded(db):
+                    rows = await (await conn.execute(NEAREST_SQL, {**params, "limit": limit})).fetchall()
                 found = _best_per_item([(int(c), int(i), float(s)) for c, i, s in rows], want)
                 if len(found) >= want or len(rows) < limit or limit >= MAX_WINDOWS:
                     return found
@@ -191,18 +191,20 @@ async def cosines(
     pgvector = await has_pgvector(db)
     cosine = "1 - (embedding <=> %(q)s::vector)" if pgvector else "embedding"
     params = {"user": user_id, "source": source, "items": items, "q": f"[{_literal(query)}]"}
-    rows = await _as_user(db, user_id, OF_ITEMS_SQL.format(cosine=cosine), params)
+    rows = await _as_user(db, user_id, OF_ITEMS_SQL.format(cosine=cosine), params, vector=pgvector)
     if not pgvector:
         return _exact(rows, query, len(items))
     found = sorted(((int(c), int(i), float(s)) for c, i, s in rows), key=lambda r: (-r[2], r[0]))
     return _best_per_item(found, len(items))
 
 
-async def _as_user(db: PgDatabase, user_id: str, sql: str, params: Any) -> list[Any]:
+async def _as_user(db: PgDatabase, user_id: str, sql: str, params: Any, *, vector: bool = False) -> list[Any]:
+    """`sql`'s rows in a transaction as `user_id`; `vector`: a pgvector statement (`guarded`)."""
     user_id = validate_user_id(user_id)
     async with db.transaction() as conn:
         await as_user(conn, user_id)
-        return list(await (await conn.execute(sql, params)).fetchall())
+        async with guarded(db, pgvector=vector):
+            return list(await (await conn.execute(sql, params)).fetchall())
 
 
 def _exact(rows: list[Any], query: Floats, want: int) -> list[Nearest]:

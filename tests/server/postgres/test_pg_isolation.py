@@ -28,6 +28,7 @@ from knowledge_mcp.sources.storage.postgres.serving.items import (
     PgItems,
 )
 from tests.conftest import call, import_into_store, store_settings
+from tests.pgvector_probe import pgvector_in_use
 from tests.server.isolation_world import MARKERS, SOURCES, write_user_files
 from tests.server.shared.test_row_security import app_url  # noqa: F401  (the fixture)
 
@@ -40,8 +41,9 @@ TABLES = ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs", "pg_file
 async def store(app_url: str, pg_url: str, tmp_path: Path) -> AsyncIterator[PgDatabase]:  # noqa: F811
     """alice's and bob's items of every source, imported by the ordinary role (pgvector made by
     the admin first: only a superuser may create it, and the migration would try)."""
-    with psycopg.connect(pg_url, autocommit=True) as admin:
-        admin.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    if pgvector_in_use():  # else the run leaves it out (tests/pgvector_probe.py): real[] vectors
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("CREATE EXTENSION IF NOT EXISTS vector")
     for user in ("alice", "bob"):
         for source, folder in write_user_files(tmp_path / "files", user).items():
             imported = await import_into_store(

@@ -30,10 +30,11 @@ LITE_VECTORS_SQL = """SELECT i.item_id, c.chunk_index, v.windows, v.vectors FROM
 
 
 async def pg_vectors(store: PgDatabase) -> dict[tuple[str, int, int], np.ndarray]:
+    """The user's vectors by (item, chunk, window), from pgvector's text `[..]` or `real[]`'s `{..}`."""
     async with store.transaction() as conn:
         await as_user(conn, "local")
         rows = await (await conn.execute(PG_VECTORS_SQL)).fetchall()
-    return {(r[0], r[1], r[2]): np.array(r[3].strip("[]").split(","), dtype=np.float32) for r in rows}
+    return {(r[0], r[1], r[2]): np.array(r[3].strip("[]{}").split(","), dtype=np.float32) for r in rows}
 
 
 async def test_migrate_copies_every_chunks_vectors_and_every_items_version(

@@ -16,6 +16,7 @@ from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
+from tests.pgvector_probe import allow_pgvector
 from tests.server.shared.test_row_security import app_url  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.anyio
@@ -61,6 +62,7 @@ async def test_with_pgvector_made_by_an_admin_the_ordinary_role_uses_it_without_
     warnings: list[str],
 ) -> None:
     with psycopg.connect(pg_url, autocommit=True) as admin:
+        allow_pgvector(admin)  # where the run leaves it out: this test runs none of its distances
         admin.execute("CREATE EXTENSION vector")
     pgvector, added = await _migrate_and_import(app_url)
     assert (pgvector, added > 0) == (True, True)

@@ -13,6 +13,7 @@ from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.schema import DIM
 from knowledge_mcp.sources.storage.postgres.vectors import has_pgvector, nearest, write_vectors
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
+from tests.pgvector_probe import pgvector_in_use
 
 pytestmark = pytest.mark.anyio
 STAMP = "2026-01-01T00:00:00+00:00"
@@ -24,7 +25,8 @@ def unit(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 async def test_the_nearest_items_by_pgvector_are_the_exact_ones(store: PgDatabase) -> None:
-    assert await has_pgvector(store)  # the test server ships pgvector
+    # the test server ships pgvector; where it cannot run on this CPU, both searches are exact
+    assert await has_pgvector(store) == pgvector_in_use()
     rng = np.random.default_rng(7)
     vectors = unit(rng, 120)
     for n in range(60):  # 60 items of one chunk, two windows each
