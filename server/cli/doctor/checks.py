@@ -94,8 +94,10 @@ async def check_postgres(ctx: Context) -> list[Finding]:
     url = ctx.settings.database_url.get_secret_value()
     parts = urlsplit(url)
     where = f"{parts.hostname or 'local socket'}:{parts.port or 5432}{parts.path}"  # never the password
-    try:
+    try:  # the postgres extra: optional
         import psycopg
+
+        from .pg_vectors import vectors_finding
     except ImportError:
         fix = "pip install 'knowledge-mcp[postgres]' into this install"
         return [Finding("PostgreSQL", f"{where}: configured, but psycopg is not installed", "fail", fix)]
@@ -103,6 +105,7 @@ async def check_postgres(ctx: Context) -> list[Finding]:
         with psycopg.connect(url, connect_timeout=POSTGRES_TIMEOUT_S) as conn:
             version = conn.execute("SHOW server_version").fetchone()
             vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            vectors = vectors_finding(conn) if ctx.settings.item_store == "postgresql" else None
     except psycopg.Error as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         for secret in (url, parts.password):
@@ -115,4 +118,5 @@ async def check_postgres(ctx: Context) -> list[Finding]:
     else:
         store = "sessions, keys and limits in it; items in the data dir"
     pgvector = f"pgvector {vector[0]}" if vector else "no pgvector (vectors ranked exactly)"
-    return [Finding("PostgreSQL", f"{where}: PostgreSQL {server}, {pgvector}; {store}")]
+    found = [Finding("PostgreSQL", f"{where}: PostgreSQL {server}, {pgvector}; {store}")]
+    return found + ([vectors] if vectors is not None else [])

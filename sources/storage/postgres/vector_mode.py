@@ -175,7 +175,11 @@ async def vector_state(db: PgDatabase) -> VectorState:
             f"({crash.error}), most likely a pgvector built for another CPU{kept}. Fix: {FIX}"
         )
         return VectorState("exact", reason, crashed=True)
-    found = await column(db)
+    return column_state(await column(db))
+
+
+def column_state(found: VectorColumn) -> VectorState:
+    """The state a vector column (`KIND_SQL`'s row) says, when no crash was seen in this process."""
     if not found.kind:
         return VectorState("exact", "no vectors yet: the store's schema is not migrated")
     if not found.pgvector:

@@ -177,3 +177,34 @@ def test_doctor_warns_while_libraries_may_log_content(tmp_path: Path) -> None:
     assert line(quiet.stdout, "logging").startswith("ok") and "libraries at WARNING" in quiet.stdout
     assert line(loud.stdout, "logging").startswith("warn") and "log_library_debug = false" in loud.stdout
     assert loud.returncode == 0  # a warning, not a failure
+
+
+def test_doctor_fails_with_the_fix_once_pgvector_crashed_the_postgresql_item_store(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The crash switch (`vector_mode`) drops pgvector's HNSW index: doctor names it, and the fix.
+    Where the run's pgvector cannot run on this CPU the store has exact vectors from the start,
+    which doctor says as a note."""
+    import psycopg
+
+    env = {"KNOWLEDGE_MCP_DATABASE_URL": pg_url, "KNOWLEDGE_MCP_ITEM_STORE": "postgresql"}
+    data = str(tmp_path / "data")
+    imported = run("import", "notes", str(FIXTURES / "notes"), "--data-dir", data, home=tmp_path, **env)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        kind = conn.execute(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = 'pg_chunk_vectors'::regclass AND attname = 'embedding'"
+        ).fetchone()
+    assert kind is not None
+    healthy = run("doctor", "--data-dir", data, home=tmp_path, **env)
+    if not str(kind[0]).startswith("vector"):
+        assert line(healthy.stdout, "PostgreSQL vectors").startswith("note") and "real[]" in healthy.stdout
+        return
+    assert line(healthy.stdout, "PostgreSQL vectors").startswith("ok"), healthy.stdout
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP INDEX pg_chunk_vectors_hnsw")
+    crashed = run("doctor", "--data-dir", data, home=tmp_path, **env)
+    assert crashed.returncode == 1
+    assert line(crashed.stdout, "PostgreSQL vectors").startswith("FAIL"), crashed.stdout
+    assert "another CPU" in crashed.stdout and "CREATE INDEX pg_chunk_vectors_hnsw" in crashed.stdout
