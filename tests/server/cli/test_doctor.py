@@ -199,7 +199,7 @@ def test_doctor_fails_with_the_fix_once_pgvector_crashed_the_postgresql_item_sto
     assert kind is not None
     healthy = run("doctor", "--data-dir", data, home=tmp_path, **env)
     if not str(kind[0]).startswith("vector"):
-        assert line(healthy.stdout, "PostgreSQL vectors").startswith("note") and "real[]" in healthy.stdout
+        assert line(healthy.stdout, "PostgreSQL vectors").startswith("--") and "real[]" in healthy.stdout
         return
     assert line(healthy.stdout, "PostgreSQL vectors").startswith("ok"), healthy.stdout
     with psycopg.connect(pg_url, autocommit=True) as conn:
