@@ -1,0 +1,1 @@
+"""What damage detection costs: `python -m knowledge_mcp.bench.damage.check_cost --size N`."""
