@@ -29,10 +29,10 @@ from loguru import logger
 
 from ..errors import ImportFileError
 from ..text import dates
+from ..text.unreadable import why_unreadable
 from .items import ItemParser, ParsedFile, ParsedItem
 from .naming import needs_scrub, scrub_item, shown, stored_path
 from .opening import Folders, LinkRefusedError
-from .unreadable import why_unreadable
 from .walking import FileTooLargeError, Found, Skipped, read_regular, walk
 
 BATCH_FILES = 200

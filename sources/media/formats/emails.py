@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ...storage.items import ParsedFile, ParsedItem, PartProblem
-from ...storage.unreadable import why_unreadable
 from ...text import dates
+from ...text.unreadable import why_unreadable
 from .headers import addresses, header, message_id, scrub, thread_id
 from .htmltext import html_to_text, normalize_text
 from .summary import lead_text, summarize
