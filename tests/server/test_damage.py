@@ -21,6 +21,7 @@ from knowledge_mcp.server.cli import main
 from knowledge_mcp.server.cli.damage.findings import find_damage
 from knowledge_mcp.sources.storage.damage import integrity
 from tests.conftest import FIXTURES, call, error, import_into, source_of
+from tests.server.cli.test_doctor import line, run
 
 pytestmark = pytest.mark.anyio
 
@@ -243,3 +244,23 @@ async def test_repair_of_a_file_that_is_no_database_any_more_says_to_import_agai
     assert code == 2 and "0 item(s) restored" in out
     assert "holds no record of what was imported into it" in out and "knowledge-mcp import notes" in out
     assert next(db.parent.glob("notes.db.damaged-*Z")).read_bytes() == garbage
+
+
+async def test_doctor_reports_the_damage_before_repair_and_a_clean_store_after(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await damaged_store(data_dir, tmp_path)
+    home = tmp_path / "home"  # no host configs to report on
+    with anyio.fail_after(120):
+        before = await anyio.to_thread.run_sync(doctor, data_dir, home)
+        assert (await cli(capsys, "repair", "notes", "--data-dir", str(data_dir)))[0] == 0
+        after = await anyio.to_thread.run_sync(doctor, data_dir, home)
+    failed = line(before.stdout, "notes db")
+    assert failed.startswith("FAIL") and "damaged" in failed
+    assert "fix: run `knowledge-mcp repair notes`" in before.stdout
+    assert "notes db" not in after.stdout and "user local" in after.stdout
+    assert "Traceback" not in before.stderr + after.stderr
+
+
+def doctor(data_dir: Path, home: Path) -> Any:
+    return run("doctor", "--data-dir", str(data_dir), home=home)

@@ -12,6 +12,8 @@ from knowledge_mcp.sources.storage.damage import integrity
 from knowledge_mcp.sources.storage.damage.failures import REPAIR_DOES, repair_command
 from knowledge_mcp.sources.storage.users import user_of_folder
 
+from ..doctor.findings import Finding
+
 
 def damage_of(path: Path) -> str | None:
     """What is wrong with the database at `path` (recorded, or found by the full check), else None."""
@@ -52,3 +54,18 @@ def find_damage(data_dir: Path) -> list[IntegrityFinding]:
                 remedy = repair_command(source, user).removeprefix("run ")
                 findings.append(IntegrityFinding(source, user, problem, f"{remedy} {REPAIR_DOES}"))
     return findings
+
+
+def doctor_finding(conn: sqlite3.Connection, path: Path, source: str) -> Finding | None:
+    """`doctor`'s check of one source database (`doctor.stores.DATABASE_CHECKS`): SQLite's full
+    `integrity_check` on doctor's read-only connection; a FAIL naming the damage and `repair`."""
+    problem = integrity.recorded_damage(path)
+    if problem is None:
+        rows = conn.execute(f"PRAGMA integrity_check({integrity.QUICK_CHECK_ERRORS})").fetchall()
+        lines = [line for row in rows for line in str(row[0]).splitlines() if not line.startswith("***")]
+        problem = None if lines == ["ok"] else lines[0]
+    if problem is None:
+        return None
+    user = user_of_folder(path.parent.name) or path.parent.name
+    fix = f"{repair_command(source, user)} {REPAIR_DOES}"
+    return Finding(f"{source} db", f"{path}: damaged ({problem})", "fail", fix)
