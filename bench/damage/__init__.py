@@ -1,1 +1,1 @@
-"""What damage detection costs: `python -m knowledge_mcp.bench.damage.check_cost --size N`."""
+"""What damage detection costs (`check_cost`), and the start race run with real processes (`start_race`)."""
