@@ -29,7 +29,7 @@ from loguru import logger
 
 from ..errors import ImportFileError
 from ..text import dates
-from ..text.unreadable import why_unreadable
+from .damage.unreadable import why_unreadable
 from .items import ItemParser, ParsedFile, ParsedItem
 from .naming import needs_scrub, scrub_item, shown, stored_path
 from .opening import Folders, LinkRefusedError

@@ -16,9 +16,9 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
+from ...storage.damage.unreadable import why_unreadable
 from ...storage.items import ParsedFile, ParsedItem, PartProblem
 from ...text import dates
-from ...text.unreadable import why_unreadable
 from .headers import addresses, header, message_id, scrub, thread_id
 from .htmltext import html_to_text, normalize_text
 from .summary import lead_text, summarize

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from knowledge_mcp.sources.text.unreadable import why_unreadable
+from knowledge_mcp.sources.storage.damage.unreadable import why_unreadable
 from tests.conftest import import_into
 
 pytestmark = pytest.mark.anyio
