@@ -97,6 +97,7 @@ class DatabasePool:
         migrations = SOURCES[source].migrations
         try:
             db = await self.open(path, migrations)
+            db.refuse_if_damaged()  # found damaged by an earlier statement: refused, read or write
         except sqlite3.DatabaseError as exc:
             user = user_of_folder(path.parent.name) or path.parent.name
             failure = source_failure(exc, source, user)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from knowledge_mcp.sources.storage.db import (
     database_path,
     open_database,
     probe_database,
+    source_failure,
     storage_failure,
 )
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
@@ -130,7 +132,7 @@ async def _search_each(
         elif not path.exists():
             continue
         else:
-            db = await open_database(path, source.migrations)
+            db = await _open_to_read(path, name, settings.user)
             try:
                 response = await source.search(db, request, settings.defaults())
             finally:
@@ -140,6 +142,18 @@ async def _search_each(
     for rank, row in enumerate(rows[:limit], start=1):
         row["rank"] = rank  # one list across sources: its own ranks, not each source's
     return rows[:limit]
+
+
+async def _open_to_read(path: Path, source: str, user: str) -> Database:
+    """The source's database for a terminal search; a damaged or unusable one is the same one
+    sentence a tool answers (source, cause, remedy), not a traceback."""
+    try:
+        return await open_database(path, get_source(source).migrations)
+    except sqlite3.DatabaseError as exc:
+        failure = source_failure(exc, source, user)
+        if failure is None:
+            raise
+        raise failure from None
 
 
 def print_results(rows: list[dict[str, Any]], as_json: bool) -> None:

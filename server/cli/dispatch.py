@@ -12,6 +12,8 @@ import anyio
 from knowledge_mcp import DISTRIBUTION
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
+from knowledge_mcp.sources.storage.damage.failures import storage_failure
+from knowledge_mcp.sources.storage.damage.integrity import DamagedDatabaseError
 
 from ..config import load_settings
 from ..logs import configure_logging
@@ -162,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     scope_option(token, "token")
 
     migrate_parser(sub, common)
+    repair = sub.add_parser("repair", help="rebuild a damaged source database from its imported files")
+    common(repair)
+    repair.add_argument("source", choices=SOURCE_NAMES, help="the damaged source")
+    repair.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     demo = sub.add_parser("demo", help="import the fixtures into a throw-away dir and query the real server")
     demo.add_argument("--keep", action="store_true", help="keep the throw-away data dir")
@@ -241,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
         return dispatch(args)
     except KnowledgeError as exc:
         print(f"knowledge-mcp: {exc}", file=sys.stderr)
+        return 1
+    except DamagedDatabaseError as exc:  # found where no command explains it (embed, migrate)
+        print(f"knowledge-mcp: {storage_failure(exc, exc.path)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -357,6 +366,10 @@ def dispatch(args: argparse.Namespace) -> int:
 
         sources = check_sources(args.source)
         return print_reports(anyio.run(run_migrate, settings, args.to, sources), args.json)
+    if args.command == "repair":
+        from .damage.repair import print_report, run_repair
+
+        return print_report(anyio.run(run_repair, settings, args.source), args.json)
     if args.command == "search":
         from .commands import print_results, run_search
 

@@ -20,7 +20,8 @@ from loguru import logger
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
+from knowledge_mcp.sources.errors import InvalidArgumentError, KnowledgeError
+from knowledge_mcp.sources.storage.damage.failures import database_problem
 
 from .store import StoredSession
 
@@ -96,8 +97,15 @@ def preload_session(
             return await call_next(ctx)
         try:
             session = await resolve(ctx)
-        except Exception:  # a broken session store must not take the tools down with it
-            logger.exception("session could not be loaded; serving without it")
+        except Exception as exc:  # a broken session store must not take the tools down with it
+            problem = database_problem(exc)
+            reason = (
+                f"sessions.db {problem}" if problem else str(exc) if isinstance(exc, KnowledgeError) else None
+            )
+            if reason is None:
+                logger.exception("session could not be loaded; serving without it")
+            else:  # a full disk, a damaged or locked sessions.db: said in one line
+                logger.warning("session could not be loaded ({}); serving without it", reason)
             session = None
         token = _request_session.set(session)
         try:

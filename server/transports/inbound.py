@@ -40,6 +40,9 @@ from mcp_types import (
 from pydantic import ValidationError
 
 MAX_DEPTH = 64  # levels of objects/arrays in one message; a tool's arguments need a handful
+NULL_ARGUMENTS = "params.arguments must be an object of the tool's arguments ({} for none), not null"
+"""`tools/call` with `"arguments": null`: the SDK would run the tool and answer the validation
+library's dump (its model name, a docs URL) for its missing arguments."""
 MAX_DIGITS = 100  # digits of one integer; ids and tool arguments need at most 20
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]')
 
@@ -104,6 +107,9 @@ def _check(data: Any) -> JSONRPCMessage | Refusal:
     shape = _shape_problem(data)
     if shape is not None:
         return refuse(INVALID_REQUEST, shape, "invalid request")
+    params = data.get("params", {})
+    if data.get("method") == "tools/call" and "arguments" in params and params["arguments"] is None:
+        return refuse(INVALID_PARAMS, f"Invalid params: {NULL_ARGUMENTS}", "null arguments")
     problem = _value_problem(data)
     if problem is not None:
         path, what, kind = problem

@@ -9,6 +9,7 @@ recorded in `PRAGMA user_version`.
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -17,12 +18,23 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from loguru import logger
 
-from ..errors import SchemaVersionError, SourceUnavailableError
+from ..errors import SchemaVersionError
+from .damage import integrity
+from .damage.failures import source_failure, storage_failure  # re-exported: their home was here
 from .users import USER_ID_RE as USER_ID_RE  # user ids and folders live in users.py
 from .users import database_path as database_path
 from .users import user_dir as user_dir
 from .users import validate_user_id as validate_user_id
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; migrations run unlocked as before
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["Database", "Migration", "database_path", "migrate", "open_database", "source_failure"]
+__all__ += ["storage_failure", "user_dir", "validate_user_id"]
 
 MMAP_SIZE = 1 << 40
 """Memory-map the whole database file (SQLite caps this at its build's limit, 2 GB here).
@@ -34,28 +46,6 @@ is address space, not memory: the pages are the OS's shared, reclaimable file ca
 """
 
 
-STORAGE_FAILURES = {
-    "SQLITE_NOTADB": "is not a knowledge-mcp database (not SQLite at all)",
-    "SQLITE_CORRUPT": "is damaged (database disk image is malformed)",
-    "SQLITE_FULL": "cannot grow: the disk is full",
-    "SQLITE_IOERR": "could not be read or written (I/O error)",
-    "SQLITE_CANTOPEN": "cannot be opened (is it a folder, or in a folder you cannot write?)",
-    "SQLITE_READONLY": "is read-only",
-    "SQLITE_PERM": "may not be written (permission denied)",
-    "SQLITE_BUSY": "is locked by another process",
-    "SQLITE_LOCKED": "is locked by another process",
-}
-"""SQLite errors that concern the whole database, not the item being written (by primary code)."""
-STORAGE_REMEDIES = {
-    "SQLITE_NOTADB": "move it aside and run the import again to rebuild it",
-    "SQLITE_CORRUPT": "move it aside and run the import again to rebuild it",
-    "SQLITE_FULL": "free some disk space and run the import again; what was imported is kept",
-    "SQLITE_CANTOPEN": "make it a writable file (or remove it) and run the import again",
-    "SQLITE_BUSY": "wait for the other process, then run the import again",
-    "SQLITE_LOCKED": "wait for the other process, then run the import again",
-}
-
-
 @dataclass(frozen=True)
 class Migration:
     version: int
@@ -64,9 +54,13 @@ class Migration:
 
 
 class Database:
-    """One aiosqlite connection with a write lock; readers share it, writers take turns."""
+    """One aiosqlite connection with a write lock; readers share it, writers take turns.
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+    Corruption SQLite reports in any statement marks the database `damaged` (and is remembered
+    beside the file, `integrity`): from then on every write is refused before it starts, so
+    nothing is ever written into a damaged file."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path, *, checked: bool = False) -> None:
         self.conn = conn
         self.path = path
         self._write_lock = asyncio.Lock()
@@ -75,29 +69,39 @@ class Database:
         self.memory_index_max_chunks: int | None = None
         """The most chunks a source may have to be copied into memory (`memory_index`); None:
         that module's default, 0: never."""
+        self.damaged: str | None = None
+        """What SQLite reported when it found the file damaged; None while none was seen."""
+        self.checked = checked
+        """The file was known clean when opened (so a clean close keeps it known clean)."""
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
         # One trip to the connection's thread (a cursor's execute, fetch and close are three).
-        return list(await self.conn.execute_fetchall(sql, params))
+        try:
+            return list(await self.conn.execute_fetchall(sql, params))
+        except sqlite3.DatabaseError as exc:
+            self.notice(exc)
+            raise
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> aiosqlite.Row | None:
-        rows = await self.conn.execute_fetchall(sql, params)
-        return next(iter(rows), None)
+        return next(iter(await self.fetchall(sql, params)), None)
 
     async def write(self, sql: str, params: Sequence[Any] = ()) -> None:
         """One statement as its own transaction (autocommit): one trip to the connection's
         thread, where `transaction` takes three."""
+        self.refuse_if_damaged()
         async with self._write_lock:
-            await self.conn.execute_fetchall(sql, params)
+            await self.fetchall(sql, params)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """BEGIN IMMEDIATE … COMMIT, rolled back on any error."""
+        self.refuse_if_damaged()
         async with self._write_lock:
             await self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
-            except BaseException:
+            except BaseException as exc:
+                self.notice(exc)
                 # SQLite itself rolls back on some errors (SQLITE_FULL, a corrupt page); a second
                 # ROLLBACK would raise "no transaction is active" and hide the real error.
                 if self.conn.in_transaction:
@@ -105,91 +109,92 @@ class Database:
                 raise
             await self.conn.execute("COMMIT")
 
+    def notice(self, exc: BaseException) -> None:
+        """Mark the database damaged when `exc` is SQLite reporting corruption."""
+        if self.damaged is None and integrity.is_corruption(exc):
+            self.damaged = str(exc)
+            integrity.remember_damage(self.path, self.damaged)
+            logger.warning("{} of user {} is damaged: {}", self.path.name, self.path.parent.name, exc)
+
+    def refuse_if_damaged(self) -> None:
+        if self.damaged is not None:
+            raise integrity.DamagedDatabaseError(self.path, self.damaged)
+
     async def close(self) -> None:
         for cache in self.caches.values():
             close = getattr(cache, "close", None)
             if close is not None:
                 close()
         await self.conn.close()
-
-
-def storage_failure(exc: BaseException, path: Path) -> SourceUnavailableError | None:
-    """A one-line reason and remedy when `exc` means the database at `path` is unusable (broken,
-    full, unopenable), else None (the error concerns one item and the import may go on)."""
-    key = _primary_name(exc)
-    if key is None:
-        return None
-    remedy = STORAGE_REMEDIES.get(key, "check the file and the disk, then run the import again")
-    return SourceUnavailableError(f"database {path} {STORAGE_FAILURES[key]}: {remedy}")
-
-
-SOURCE_FAILURES = {
-    "SQLITE_NOTADB": ("is damaged (file is not a database)", "rebuild"),
-    "SQLITE_CORRUPT": ("is damaged (database disk image is malformed)", "rebuild"),
-    "SQLITE_FULL": ("cannot be written: the disk is full", "free some disk space and try again"),
-    "SQLITE_IOERR": ("could not be read (I/O error)", "check the disk, then try again"),
-    "SQLITE_CANTOPEN": ("cannot be opened", "make the file readable, or rebuild"),
-    "SQLITE_READONLY": ("is read-only", "make the file writable and try again"),
-    "SQLITE_PERM": ("may not be read or written (permission denied)", "fix the file's permissions"),
-    "SQLITE_BUSY": ("is locked by another process", "try again when that process has finished"),
-    "SQLITE_LOCKED": ("is locked by another process", "try again when that process has finished"),
-}
-"""What a tool says when a source's database is unusable: (cause, remedy); "rebuild" is spelled
-out by `source_failure` with the source's own import command."""
-
-
-def source_failure(
-    exc: BaseException, source: str | None, user: str = "local"
-) -> SourceUnavailableError | None:
-    """One sentence for a tool whose `source` database is unusable (damaged, full, unopenable):
-    the source, the cause and the remedy, never the file's path; None when `exc` is no such error
-    (a failure of one statement, not of the file). `source` None: a tool that reads several."""
-    key = _primary_name(exc)
-    if key is None:
-        return None
-    cause, remedy = SOURCE_FAILURES[key]
-    if source is None:
-        rebuild = "move that source's .db file aside and re-import it (its own search tool names it)"
-        return SourceUnavailableError(f"a source database {cause}; {remedy.replace('rebuild', rebuild)}")
-    rebuild = f"move {source}.db aside and re-import it with `knowledge-mcp import {source} <folder>"
-    rebuild += "`" if user == "local" else f" --user {user}`"
-    return SourceUnavailableError(f"the {source} database {cause}; {remedy.replace('rebuild', rebuild)}")
-
-
-def _primary_name(exc: BaseException) -> str | None:
-    if not isinstance(exc, sqlite3.DatabaseError):
-        return None
-    code = getattr(exc, "sqlite_errorcode", None)
-    return _PRIMARY_NAMES.get(code & 0xFF) if isinstance(code, int) else None
-
-
-_PRIMARY_NAMES = {3: "SQLITE_PERM", 5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 8: "SQLITE_READONLY",
-                  10: "SQLITE_IOERR", 11: "SQLITE_CORRUPT", 13: "SQLITE_FULL", 14: "SQLITE_CANTOPEN",
-                  26: "SQLITE_NOTADB"}  # fmt: skip
+        if self.checked and self.damaged is None and not integrity.unclean_shutdown(self.path):
+            integrity.remember_clean(self.path, closed=True)  # our own writes keep it clean
 
 
 async def migrate(conn: aiosqlite.Connection, migrations: Sequence[Migration], path: Path) -> int:
-    """Apply pending migrations in order; refuse a database newer than the code."""
+    """Apply pending migrations in order, each in its own transaction; refuse a newer database.
+
+    Several processes may open one fresh file at once (two servers and an import): pending
+    migrations run under an exclusive lock on `<name>.db-lock`, and the version is read again
+    once it is held, so each migration runs once, by whoever came first."""
+    latest = max((m.version for m in migrations), default=0)
+    current = await _user_version(conn, path, latest)
+    if current >= latest:
+        return current
+    async with file_lock(lock_path(path)):
+        current = await _user_version(conn, path, latest)
+        for migration in sorted(migrations, key=lambda m: m.version):
+            if migration.version <= current:
+                continue
+            script = f"BEGIN IMMEDIATE;\n{migration.sql}\nPRAGMA user_version = {migration.version};\nCOMMIT;"
+            try:
+                await conn.executescript(script)
+            except Exception:
+                if conn.in_transaction:
+                    await conn.execute("ROLLBACK")
+                raise
+    return latest
+
+
+def lock_path(path: Path) -> Path:
+    """The file whose lock a database's schema changes (journal mode, migrations) are made under."""
+    return path.with_name(path.name + "-lock")
+
+
+async def _write_ahead_logging(conn: aiosqlite.Connection, path: Path) -> None:
+    """Switch a new database (or one in rollback mode) to WAL, under the schema lock: two
+    connections switching one file at once deadlock, and SQLite answers one of them "database
+    is locked" at once instead of waiting."""
+    async with conn.execute("PRAGMA journal_mode") as cursor:
+        row = await cursor.fetchone()
+    if row is not None and str(row[0]).lower() == "wal":
+        return
+    async with file_lock(lock_path(path)):
+        await conn.execute("PRAGMA journal_mode = WAL")
+
+
+async def _user_version(conn: aiosqlite.Connection, path: Path, latest: int) -> int:
     async with conn.execute("PRAGMA user_version") as cursor:
         row = await cursor.fetchone()
     current = int(row[0]) if row else 0
-    latest = max((m.version for m in migrations), default=0)
     if current > latest:
         raise SchemaVersionError(
             f"{path.name} has schema version {current}, newer than this knowledge-mcp supports "
             f"({latest}); upgrade knowledge-mcp"
         )
-    for migration in sorted(migrations, key=lambda m: m.version):
-        if migration.version <= current:
-            continue
-        script = f"BEGIN IMMEDIATE;\n{migration.sql}\nPRAGMA user_version = {migration.version};\nCOMMIT;"
-        try:
-            await conn.executescript(script)
-        except Exception:
-            if conn.in_transaction:
-                await conn.execute("ROLLBACK")
-            raise
-    return max(current, latest)
+    return current
+
+
+@asynccontextmanager
+async def file_lock(path: Path) -> AsyncIterator[None]:
+    """An exclusive advisory lock on `path` (created if missing) across processes; released when
+    the block ends, or when the process dies. Waited for on a worker thread, not the loop."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if fcntl is not None:
+            await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
 
 
 def probe_database(path: Path) -> None:
@@ -205,13 +210,16 @@ def probe_database(path: Path) -> None:
 
 
 async def open_database(path: Path, migrations: Sequence[Migration], *, readonly: bool = False) -> Database:
-    """Open (creating if needed) a source database in WAL mode and migrate it."""
+    """Open (creating if needed) a database in WAL mode and migrate it. An existing file is
+    checked first (`integrity.check_at_open`): a damaged one raises DamagedDatabaseError before
+    anything is written into it."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    checked = await asyncio.to_thread(integrity.check_at_open, path)
     conn = await aiosqlite.connect(path, isolation_level=None)
     conn.row_factory = aiosqlite.Row
     try:
         await conn.execute("PRAGMA busy_timeout = 10000")
-        await conn.execute("PRAGMA journal_mode = WAL")
+        await _write_ahead_logging(conn, path)
         await conn.execute("PRAGMA synchronous = NORMAL")
         await conn.execute("PRAGMA foreign_keys = ON")
         await conn.execute("PRAGMA cache_size = -65536")
@@ -222,4 +230,4 @@ async def open_database(path: Path, migrations: Sequence[Migration], *, readonly
     except BaseException:
         await conn.close()
         raise
-    return Database(conn, path)
+    return Database(conn, path, checked=checked)

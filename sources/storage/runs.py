@@ -29,6 +29,7 @@ from loguru import logger
 
 from ..errors import ImportFileError
 from ..text import dates
+from .damage.unreadable import why_unreadable
 from .items import ItemParser, ParsedFile, ParsedItem
 from .naming import needs_scrub, scrub_item, shown, stored_path
 from .opening import Folders, LinkRefusedError
@@ -280,7 +281,7 @@ class ImportRun:
             return (await self.importer.write_files([work]))[0]
         except Exception as exc:  # this file's write failed; the others are written
             self.raise_if_fatal(exc)
-            self.summary.fail(work.key, _reason(exc))
+            self.summary.fail(work.key, _reason(exc, "could not be stored"))
             return None
 
     def raise_if_fatal(self, exc: Exception) -> None:
@@ -298,8 +299,8 @@ class ImportRun:
                 self.summary.pruned += await self.importer.prune_file(stored)
 
 
-def _reason(exc: BaseException) -> str:
-    text = str(exc) if isinstance(exc, ImportFileError) else f"{type(exc).__name__}: {exc}"
+def _reason(exc: BaseException, failed: str = "could not be read") -> str:
+    text = str(exc) if isinstance(exc, ImportFileError) else why_unreadable(exc, failed)
     return shown(text)
 
 

@@ -44,7 +44,7 @@ async def import_notes_and_media(data_dir: Path) -> Path:
 def assert_explained(text: str, data_dir: Path, cause: str) -> None:
     assert "the notes database is damaged" in text
     assert cause in text
-    assert "move notes.db aside and re-import it with `knowledge-mcp import notes <folder>`" in text
+    assert "run `knowledge-mcp repair notes` (it keeps the damaged file aside" in text
     assert str(data_dir) not in text and "Traceback" not in text
 
 
@@ -62,8 +62,8 @@ async def test_a_broken_notes_database_names_the_source_the_cause_and_the_remedy
     damage(await import_notes_and_media(data_dir))
     async with client_factory() as client:
         assert_explained(await error(client, "notes_search", query="levain"), data_dir, cause)
-        if damage is not damaged_page:  # a get of an unknown id reads no damaged page
-            assert_explained(await error(client, "notes_get", note_id="any"), data_dir, cause)
+        # checked when opened: even a get that reads no damaged page names the damage
+        assert_explained(await error(client, "notes_get", note_id="any"), data_dir, cause)
 
 
 async def test_knowledge_search_answers_from_the_other_sources_and_names_the_broken_one(
@@ -104,9 +104,14 @@ def storage_error(code: int, text: str = "an error") -> sqlite3.DatabaseError:
 @pytest.mark.parametrize(
     ("code", "source", "user", "says"),
     [
-        (26, "notes", "local", "the notes database is damaged (file is not a database); move notes.db aside"),
-        (11, "media", "local", "re-import it with `knowledge-mcp import media <folder>`"),
-        (11, "chats", "alice", "re-import it with `knowledge-mcp import chats <folder> --user alice`"),
+        (
+            26,
+            "notes",
+            "local",
+            "the notes database is damaged (file is not a database); run `knowledge-mcp repair notes`",
+        ),
+        (11, "media", "local", "run `knowledge-mcp repair media` (it keeps the damaged file aside"),
+        (11, "chats", "alice", "run `knowledge-mcp repair chats --user alice`"),
         (267, "notes", "local", "database disk image is malformed"),  # SQLITE_CORRUPT_VTAB: primary 11
         (
             13,
@@ -115,7 +120,12 @@ def storage_error(code: int, text: str = "an error") -> sqlite3.DatabaseError:
             "the prompts database cannot be written: the disk is full; free some disk space",
         ),
         (5, "characters", "local", "is locked by another process; try again when that process has finished"),
-        (26, None, "local", "a source database is damaged (file is not a database); move that source's"),
+        (
+            26,
+            None,
+            "local",
+            "a source database is damaged (file is not a database); run `knowledge-mcp repair SOURCE`",
+        ),
     ],
 )
 def test_a_database_failure_is_one_sentence_with_its_remedy(
@@ -124,7 +134,7 @@ def test_a_database_failure_is_one_sentence_with_its_remedy(
     failure = source_failure(storage_error(code), source, user)
     assert failure is not None
     assert says in str(failure)
-    assert "\n" not in str(failure) and "/" not in str(failure).replace("<folder>", "")
+    assert "\n" not in str(failure) and "/" not in str(failure)
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from pathlib import Path
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage.db import source_failure
 
+from ..damage.findings import doctor_finding
 from .findings import Context, Finding
 
 COUNTS_SQL = "SELECT (SELECT count(*) FROM {p}_items), (SELECT count(*) FROM {p}_chunks)"
@@ -22,7 +23,7 @@ VECTORS_SQL = "SELECT count(*) FROM {p}_chunk_vectors"
 MAX_USERS = 10  # one screen: the rest are counted, not listed
 
 DatabaseCheck = Callable[[sqlite3.Connection, Path, str], Finding | None]
-DATABASE_CHECKS: tuple[DatabaseCheck, ...] = ()
+DATABASE_CHECKS: tuple[DatabaseCheck, ...] = (doctor_finding,)
 """Per-database checks, run on every source database found (add yours here)."""
 
 

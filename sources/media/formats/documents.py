@@ -157,7 +157,7 @@ def _pdf_reader(raw: bytes) -> PdfReader:
             raise ValueError("encrypted PDF: it needs a password")
         return reader
     except PyPdfError as exc:
-        raise ValueError(f"unreadable PDF: {exc}") from exc
+        raise ValueError(f"not a valid PDF: {exc}") from exc
 
 
 def _outline_titles(reader: PdfReader) -> list[str]:
@@ -190,7 +190,7 @@ def parse_pdf(path: Path, raw: bytes) -> list[ParsedItem]:
         created = dates.parse_date(info.creation_date) if info else None
         author = str(info.author) if info and info.author else None
     except (PyPdfError, KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"unreadable PDF: {exc}") from exc
+        raise ValueError(f"not a valid PDF: {exc}") from exc
     parts, spans, pos = [], [], 0
     for number, text in enumerate(pages, start=1):
         spans += [ChunkSpan(pos + c.start, pos + c.end, meta={"page": number}) for c in chunk_text(text)]

@@ -16,6 +16,7 @@ from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
+from ...storage.damage.unreadable import why_unreadable
 from ...storage.items import ParsedFile, ParsedItem, PartProblem
 from ...text import dates
 from .headers import addresses, header, message_id, scrub, thread_id
@@ -56,7 +57,7 @@ def parse_mbox(path: Path, raw: bytes) -> ParsedFile:
             item = message_item(msg, path, key=f"#{index}")
         except Exception as exc:  # one bad message is reported; the rest of the archive goes on
             found += 1
-            parsed.failures.append(PartProblem(part, f"{type(exc).__name__}: {scrub(str(exc))}"))
+            parsed.failures.append(PartProblem(part, scrub(why_unreadable(exc))))
             continue
         if item.origin and item.origin in seen:
             parsed.notices.append(PartProblem(part, f"a second copy of {item.meta['message_id']} left out"))

@@ -83,9 +83,7 @@ def test_doctor_on_a_damaged_database_exits_1_naming_the_file_and_the_fix(tmp_pa
     assert done.returncode == 1
     failed = line(done.stdout, "notes db")
     assert failed.startswith("FAIL") and str(notes) in failed and "damaged" in failed
-    assert (
-        "fix: move notes.db aside and re-import it with `knowledge-mcp import notes <folder>`" in done.stdout
-    )
+    assert "fix: run `knowledge-mcp repair notes` (it keeps the damaged file aside" in done.stdout
     assert "prompts 5 items" in line(done.stdout, "user local")  # the other sources are still counted
     assert "1 problem(s) to fix" in done.stdout and "Traceback" not in done.stderr
 

@@ -62,7 +62,11 @@ CASES = [
     ),
     ("no jsonrpc", json.dumps({"id": 17, "method": "tools/list"}), 17, -32600),
     ("method not a string", json.dumps({"jsonrpc": "2.0", "id": 18, "method": 5}), 18, -32600),
+    ("arguments null", call(19, None), 19, -32602),  # type: ignore[arg-type]
 ]
+NULL_ARGUMENTS = (
+    "Invalid params: params.arguments must be an object of the tool's arguments ({} for none), not null"
+)
 TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
 INITIALIZE = {
     "protocolVersion": "2025-06-18",
@@ -76,6 +80,7 @@ def assert_answered(answers: dict[Any, dict[str, Any]]) -> None:
         assert message_id in answers, f"{case}: no answer"
         assert answers[message_id]["error"]["code"] == code, case
         assert SECRET_WORD not in answers[message_id]["error"]["message"], case
+    assert answers[19]["error"]["message"] == NULL_ARGUMENTS  # no validation dump, no URL
     assert answers[99]["result"]["tools"], "tools/list after the refused messages"
 
 

@@ -67,6 +67,7 @@ REFUSED = [
     ),
     (call(4, {"x": 0}).replace('"x": 0', '"x": 1e999'), -32602, 4, "beyond the range"),
     (call(5, {"__": 0}).replace("__", "\\udc00"), -32602, 5, "key holding a lone surrogate"),
+    (call(6, None), -32602, 6, "params.arguments must be an object of the tool's arguments ({} for none)"),
     (TOO_DEEP_TO_PARSE, -32600, "deep", f"nested more than {MAX_DEPTH} levels"),
     ('{"jsonrpc": "2.0", "id": 7, "method": "x\\ud800"}', -32600, 7, "method holds a lone surrogate"),
 ]
