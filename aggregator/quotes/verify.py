@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.text.quotes import Closest, QuoteMatch, Span, check, quote_form
+from knowledge_mcp.sources.text.quoting.quotes import Closest, QuoteMatch, Span, check, quote_form
 from knowledge_mcp.sources.tooling import add_read_tool, tool_result
 from knowledge_mcp.sources.wire import LOC_ITEM_IDS
 

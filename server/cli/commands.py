@@ -23,8 +23,8 @@ from knowledge_mcp.sources.storage.db import (
     source_failure,
     storage_failure,
 )
+from knowledge_mcp.sources.storage.files.walking import iter_files
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
-from knowledge_mcp.sources.storage.walking import iter_files
 
 from ..config import Settings
 

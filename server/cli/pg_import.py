@@ -11,10 +11,10 @@ from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.dense.embedder import Embedder
 from knowledge_mcp.sources.search.dense.indexing import EmbedReport
 from knowledge_mcp.sources.search.dense.pg.indexing import embed_missing_pg
+from knowledge_mcp.sources.storage.postgres.embeddings.vectors import coverage
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS
-from knowledge_mcp.sources.storage.postgres.vectors import coverage
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 from knowledge_mcp.sources.storage.runs import ImportSummary
 

@@ -26,10 +26,10 @@ from typing import Any, Protocol
 from loguru import logger
 
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.files.walking import Found, Skipped, walk
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.naming import shown, stored_path
 from knowledge_mcp.sources.storage.runs import BATCH_FILES, FileRecord, ImportRun, ImportSummary, ItemStore
-from knowledge_mcp.sources.storage.walking import Found, Skipped, walk
 
 from .batching import outermost
 from .events import Change

@@ -211,7 +211,7 @@ class BackgroundIndexer:
             await db.close()
 
     async def _index_pg(self, job: PgSource) -> None:
-        from ..storage.postgres import vectors as pg_vectors
+        from ..storage.postgres.embeddings import vectors as pg_vectors
         from .dense.pg.indexing import embed_missing_pg
 
         model = await self._ready()

@@ -20,10 +20,10 @@ import aiosqlite
 from ..text import dates
 from .chunking import chunk_text
 from .db import Database, storage_failure
+from .files.walking import iter_files
 from .items import ChunkSpan, ItemParser, ParsedItem
 from .naming import stored_path
 from .runs import FileRecord, FileWork, ImportRun, ImportSummary
-from .walking import iter_files
 
 __all__ = ["ImportSummary", "Importer", "chunk_rows", "item_id_for", "iter_files"]
 

@@ -30,10 +30,10 @@ from loguru import logger
 from ..errors import ImportFileError
 from ..text import dates
 from .damage.unreadable import why_unreadable
+from .files.opening import Folders, LinkRefusedError
+from .files.walking import FileTooLargeError, Found, Skipped, read_regular, walk
 from .items import ItemParser, ParsedFile, ParsedItem
 from .naming import needs_scrub, scrub_item, shown, stored_path
-from .opening import Folders, LinkRefusedError
-from .walking import FileTooLargeError, Found, Skipped, read_regular, walk
 
 BATCH_FILES = 200
 BATCH_BYTES = 16 * 1024 * 1024

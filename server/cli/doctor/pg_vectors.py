@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 
-from knowledge_mcp.sources.storage.postgres.vector_mode import KIND_SQL, VectorColumn, column_state
+from knowledge_mcp.sources.storage.postgres.embeddings.vector_mode import KIND_SQL, VectorColumn, column_state
 
 from .findings import Finding
 

@@ -18,8 +18,8 @@ import secrets
 import tempfile
 from pathlib import Path
 
-from ...storage.opening import WALKS, Folders, create_in, make_folders, open_folder
-from ...storage.walking import read_regular
+from ...storage.files.opening import WALKS, Folders, create_in, make_folders, open_folder
+from ...storage.files.walking import read_regular
 from .paths import file_stem
 
 MAX_NAME_TRIES = 1000

@@ -20,10 +20,10 @@ from typing import Any
 
 from ...errors import InvalidArgumentError, NotFoundError, SourceUnavailableError
 from ...retrieval import Defaults
+from ...storage.files.opening import LinkRefusedError
+from ...storage.files.walking import Found
 from ...storage.naming import stored_path
-from ...storage.opening import LinkRefusedError
 from ...storage.runs import ImportRun
-from ...storage.walking import Found
 from ...text import dates
 from ...text.decoding import decode_text
 from ...text.frontmatter import string_list

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_mcp.sources.storage.opening import ChangedFileError, Folders, LinkRefusedError, open_folder
-from knowledge_mcp.sources.storage.walking import read_regular
+from knowledge_mcp.sources.storage.files.opening import (
+    ChangedFileError,
+    Folders,
+    LinkRefusedError,
+    open_folder,
+)
+from knowledge_mcp.sources.storage.files.walking import read_regular
 
 CANARY = "quokka-canary-7731"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from knowledge_mcp.sources.notes.source import NotesSource
+from knowledge_mcp.sources.storage.files.walking import Skipped, iter_files, walk
 from knowledge_mcp.sources.storage.naming import scrub, shown, stored_path
-from knowledge_mcp.sources.storage.walking import Skipped, iter_files, walk
 from tests.conftest import FIXTURES, import_into
 
 EXTENSIONS = NotesSource().extensions

@@ -8,8 +8,15 @@ import random
 
 import pytest
 
-from knowledge_mcp.sources.text.folding import SLICE, Normalised
-from knowledge_mcp.sources.text.quotes import Closest, QuoteMatch, check, clean_quote, find_quote, normalise
+from knowledge_mcp.sources.text.quoting.folding import SLICE, Normalised
+from knowledge_mcp.sources.text.quoting.quotes import (
+    Closest,
+    QuoteMatch,
+    check,
+    clean_quote,
+    find_quote,
+    normalise,
+)
 
 PIECES = [
     "word",

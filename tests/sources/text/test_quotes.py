@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_mcp.sources.text.folding import Normalised
-from knowledge_mcp.sources.text.quotes import clean_quote, closest_passage, find_quote, normalise
+from knowledge_mcp.sources.text.quoting.folding import Normalised
+from knowledge_mcp.sources.text.quoting.quotes import clean_quote, closest_passage, find_quote, normalise
 
 TEXT = (
     "The \ufb01rst rule of the starter:\n  \u201cnever\u201d feed it cold water \u2014 ever.\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ....storage.postgres import vectors as pg_vectors
+from ....storage.postgres.embeddings import vectors as pg_vectors
 from ....storage.postgres.pool import PgDatabase
 from ..embedder import Embedder, Vectors
 from ..indexing import BATCH_CHUNKS, EmbedReport, Pacing, Progress

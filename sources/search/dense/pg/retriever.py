@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ....storage.postgres import vectors as pg_vectors
+from ....storage.postgres.embeddings import vectors as pg_vectors
 from ....storage.postgres.serving.items import PgItems
 from ...lexical.sql import RankedRow, SearchSpec
 from ...query import ParsedQuery

@@ -11,7 +11,7 @@ import pytest
 from loguru import logger
 
 from knowledge_mcp.sources.registry import get_source
-from knowledge_mcp.sources.storage.postgres import vectors
+from knowledge_mcp.sources.storage.postgres.embeddings import vectors
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS

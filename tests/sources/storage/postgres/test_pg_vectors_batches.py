@@ -10,8 +10,7 @@ import pytest
 
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.items import ParsedItem
-from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
-from knowledge_mcp.sources.storage.postgres.vectors import (
+from knowledge_mcp.sources.storage.postgres.embeddings.vectors import (
     Coverage,
     cosines,
     coverage,
@@ -20,6 +19,7 @@ from knowledge_mcp.sources.storage.postgres.vectors import (
     write_batch,
     write_vectors,
 )
+from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
 from .test_vectors import STAMP, unit

@@ -18,11 +18,15 @@ import pytest
 from loguru import logger
 
 from knowledge_mcp.sources.errors import SourceUnavailableError
+from knowledge_mcp.sources.storage.postgres.embeddings.vector_mode import (
+    connection_lost,
+    has_pgvector,
+    vector_state,
+)
+from knowledge_mcp.sources.storage.postgres.embeddings.vectors import cosines, nearest, write_vectors
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, DIM, MIGRATIONS
-from knowledge_mcp.sources.storage.postgres.vector_mode import connection_lost, has_pgvector, vector_state
-from knowledge_mcp.sources.storage.postgres.vectors import cosines, nearest, write_vectors
 from tests.pgvector_probe import allow_pgvector
 
 pytestmark = pytest.mark.anyio

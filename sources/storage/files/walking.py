@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ImportFileError
+from ...errors import ImportFileError
 from .opening import Folders
 
 SYSTEM_FOLDERS = frozenset({"proc", "sys", "dev"})

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..db import validate_user_id
-from .pool import PgDatabase
-from .schema import as_user, ensure_user
+from ...db import validate_user_id
+from ..pool import PgDatabase
+from ..schema import as_user, ensure_user
 from .vector_mode import column, guarded, writable
 from .vector_mode import has_pgvector as has_pgvector  # where the dense stage and tests read it
 

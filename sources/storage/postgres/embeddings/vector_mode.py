@@ -27,8 +27,8 @@ from typing import Literal
 import psycopg
 from loguru import logger
 
-from ...errors import SourceUnavailableError
-from .pool import PgDatabase
+from ....errors import SourceUnavailableError
+from ..pool import PgDatabase
 
 KIND_SQL = """SELECT format_type(atttypid, atttypmod) AS kind,
         to_regclass('pg_chunk_vectors_hnsw') IS NOT NULL AS indexed

@@ -27,7 +27,7 @@ import stat
 from pathlib import Path
 from typing import Self
 
-from ..errors import ImportFileError
+from ...errors import ImportFileError
 
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 WALKS = bool(NO_FOLLOW) and os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
