@@ -28,7 +28,8 @@ from ...search.query import parse_query, words_of
 from ..db import Database
 from ..importing import HAS_FOLDERS_SQL
 from ..items import ChunkSpan, ParsedItem
-from . import bm25, vectors
+from . import bm25
+from .embeddings import vectors
 from .pool import PgDatabase
 from .schema import as_user
 from .writers.analyzing import analyze_user
