@@ -1,0 +1,1 @@
+"""Reliability probes: the real server attacked as a hostile client would, figures as JSON (`python -m knowledge_mcp.bench.probes --json [--quick]`)."""
