@@ -36,6 +36,7 @@ class FuzzReport:
     tool_errors: int = 0
     rpc_errors: Counter[str] = field(default_factory=Counter)
     unanswered: int = 0
+    not_sent: int = 0
     crashes: int = 0
     leaks: int = 0
     findings: list[dict[str, Any]] = field(default_factory=list)
@@ -53,6 +54,7 @@ class FuzzReport:
             "rpc_errors": dict(self.rpc_errors),
             "rpc_errors_code_0": self.rpc_errors.get("0", 0),
             "unanswered": self.unanswered,
+            "not_sent": self.not_sent,
             "crashes": self.crashes,
             "leaks": self.leaks,
             "findings": self.findings,
@@ -97,11 +99,15 @@ async def _fuzz_tool(
             try:
                 with anyio.fail_after(CALL_TIMEOUT_S):
                     result = await client.call_tool(name, args)
+            except ValueError as exc:  # the client would not serialize them: never sent
+                report.not_sent += 1
+                report.note("not sent", name, call_seed, str(exc))
+                continue
             except MCPError as exc:
                 report.rpc_errors[str(exc.error.code)] += 1
                 _check_text(report, name, call_seed, str(exc.error.message))
-                if exc.error.code == 0:
-                    report.note("code 0", name, call_seed, str(exc.error.message))
+                kind = "code 0" if exc.error.code == 0 else "rpc error"
+                report.note(kind, name, call_seed, f"{exc.error.code} {exc.error.message}")
                 continue
             except Exception as exc:  # a timeout or a broken connection: unanswered
                 report.unanswered += 1

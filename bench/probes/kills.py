@@ -21,7 +21,7 @@ from knowledge_mcp.bench.http import server_env
 from knowledge_mcp.bench.scifact_notes import documents, note_text
 
 IMPORT_TIMEOUT_S = 300.0
-WORDS = "protein cell sleep memory gene cancer immune vitamin brain heart".split()
+WORDS = ["protein", "cell", "sleep", "memory", "gene", "cancer", "immune", "vitamin", "brain", "heart"]
 
 
 def notes_folder(out: Path, count: int, corpus: Path | None) -> Path:
@@ -40,13 +40,26 @@ def notes_folder(out: Path, count: int, corpus: Path | None) -> Path:
 
 
 def import_command(folder: Path, data_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "knowledge_mcp", "import", "notes", str(folder), "--data-dir", str(data_dir)]
+    return [
+        sys.executable,
+        "-m",
+        "knowledge_mcp",
+        "import",
+        "notes",
+        str(folder),
+        "--data-dir",
+        str(data_dir),
+    ]
 
 
 def run_import(folder: Path, data_dir: Path) -> float:
     t0 = time.perf_counter()
     subprocess.run(
-        import_command(folder, data_dir), env=server_env(), check=True, capture_output=True, timeout=IMPORT_TIMEOUT_S
+        import_command(folder, data_dir),
+        env=server_env(),
+        check=True,
+        capture_output=True,
+        timeout=IMPORT_TIMEOUT_S,
     )
     return time.perf_counter() - t0
 
@@ -54,7 +67,10 @@ def run_import(folder: Path, data_dir: Path) -> float:
 def killed_import(folder: Path, data_dir: Path, after_s: float) -> bool:
     """Start an import and SIGKILL it after `after_s`; whether it was still running then."""
     process = subprocess.Popen(
-        import_command(folder, data_dir), env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        import_command(folder, data_dir),
+        env=server_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         process.wait(timeout=after_s)
@@ -86,7 +102,9 @@ def probe(work: Path, notes: int, kills: int, seed: int, corpus: Path | None) ->
     rng = random.Random(seed)
     killed_while_running = 0
     for _ in range(kills):
-        killed_while_running += killed_import(folder, work / "killed", rng.uniform(0.4 * clean_s, 1.05 * clean_s))
+        killed_while_running += killed_import(
+            folder, work / "killed", rng.uniform(0.4 * clean_s, 1.05 * clean_s)
+        )
     run_import(folder, work / "killed")
     after = contents(work / "killed")
     clean_rows, rows = set(clean["rows"]), after["rows"]

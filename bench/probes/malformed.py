@@ -1,9 +1,11 @@
 """Probe 2, raw malformed messages: each one sent alone over stdio (a line), HTTP (a POST to
 /mcp in an initialized session) and WebSocket (a text frame on /ws), then a normal `tools/list`.
 
-A message is counted as answered when a JSON-RPC error with a non-zero code comes back
-(for a batch: an error, or an array of them); as code 0, unanswered (nothing within the
-timeout, or an HTTP status with no JSON-RPC body), or a crash (the server process gone).
+Each reply is an error (a JSON-RPC error with a non-zero code; for a batch, an error or an
+array of them), a result, code 0, unanswered (nothing within the timeout, or an HTTP status with
+no JSON-RPC body) or a crash (the server process gone). A message is answered properly when it
+gets an error, or, for the few that are valid requests (an unknown tool may be a tool error, a
+huge id is still an id), a result.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def call(message_id: Any, params: Any) -> str:
     return json.dumps({"jsonrpc": "2.0", "id": message_id, "method": "tools/call", "params": params})
 
 
-CASES: list[tuple[str, str]] = [
+CASES: list[tuple[str, str]] = [  # every one must get a JSON-RPC error, except VALID
     ("invalid JSON", '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"'),
     ("not an object", '"tools/list"'),
     ("wrong jsonrpc version", json.dumps({"jsonrpc": "1.0", "id": 2, "method": "tools/list"})),
@@ -48,30 +50,43 @@ CASES: list[tuple[str, str]] = [
     ("unknown tool", call(12, {"name": "no_such_tool", "arguments": {}})),
     ("huge id", call(10**40, {"name": "notes_search", "arguments": {"query": "x"}})),
     ("id an object", call({"a": 1}, {"name": "notes_search", "arguments": {"query": "x"}})),
-    ("lone surrogate", call(13, {"name": "notes_search", "arguments": {"query": "__"}}).replace("__", "\\ud800")),
-    ("5,000-digit number", call(14, {"name": "notes_search", "arguments": {"limit": 0}}).replace("0}", "9" * 5000 + "}")),
+    (
+        "lone surrogate",
+        call(13, {"name": "notes_search", "arguments": {"query": "__"}}).replace("__", "\\ud800"),
+    ),
+    (
+        "5,000-digit number",
+        call(14, {"name": "notes_search", "arguments": {"limit": 0}}).replace("0}", "9" * 5000 + "}"),
+    ),
     ("empty batch", "[]"),
-    ("batch of two", "[" + json.dumps({"jsonrpc": "2.0", "id": 15, "method": "tools/list"}) + ","
-     + call(16, {"name": "notes_search", "arguments": {"query": "x"}}) + "]"),
+    (
+        "batch of two",
+        "["
+        + json.dumps({"jsonrpc": "2.0", "id": 15, "method": "tools/list"})
+        + ","
+        + call(16, {"name": "notes_search", "arguments": {"query": "x"}})
+        + "]",
+    ),
     ("batch of junk", "[1, 2, 3]"),
 ]
+VALID = {"unknown tool", "huge id"}  # a result (a tool error, an answer) is proper too
 TOOLS_LIST = json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
 
 
 def verdict(body: Any) -> str:
-    """'answered', 'code 0' or 'unanswered' for one decoded reply (None: no reply)."""
+    """'error', 'result', 'code 0' or 'unanswered' for one decoded reply (None: no reply)."""
     replies = body if isinstance(body, list) and body else [body]
-    codes = [r.get("error", {}).get("code") if isinstance(r, dict) else None for r in replies]
+    if not all(isinstance(r, dict) and ("error" in r or "result" in r) for r in replies):
+        return "unanswered"
+    codes = [r["error"].get("code") if "error" in r else None for r in replies]
     if any(code == 0 for code in codes):
         return "code 0"
-    if all(isinstance(code, int) for code in codes):
-        return "answered"
-    return "unanswered"
+    return "error" if all(isinstance(code, int) for code in codes) else "result"
 
 
 async def probe_transport(send: Callable[[str], Awaitable[Any]], alive: Callable[[], bool]) -> dict[str, Any]:
-    counts = {"messages": 0, "answered": 0, "code 0": 0, "unanswered": 0, "crash": 0}
-    unanswered: list[str] = []
+    counts = {"messages": 0, "error": 0, "result": 0, "code 0": 0, "unanswered": 0, "crash": 0}
+    improper: dict[str, str] = {}
     for case, raw in CASES:
         counts["messages"] += 1
         try:
@@ -83,15 +98,21 @@ async def probe_transport(send: Callable[[str], Awaitable[Any]], alive: Callable
             counts["crash"] += 1
             break
         counts[kind] += 1
-        if kind != "answered":
-            unanswered.append(case)
+        if kind != "error" and not (kind == "result" and case in VALID):
+            improper[case] = kind
     try:
         with anyio.fail_after(ANSWER_TIMEOUT_S):
             listed = await send(TOOLS_LIST)
         serving = bool(listed.get("result", {}).get("tools"))
     except Exception:
         serving = False
-    return {**{k.replace(" ", "_"): v for k, v in counts.items()}, "not_answered": unanswered, "serving_after": serving}
+    named = {k.replace(" ", "_"): v for k, v in counts.items()}
+    return {
+        **named,
+        "answered_properly": counts["messages"] - len(improper) - counts["crash"],
+        "improper": improper,
+        "serving_after": serving,
+    }
 
 
 async def stdio(command: list[str], env: dict[str, str]) -> dict[str, Any]:

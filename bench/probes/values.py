@@ -2,8 +2,9 @@
 
 `arguments(schema, rng)` walks the JSON Schema (`$ref` into `$defs`, `anyOf`, enums, bounds) and
 builds one argument object; with some probability each value is replaced by a hostile one (a
-wrong type, null, a huge or control-laden string, deep nesting, a boolean for an integer, a
-negative or huge number), a required key is dropped, or an unknown key is added. Pure: the same
+wrong type, null, a huge or control-laden string, deep nesting (as deep as the SDK client will
+serialize; deeper is `malformed.py`'s), a boolean for an integer, a negative or huge number),
+a required key is dropped, or an unknown key is added. Pure: the same
 seed gives the same arguments, so a finding can be replayed.
 """
 
@@ -49,7 +50,7 @@ def hostile(rng: random.Random) -> Any:
         {},
         {"$ref": "#"},
         nested(60),
-        nested(400),
+        nested(120),
         ["x"] * 5000,
     ]
     return rng.choice(choices)

@@ -1,0 +1,145 @@
+"""Probe 5, credential attacks over HTTP against a server holding an HS256 secret and an RS256
+public key: each forged, stale or narrowed credential, and whether it was accepted where it
+must be refused. The controls (a good JWT of each kind, a good key, a write-scope JWT) must be
+accepted, or the probe proves nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from knowledge_mcp.bench.http import Served, http_client, server_env, ws_client
+
+from .malformed import INITIALIZE
+
+CANARY = "zorblefrumious"
+REVOKE_CACHE_S = 6.0  # a valid credential is trusted for at most 5 s before it is looked up again
+
+
+def rsa_key(folder: Path) -> tuple[Any, Path]:
+    """A fresh RSA key and its public half as a PEM file (for `jwt_public_key_file`)."""
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = private.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    (folder / "public.pem").write_bytes(pem)
+    return private, folder / "public.pem"
+
+
+def keys(data_dir: Path, *args: str) -> str:
+    command = [sys.executable, "-m", "knowledge_mcp", "keys", *args, "--data-dir", str(data_dir)]
+    done = subprocess.run(command, env=server_env(), capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout.strip()
+
+
+def claims(user: str, ttl: int = 300, **more: Any) -> dict[str, Any]:
+    now = int(time.time())
+    return {"sub": user, "iat": now, "exp": now + ttl, **more}
+
+
+def hs256_keyed_with(secret: bytes, body: dict[str, Any]) -> str:
+    """HS256 signed with the server's public key as the HMAC secret (algorithm confusion)."""
+
+    def b64(data: bytes) -> bytes:
+        return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+    signing_input = b64(b'{"alg":"HS256","typ":"JWT"}') + b"." + b64(json.dumps(body).encode())
+    return (signing_input + b"." + b64(hmac.new(secret, signing_input, hashlib.sha256).digest())).decode()
+
+
+async def accepted(url: str, credential: str) -> bool:
+    """Whether an `initialize` POST with this bearer credential gets past authentication."""
+    headers = {
+        "Authorization": f"Bearer {credential}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE})
+    async with httpx2.AsyncClient(timeout=30) as http:
+        return (await http.post(url, content=body.encode(), headers=headers)).status_code == 200
+
+
+async def wrote(url: str, credential: str, user_text: str) -> bool:
+    """Whether `notes_create` with this credential wrote a note."""
+    async with http_client(url, credential) as client:
+        result = await client.call_tool("notes_create", {"title": "Probe", "content": user_text})
+        return not result.is_error
+
+
+async def found(url: str, credential: str, query: str) -> bool:
+    async with http_client(url, credential) as client:
+        result = await client.call_tool("notes_search", {"query": query})
+        return bool(not result.is_error and (result.structured_content or {}).get("results"))
+
+
+async def attacks(server: Served, private: Any, pem: Path, data_dir: Path) -> dict[str, Any]:
+    """Each attack -> accepted (True is a finding); each control -> accepted (False is broken)."""
+    assert server.secret is not None
+    secret, url = server.secret, server.url
+    key = keys(data_dir, "create", "--user", "alice")
+    revoked = keys(data_dir, "create", "--user", "alice")
+    keys(data_dir, "revoke", revoked[:11])
+    controls = {
+        "hs256 jwt": await accepted(url, jwt.encode(claims("alice"), secret, algorithm="HS256")),
+        "rs256 jwt": await accepted(url, jwt.encode(claims("alice"), private, algorithm="RS256")),
+        "api key": await accepted(url, key),
+        "write scope writes": await wrote(
+            url, jwt.encode(claims("bob", scope="read write"), secret, algorithm="HS256"), CANARY
+        ),
+    }
+    controls["owner finds own note"] = await found(
+        url, jwt.encode(claims("bob"), secret, algorithm="HS256"), CANARY
+    )
+    attempts = {
+        "alg none": await accepted(url, jwt.encode(claims("alice"), None, algorithm="none")),
+        "wrong key": await accepted(url, jwt.encode(claims("alice"), "x" * 40, algorithm="HS256")),
+        "expired": await accepted(url, jwt.encode(claims("alice", ttl=-60), secret, algorithm="HS256")),
+        "hs256 keyed with the rs256 public key": await accepted(
+            url, hs256_keyed_with(pem.read_bytes(), claims("alice"))
+        ),
+        "revoked api key": await accepted(url, revoked),
+        "scope read\\u00a0write writes": await wrote(
+            url, jwt.encode(claims("carol", scope="read\u00a0write"), secret, algorithm="HS256"), "nbsp"
+        ),
+        "Bob reads bob's note": await found(
+            url, jwt.encode(claims("Bob"), secret, algorithm="HS256"), CANARY
+        ),
+        "key revoked on an open websocket": await revoked_mid_websocket(server, data_dir),
+    }
+    return {
+        "attacks": len(attempts),
+        "accepted_when_should_be_refused": sum(attempts.values()),
+        "accepted": [name for name, ok in attempts.items() if ok],
+        "controls": len(controls),
+        "controls_refused": [name for name, ok in controls.items() if not ok],
+    }
+
+
+async def revoked_mid_websocket(server: Served, data_dir: Path) -> bool:
+    """A key revoked while its WebSocket is open: does a call after the cache window still work?"""
+    key = keys(data_dir, "create", "--user", "dave")
+    ws_url = server.url.replace("http://", "ws://").removesuffix("/mcp") + "/ws"
+    async with ws_client(ws_url, key) as client:
+        await client.call_tool("notes_search", {"query": "protein"})
+        keys(data_dir, "revoke", key[:11])
+        await anyio.sleep(REVOKE_CACHE_S)
+        try:
+            with anyio.fail_after(30):
+                result = await client.call_tool("notes_search", {"query": "protein"})
+        except Exception:  # refused as a JSON-RPC error or the connection closed
+            return False
+        return not result.is_error
