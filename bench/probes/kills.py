@@ -1,8 +1,9 @@
-"""Probe 3, kill -9 during imports: a folder of notes imported cleanly into one data dir, and
-into another while `knowledge-mcp import` is SIGKILLed at random moments (seeded) N times; then
-a last import runs to the end. The killed dir must hold exactly the clean dir's items (none lost,
-none twice), chunks and search index the same size, and every database pass
-`PRAGMA integrity_check`.
+"""Probe 3, kill -9 during imports: a folder of notes imported into one data dir, then N rounds
+of: every note revised, `knowledge-mcp import` started and SIGKILLed at a random moment (seeded)
+after it opened the notes database; then a last import runs to the end (`killed_midway`: rounds
+whose kill left some notes revised and some not). That data dir must hold
+exactly what a clean import of the final folder into a fresh data dir holds (no item lost, none
+twice, the same chunks and search index rows), and every database pass `PRAGMA integrity_check`.
 """
 
 from __future__ import annotations
@@ -52,33 +53,47 @@ def import_command(folder: Path, data_dir: Path) -> list[str]:
     ]
 
 
-def run_import(folder: Path, data_dir: Path) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(
-        import_command(folder, data_dir),
-        env=server_env(),
-        check=True,
-        capture_output=True,
-        timeout=IMPORT_TIMEOUT_S,
-    )
-    return time.perf_counter() - t0
-
-
-def killed_import(folder: Path, data_dir: Path, after_s: float) -> bool:
-    """Start an import and SIGKILL it after `after_s`; whether it was still running then."""
-    process = subprocess.Popen(
-        import_command(folder, data_dir),
-        env=server_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def opened_db(pid: int) -> bool:
+    """Whether process `pid` holds a notes database open (Linux /proc; elsewhere: assume so)."""
+    fds = Path(f"/proc/{pid}/fd")
+    if not fds.exists():
+        return True
     try:
-        process.wait(timeout=after_s)
+        return any(os.readlink(fd).endswith("notes.db") for fd in fds.iterdir())
+    except OSError:
         return False
+
+
+def timed_import(folder: Path, data_dir: Path, kill_after: float | None = None) -> tuple[float, float, bool]:
+    """Run an import: seconds until it opened the notes database, seconds in all, and whether
+    it was SIGKILLed (`kill_after` seconds after it opened the database, while still running)."""
+    t0 = time.perf_counter()
+    command = import_command(folder, data_dir)
+    process = subprocess.Popen(
+        command, env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    opened = None
+    while process.poll() is None and opened is None and time.perf_counter() - t0 < IMPORT_TIMEOUT_S:
+        if opened_db(process.pid):
+            opened = time.perf_counter() - t0
+        time.sleep(0.002)
+    opened = time.perf_counter() - t0 if opened is None else opened
+    try:
+        process.wait(timeout=IMPORT_TIMEOUT_S if kill_after is None else kill_after)
     except subprocess.TimeoutExpired:
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
-        return True
+        return opened, time.perf_counter() - t0, True
+    if process.returncode != 0:
+        raise RuntimeError(f"probes: {' '.join(command)} exited with {process.returncode}")
+    return opened, time.perf_counter() - t0, False
+
+
+def revise(folder: Path, revision: int) -> None:
+    """Change every note (a line added), so the next import rewrites each item and its chunks."""
+    for path in sorted(folder.glob("*.md")):
+        text = path.read_text(encoding="utf-8").split("\n\nRevision ")[0]
+        path.write_text(f"{text}\n\nRevision {revision}.\n", encoding="utf-8")
 
 
 def contents(data_dir: Path) -> dict[str, Any]:
@@ -95,25 +110,41 @@ def contents(data_dir: Path) -> dict[str, Any]:
     return {"rows": rows, "chunks": chunks, "indexed": indexed, "integrity": checks}
 
 
+def revised_items(data_dir: Path, revision: int) -> int:
+    """How many items already hold `revision` (0 < n < all: the kill came midway)."""
+    db = next(data_dir.glob("users/*/notes.db"))
+    with sqlite3.connect(db) as conn:
+        sql = "SELECT count(*) FROM notes_items WHERE content LIKE ?"
+        return int(conn.execute(sql, (f"%Revision {revision}.%",)).fetchone()[0])
+
+
 def probe(work: Path, notes: int, kills: int, seed: int, corpus: Path | None) -> dict[str, Any]:
+    """Kill `kills` imports at random moments while they write (each round revises every note,
+    so each import has all of them to rewrite), import once more to the end, and compare with a
+    clean import of the same folder into a fresh data dir."""
     folder = notes_folder(work / "notes", notes, corpus)
-    clean_s = run_import(folder, work / "clean")
-    clean = contents(work / "clean")
+    opened_s, total_s, _ = timed_import(folder, work / "killed")  # also the kill window's length
     rng = random.Random(seed)
-    killed_while_running = 0
-    for _ in range(kills):
-        killed_while_running += killed_import(
-            folder, work / "killed", rng.uniform(0.4 * clean_s, 1.05 * clean_s)
-        )
-    run_import(folder, work / "killed")
+    killed_while_running = midway = 0
+    for revision in range(1, kills + 1):
+        revise(folder, revision)
+        moment = rng.uniform(0.0, max((total_s - opened_s) * 1.5, 0.01))
+        killed_while_running += timed_import(folder, work / "killed", moment)[2]
+        revised = revised_items(work / "killed", revision)
+        midway += 0 < revised < notes
+    timed_import(folder, work / "killed")
     after = contents(work / "killed")
+    clean_s = timed_import(folder, work / "clean")[1]
+    clean = contents(work / "clean")
     clean_rows, rows = set(clean["rows"]), after["rows"]
     not_ok = {name: result for name, result in after["integrity"].items() if result != "ok"}
     return {
         "notes": notes,
         "kills": kills,
         "killed_while_running": killed_while_running,
+        "killed_midway": midway,
         "clean_import_s": round(clean_s, 2),
+        "kill_window_s": round(total_s - opened_s, 2),
         "items_clean": len(clean["rows"]),
         "items_after": len(rows),
         "lost": len(clean_rows - set(rows)),
