@@ -105,7 +105,7 @@ async def attacks(server: Served, private: Any, pem: Path, data_dir: Path) -> di
         url, jwt.encode(claims("bob"), secret, algorithm="HS256"), CANARY
     )
     attempts = {
-        "alg none": await accepted(url, jwt.encode(claims("alice"), None, algorithm="none")),
+        "alg none": await accepted(url, jwt.encode(claims("alice"), "", algorithm="none")),
         "wrong key": await accepted(url, jwt.encode(claims("alice"), "x" * 40, algorithm="HS256")),
         "expired": await accepted(url, jwt.encode(claims("alice", ttl=-60), secret, algorithm="HS256")),
         "hs256 keyed with the rs256 public key": await accepted(

@@ -11,7 +11,6 @@ huge id is still an id), a result.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -115,8 +114,9 @@ async def probe_transport(send: Callable[[str], Awaitable[Any]], alive: Callable
     }
 
 
-async def stdio(command: list[str], env: dict[str, str]) -> dict[str, Any]:
-    process = await anyio.open_process(command, env=env, stderr=subprocess.DEVNULL)
+async def stdio(command: list[str], env: dict[str, str], log: Any) -> dict[str, Any]:
+    """The messages on one stdio server; its stderr goes to `log` (a binary file)."""
+    process = await anyio.open_process(command, env=env, stderr=log)
     assert process.stdin and process.stdout
     buffer = b""
 

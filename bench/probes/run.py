@@ -3,7 +3,8 @@
 Order: kill -9 during imports first (it also makes the data dir the others serve: SciFact notes
 for the user `local`), then the stdio malformed messages, then one HTTP server (HS256 secret and
 RS256 public key; /mcp and /ws on one loopback port) for malformed HTTP and WebSocket messages,
-the fuzz, the concurrent sessions and the credential attacks. Every count and wait is bounded.
+the fuzz, the concurrent sessions and the credential attacks. The servers' logs (at WARNING)
+are searched for tracebacks, ERROR lines and a written note's word. Every count and wait is bounded.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ async def run(mode: str, seed: int = 25, corpus: Path | None = CORPUS) -> dict[s
         report["kill9_imports"] = kills.probe(work / "kills", size.notes, size.kills, seed, corpus)
         data_dir = work / "kills" / "clean"
         command = malformed.stdio_command(str(data_dir))
-        report["malformed"] = {"stdio": await malformed.stdio(command, server_env())}
+        with (work / "stdio.log").open("wb") as log:
+            report["malformed"] = {"stdio": await malformed.stdio(command, server_env(), log)}
+        logs = (work / "stdio.log").read_text(errors="replace")
         private, pem = credentials.rsa_key(work)
         env = {"KNOWLEDGE_MCP_JWT_PUBLIC_KEY_FILE": str(pem)}
         async with served(data_dir, auth=True, settings_env=env) as server:
@@ -73,6 +76,13 @@ async def run(mode: str, seed: int = 25, corpus: Path | None = CORPUS) -> dict[s
             )
             report["credentials"] = await credentials.attacks(server, private, pem, data_dir)
             report["server_alive_at_end"] = server.process.poll() is None
+            logs += server.log_text()
+    report["server_logs"] = {
+        "tracebacks": logs.count("Traceback"),
+        "error_lines": logs.count(" ERROR "),
+        "warning_lines": logs.count(" WARNING "),
+        "note_text_in_logs": logs.count(credentials.CANARY),  # a written note's word
+    }
     report["crashes"] = crashes(report)
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report

@@ -39,6 +39,11 @@ def test_no_probe_brought_the_server_down(report: dict[str, Any]) -> None:
         assert counts["crash"] == 0 and counts["serving_after"], transport
 
 
+def test_the_server_logs_hold_no_traceback_and_no_note_text(report: dict[str, Any]) -> None:
+    logs = report["server_logs"]
+    assert logs["tracebacks"] == 0 and logs["note_text_in_logs"] == 0
+
+
 def test_every_malformed_message_gets_its_json_rpc_answer(report: dict[str, Any]) -> None:
     for transport, counts in report["malformed"].items():
         assert counts["improper"] == {} and counts["code_0"] == 0, transport
