@@ -1,6 +1,7 @@
 """Probe 5, credential attacks over HTTP against a server holding an HS256 secret and an RS256
 public key: each forged, stale or narrowed credential, and whether it was accepted where it
-must be refused. The controls (a good JWT of each kind, a good key, a write-scope JWT) must be
+must be refused; and credentials that end (a key revoked, a JWT expiring) while a WebSocket or
+streamable-HTTP session is open. The controls (a good JWT of each kind, a good key, a write-scope JWT) must be
 accepted, or the probe proves nothing.
 """
 
@@ -13,6 +14,8 @@ import json
 import subprocess
 import sys
 import time
+import warnings
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +62,12 @@ def hs256_keyed_with(secret: bytes, body: dict[str, Any]) -> str:
 
     signing_input = b64(b'{"alg":"HS256","typ":"JWT"}') + b"." + b64(json.dumps(body).encode())
     return (signing_input + b"." + b64(hmac.new(secret, signing_input, hashlib.sha256).digest())).decode()
+
+
+def hs512(body: dict[str, Any], secret: str) -> str:
+    with warnings.catch_warnings():  # the key is short for SHA-512: beside the point here
+        warnings.simplefilter("ignore")
+        return jwt.encode(body, secret, algorithm="HS512")
 
 
 async def accepted(url: str, credential: str) -> bool:
@@ -118,8 +127,21 @@ async def attacks(server: Served, private: Any, pem: Path, data_dir: Path) -> di
         "Bob reads bob's note": await found(
             url, jwt.encode(claims("Bob"), secret, algorithm="HS256"), CANARY
         ),
-        "key revoked on an open websocket": await revoked_mid_websocket(server, data_dir),
+        "jwt without exp": await accepted(url, jwt.encode({"sub": "alice"}, secret, algorithm="HS256")),
+        "jwt living longer than max_token_lifetime_s": await accepted(
+            url, jwt.encode(claims("alice", ttl=86_400 * 400), secret, algorithm="HS256")
+        ),
+        "jwt not valid before an hour from now": await accepted(
+            url, jwt.encode(claims("alice", nbf=int(time.time()) + 3600), secret, algorithm="HS256")
+        ),
+        "hs512 (not pinned)": await accepted(url, hs512(claims("alice"), secret)),
+        "api key with one character changed": await accepted(
+            url, key[:-1] + ("a" if key[-1] != "a" else "b")
+        ),
     }
+    ended, answered_before = await ended_mid_connection(server, data_dir)
+    attempts |= ended
+    controls["sessions answered before their credential ended"] = answered_before
     return {
         "attacks": len(attempts),
         "accepted_when_should_be_refused": sum(attempts.values()),
@@ -129,17 +151,36 @@ async def attacks(server: Served, private: Any, pem: Path, data_dir: Path) -> di
     }
 
 
-async def revoked_mid_websocket(server: Served, data_dir: Path) -> bool:
-    """A key revoked while its WebSocket is open: does a call after the cache window still work?"""
-    key = keys(data_dir, "create", "--user", "dave")
+async def still_answers(client: Any) -> bool:
+    try:
+        with anyio.fail_after(30):
+            result = await client.call_tool("notes_search", {"query": "protein"})
+    except Exception:  # refused as a JSON-RPC error, or the connection closed
+        return False
+    return not result.is_error
+
+
+async def ended_mid_connection(server: Served, data_dir: Path) -> tuple[dict[str, bool], bool]:
+    """Open WebSocket and HTTP sessions whose credential ends while they are open (a key revoked,
+    a 4-second JWT expiring): does a call after the cache window still work? Also whether each
+    answered before its credential ended (the control)."""
+    assert server.secret is not None
     ws_url = server.url.replace("http://", "ws://").removesuffix("/mcp") + "/ws"
-    async with ws_client(ws_url, key) as client:
-        await client.call_tool("notes_search", {"query": "protein"})
-        keys(data_dir, "revoke", key[:11])
+    ws_key, http_key = keys(data_dir, "create", "--user", "dave"), keys(data_dir, "create", "--user", "erin")
+    short = jwt.encode(claims("frank", ttl=4), server.secret, algorithm="HS256")
+    async with AsyncExitStack() as stack:
+        sessions = {
+            "key revoked on an open websocket": await stack.enter_async_context(ws_client(ws_url, ws_key)),
+            "key revoked on an open http session": await stack.enter_async_context(
+                http_client(server.url, http_key)
+            ),
+            "jwt expired on an open websocket": await stack.enter_async_context(ws_client(ws_url, short)),
+            "jwt expired on an open http session": await stack.enter_async_context(
+                http_client(server.url, short)
+            ),
+        }
+        before = [await still_answers(client) for client in sessions.values()]
+        keys(data_dir, "revoke", ws_key[:11])
+        keys(data_dir, "revoke", http_key[:11])
         await anyio.sleep(REVOKE_CACHE_S)
-        try:
-            with anyio.fail_after(30):
-                result = await client.call_tool("notes_search", {"query": "protein"})
-        except Exception:  # refused as a JSON-RPC error or the connection closed
-            return False
-        return not result.is_error
+        return {name: await still_answers(client) for name, client in sessions.items()}, all(before)
