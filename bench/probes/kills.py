@@ -103,11 +103,18 @@ def contents(data_dir: Path) -> dict[str, Any]:
         rows = conn.execute("SELECT source_path, content_hash FROM notes_items").fetchall()
         chunks = conn.execute("SELECT count(*) FROM notes_chunks").fetchone()[0]
         indexed = conn.execute("SELECT count(*) FROM notes_chunks_fts").fetchone()[0]
+    return {"rows": rows, "chunks": chunks, "indexed": indexed, "integrity": integrity(data_dir)}
+
+
+def integrity(data_dir: Path) -> dict[str, str]:
+    """`PRAGMA integrity_check`'s first line for every database under `data_dir`."""
     checks = {}
     for path in sorted(data_dir.rglob("*.db")):
         with sqlite3.connect(path) as conn:
-            checks[str(path.relative_to(data_dir))] = conn.execute("PRAGMA integrity_check").fetchone()[0]
-    return {"rows": rows, "chunks": chunks, "indexed": indexed, "integrity": checks}
+            checks[str(path.relative_to(data_dir))] = str(
+                conn.execute("PRAGMA integrity_check").fetchone()[0]
+            )
+    return checks
 
 
 def revised_items(data_dir: Path, revision: int) -> int:

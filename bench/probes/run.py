@@ -1,10 +1,11 @@
 """Runs every probe against the real server and gathers one report.
 
 Order: kill -9 during imports first (it also makes the data dir the others serve: SciFact notes
-for the user `local`), then the stdio malformed messages, then one HTTP server (HS256 secret and
-RS256 public key; /mcp and /ws on one loopback port) for malformed HTTP and WebSocket messages,
-the fuzz, the concurrent sessions and the credential attacks. The servers' logs (at WARNING)
-are searched for tracebacks, ERROR lines and a written note's word. Every count and wait is bounded.
+for the user `local`), kill -9 during writes (its own data dir), then the stdio malformed
+messages, then one HTTP server (HS256 secret and RS256 public key; /mcp and /ws on one port)
+for malformed HTTP and WebSocket messages, the fuzz, the concurrent sessions and the credential
+attacks. The servers' logs (at WARNING) are searched for tracebacks, ERROR lines and a written
+note's word. Every count and wait is bounded.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import jwt
 
 from knowledge_mcp.bench.http import served, server_env
 
-from . import credentials, fuzz, kills, malformed, sessions
+from . import credentials, fuzz, kills, malformed, sessions, writes
 
 CORPUS = Path("/work/shared/data/scifact/corpus.jsonl")
 
@@ -31,13 +32,14 @@ class Size:
     fuzz_seconds: float
     notes: int
     kills: int
+    write_rounds: int
     sessions: int
 
 
 SIZES = {
-    "tiny": Size(fuzz_per_tool=3, fuzz_seconds=30, notes=20, kills=1, sessions=5),
-    "quick": Size(fuzz_per_tool=40, fuzz_seconds=90, notes=300, kills=10, sessions=30),
-    "full": Size(fuzz_per_tool=100, fuzz_seconds=180, notes=300, kills=10, sessions=100),
+    "tiny": Size(fuzz_per_tool=3, fuzz_seconds=30, notes=20, kills=1, write_rounds=1, sessions=5),
+    "quick": Size(fuzz_per_tool=40, fuzz_seconds=90, notes=300, kills=10, write_rounds=3, sessions=30),
+    "full": Size(fuzz_per_tool=100, fuzz_seconds=180, notes=300, kills=10, write_rounds=5, sessions=100),
 }
 
 
@@ -56,6 +58,9 @@ async def run(mode: str, seed: int = 25, corpus: Path | None = CORPUS) -> dict[s
     with tempfile.TemporaryDirectory(prefix="probes-") as tmp:
         work = Path(tmp)
         report["kill9_imports"] = kills.probe(work / "kills", size.notes, size.kills, seed, corpus)
+        report["kill9_writes"] = await writes.probe(
+            work / "writes", size.write_rounds, seed, lambda secret: token(secret, writes.USER, "read write")
+        )
         data_dir = work / "kills" / "clean"
         command = malformed.stdio_command(str(data_dir))
         with (work / "stdio.log").open("wb") as log:

@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-PROBES = ("kill9_imports", "malformed", "fuzz", "concurrent_sessions", "credentials")
+PROBES = ("kill9_imports", "kill9_writes", "malformed", "fuzz", "concurrent_sessions", "credentials")
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,13 @@ def test_imports_killed_midway_then_rerun_lose_and_double_nothing(report: dict[s
     assert kills["lost"] == kills["duplicated"] == kills["extra"] == 0
     assert kills["chunks_after"] == kills["chunks_clean"] == kills["index_rows_after"]
     assert kills["integrity_checks"] >= 1 and kills["integrity_not_ok"] == {}
+
+
+def test_a_server_killed_while_writing_keeps_every_note_it_acknowledged(report: dict[str, Any]) -> None:
+    writes = report["kill9_writes"]
+    assert writes["acknowledged"] > 0 and writes["serving_after"]
+    assert writes["acknowledged_not_in_database"] == writes["acknowledged_without_file"] == 0
+    assert writes["integrity_not_ok"] == {}
 
 
 def test_every_session_searches_and_reads(report: dict[str, Any]) -> None:
