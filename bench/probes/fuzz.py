@@ -35,6 +35,7 @@ class FuzzReport:
     results: int = 0
     tool_errors: int = 0
     rpc_errors: Counter[str] = field(default_factory=Counter)
+    rpc_reasons: Counter[str] = field(default_factory=Counter)
     unanswered: int = 0
     not_sent: int = 0
     crashes: int = 0
@@ -53,6 +54,7 @@ class FuzzReport:
             "tool_errors": self.tool_errors,
             "rpc_errors": dict(self.rpc_errors),
             "rpc_errors_code_0": self.rpc_errors.get("0", 0),
+            "rpc_error_reasons": dict(self.rpc_reasons.most_common()),
             "unanswered": self.unanswered,
             "not_sent": self.not_sent,
             "crashes": self.crashes,
@@ -105,6 +107,7 @@ async def _fuzz_tool(
                 continue
             except MCPError as exc:
                 report.rpc_errors[str(exc.error.code)] += 1
+                report.rpc_reasons[reason(str(exc.error.message))] += 1
                 _check_text(report, name, call_seed, str(exc.error.message))
                 kind = "code 0" if exc.error.code == 0 else "rpc error"
                 report.note(kind, name, call_seed, f"{exc.error.code} {exc.error.message}")
@@ -121,6 +124,11 @@ async def _fuzz_tool(
             else:
                 report.results += 1
             _check_text(report, name, call_seed, text_of(result))
+
+
+def reason(message: str) -> str:
+    """A JSON-RPC error's message without the field and the figures: its kind."""
+    return re.sub(r"\d+", "N", re.sub(r"params\.arguments\S*", "<field>", message))
 
 
 def _check_text(report: FuzzReport, tool: str, seed: int, text: str) -> None:
