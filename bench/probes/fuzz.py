@@ -21,7 +21,7 @@ from mcp import MCPError
 
 from knowledge_mcp.bench.http import Served, http_client
 
-from .values import arguments
+from .values import arguments, resolve
 
 CALL_TIMEOUT_S = 30.0
 LEAK = re.compile(r"Traceback|pydantic\.dev|\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bunhashable\b")
@@ -136,3 +136,44 @@ def _check_text(report: FuzzReport, tool: str, seed: int, text: str) -> None:
     if found:
         report.leaks += 1
         report.note("leak", tool, seed, f"{found.group(0)}: {text}")
+
+
+def integer_fields(schema: dict[str, Any]) -> list[str]:
+    """Top-level arguments that take an integer and not a boolean."""
+    names = []
+    for name, sub in schema.get("properties", {}).items():
+        options = [resolve(o, schema) for o in sub.get("anyOf", [sub])]
+        kinds = {o.get("type") for o in options}
+        if "integer" in kinds and "boolean" not in kinds:
+            names.append(name)
+    return names
+
+
+async def answers(client: Any, tool: str, args: dict[str, Any]) -> bool:
+    """Whether the call answers a result (not a tool or JSON-RPC error)."""
+    try:
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            return not (await client.call_tool(tool, args)).is_error
+    except MCPError:
+        return False
+
+
+async def booleans_for_integers(server: Served, token: str, seed: int) -> dict[str, Any]:
+    """Each integer argument of each tool given `true` (with well-formed required others): an
+    error is right, a result means `true` was taken as 1. Conclusive only where the same call
+    with the integer 1 answers a result (else something else failed first)."""
+    accepted, conclusive, fields = [], 0, 0
+    async with http_client(server.url, token) as client:
+        for tool in (await client.list_tools()).tools:
+            schema = dict(tool.input_schema)
+            required = schema.get("required", [])
+            for name in integer_fields(schema):
+                fields += 1
+                made = arguments(schema, random.Random(seed), 0.0)
+                args = {k: v for k, v in made.items() if k in required}
+                if not await answers(client, tool.name, {**args, name: 1}):
+                    continue
+                conclusive += 1
+                if await answers(client, tool.name, {**args, name: True}):
+                    accepted.append(f"{tool.name}.{name}")
+    return {"fields": fields, "conclusive": conclusive, "accepted": accepted}

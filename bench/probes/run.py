@@ -75,6 +75,7 @@ async def run(mode: str, seed: int = 25, corpus: Path | None = CORPUS) -> dict[s
             report["malformed"]["websocket"] = await malformed.websocket(server, writer)
             found = await fuzz.fuzz(server, writer, size.fuzz_per_tool, seed, size.fuzz_seconds)
             report["fuzz"] = found.as_dict()
+            report["fuzz"]["booleans_for_integers"] = await fuzz.booleans_for_integers(server, writer, seed)
             readers = [token(server.secret, "local") for _ in range(size.sessions)]
             report["concurrent_sessions"] = await sessions.concurrent(
                 server, readers, sessions.queries(work / "kills" / "notes")

@@ -56,6 +56,11 @@ def test_fuzzed_calls_are_all_answered_without_a_traceback_or_code_0(report: dic
     assert fuzz["leaks"] == 0, fuzz["findings"]
 
 
+def test_no_tool_takes_true_for_an_integer(report: dict[str, Any]) -> None:
+    checked = report["fuzz"]["booleans_for_integers"]
+    assert checked["conclusive"] > 0 and checked["accepted"] == []
+
+
 def test_imports_killed_midway_then_rerun_lose_and_double_nothing(report: dict[str, Any]) -> None:
     kills = report["kill9_imports"]
     assert kills["items_after"] == kills["items_clean"] > 0
