@@ -40,17 +40,13 @@ def notes_folder(out: Path, count: int, corpus: Path | None) -> Path:
     return out
 
 
-def import_command(folder: Path, data_dir: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "knowledge_mcp",
-        "import",
-        "notes",
-        str(folder),
-        "--data-dir",
-        str(data_dir),
-    ]
+def import_command(folder: Path, data_dir: Path, source: str = "notes") -> list[str]:
+    return [sys.executable, "-m", "knowledge_mcp", "import", source, str(folder), "--data-dir", str(data_dir)]
+
+
+def import_folder(source: str, folder: Path, data_dir: Path) -> None:
+    command = import_command(folder, data_dir, source)
+    subprocess.run(command, env=server_env(), check=True, capture_output=True, timeout=IMPORT_TIMEOUT_S)
 
 
 def opened_db(pid: int) -> bool:

@@ -21,9 +21,10 @@ import jwt
 
 from knowledge_mcp.bench.http import served, server_env
 
-from . import credentials, fuzz, kills, malformed, sessions, writes
+from . import credentials, fuzz, kills, malformed, sessions, surfaces, writes
 
 CORPUS = Path("/work/shared/data/scifact/corpus.jsonl")
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"  # the sample data (as `demo` finds it)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ async def run(mode: str, seed: int = 25, corpus: Path | None = CORPUS) -> dict[s
             work / "writes", size.write_rounds, seed, lambda secret: token(secret, writes.USER, "read write")
         )
         data_dir = work / "kills" / "clean"
+        kills.import_folder("prompts", FIXTURES / "prompts", data_dir)  # for prompts/get
         command = malformed.stdio_command(str(data_dir))
         with (work / "stdio.log").open("wb") as log:
             report["malformed"] = {"stdio": await malformed.stdio(command, server_env(), log)}
@@ -75,6 +77,7 @@ async def run(mode: str, seed: int = 25, corpus: Path | None = CORPUS) -> dict[s
             report["malformed"]["websocket"] = await malformed.websocket(server, writer)
             found = await fuzz.fuzz(server, writer, size.fuzz_per_tool, seed, size.fuzz_seconds)
             report["fuzz"] = found.as_dict()
+            report["prompts_and_resources"] = await surfaces.probe(server, writer, size.fuzz_per_tool, seed)
             report["fuzz"]["booleans_for_integers"] = await fuzz.booleans_for_integers(server, writer, seed)
             readers = [token(server.secret, "local") for _ in range(size.sessions)]
             report["concurrent_sessions"] = await sessions.concurrent(

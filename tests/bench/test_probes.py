@@ -14,7 +14,15 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-PROBES = ("kill9_imports", "kill9_writes", "malformed", "fuzz", "concurrent_sessions", "credentials")
+PROBES = (
+    "kill9_imports",
+    "kill9_writes",
+    "malformed",
+    "fuzz",
+    "prompts_and_resources",
+    "concurrent_sessions",
+    "credentials",
+)
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +62,15 @@ def test_fuzzed_calls_are_all_answered_without_a_traceback_or_code_0(report: dic
     fuzz = report["fuzz"]
     assert fuzz["unanswered"] == 0 and fuzz["rpc_errors_code_0"] == 0
     assert fuzz["leaks"] == 0, fuzz["findings"]
+
+
+def test_hostile_prompt_arguments_and_resource_uris_are_answered_and_read_nothing_outside(
+    report: dict[str, Any],
+) -> None:
+    surfaces = report["prompts_and_resources"]
+    assert surfaces["prompts"] > 0 and surfaces["resource_templates"] > 0 and surfaces["calls"] > 0
+    for bad in ("code_0", "unanswered", "leaks", "outside_files_read"):
+        assert surfaces.get(bad, 0) == 0, (bad, surfaces["findings"])
 
 
 def test_no_tool_takes_true_for_an_integer(report: dict[str, Any]) -> None:
