@@ -44,8 +44,8 @@ def import_command(folder: Path, data_dir: Path, source: str = "notes") -> list[
     return [sys.executable, "-m", "knowledge_mcp", "import", source, str(folder), "--data-dir", str(data_dir)]
 
 
-def import_folder(source: str, folder: Path, data_dir: Path) -> None:
-    command = import_command(folder, data_dir, source)
+def import_folder(source: str, folder: Path, data_dir: Path, *extra: str) -> None:
+    command = [*import_command(folder, data_dir, source), *extra]
     subprocess.run(command, env=server_env(), check=True, capture_output=True, timeout=IMPORT_TIMEOUT_S)
 
 

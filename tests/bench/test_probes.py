@@ -91,6 +91,8 @@ def test_a_server_killed_while_writing_keeps_every_note_it_acknowledged(report: 
     assert writes["acknowledged"] > 0 and writes["serving_after"]
     assert writes["acknowledged_not_in_database"] == writes["acknowledged_without_file"] == 0
     assert writes["integrity_not_ok"] == {}
+    assert writes["files_not_in_database_after_reimport"] == 0
+    assert writes["items_after_reimport"] == writes["files"]
 
 
 def test_every_session_searches_and_reads(report: dict[str, Any]) -> None:
