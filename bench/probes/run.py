@@ -3,9 +3,10 @@
 Order: kill -9 during imports first (it also makes the data dir the others serve: SciFact notes
 for the user `local`), kill -9 during writes (its own data dir), then the stdio malformed
 messages, then one HTTP server (HS256 secret and RS256 public key; /mcp and /ws on one port)
-for malformed HTTP and WebSocket messages, the fuzz, the concurrent sessions and the credential
-attacks. The servers' logs (at WARNING) are searched for tracebacks, ERROR lines and a written
-note's word. Every count and wait is bounded.
+for malformed HTTP and WebSocket messages, the tool fuzz, hostile prompt arguments and resource
+URIs, `true` for every integer argument, the concurrent sessions and the credential attacks.
+The servers' logs (at WARNING) are searched for tracebacks, ERROR lines and a written note's
+word. Every count and wait is bounded.
 """
 
 from __future__ import annotations
