@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from knowledge_mcp.bench.http import Served, http_client, server_env, ws_client
 
-from .malformed import INITIALIZE
+from .calls.malformed import INITIALIZE
 
 CANARY = "zorblefrumious"
 REVOKE_CACHE_S = 6.0  # a valid credential is trusted for at most 5 s before it is looked up again

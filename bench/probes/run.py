@@ -22,7 +22,10 @@ import jwt
 
 from knowledge_mcp.bench.http import served, server_env
 
-from . import credentials, fuzz, kills, malformed, sessions, surfaces, writes
+from . import credentials, sessions
+from .calls import fuzz, malformed, surfaces
+from .killed import imports as kills
+from .killed import writes
 
 CORPUS = Path("/work/shared/data/scifact/corpus.jsonl")
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"  # the sample data (as `demo` finds it)

@@ -19,7 +19,7 @@ import anyio
 
 from knowledge_mcp.bench.http import Served, http_client, served
 
-from .kills import import_folder, integrity
+from .imports import import_folder, integrity
 
 WRITERS = 4
 USER = "writer"
