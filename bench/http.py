@@ -76,6 +76,14 @@ class Served:
     process: subprocess.Popen[bytes]
     secret: str | None
     peak_rss_mb: float | None = None
+    log: Any = None
+    """The server's stdout and stderr so far (a binary temporary file), while it runs."""
+
+    def log_text(self) -> str:
+        if self.log is None:
+            return ""
+        self.log.seek(0)
+        return str(self.log.read().decode(errors="replace"))
 
     def mint(self, user: str, count: int) -> list[str]:
         """One JWT per client, all for `user` (so every client searches the same data)."""
@@ -148,7 +156,7 @@ async def served(
         try:
             await _wait_healthy(process, f"http://127.0.0.1:{port}/healthz", log)
             scheme, path = PATHS[transport]
-            server = Served(f"{scheme}://127.0.0.1:{port}{path}", process, secret)
+            server = Served(f"{scheme}://127.0.0.1:{port}{path}", process, secret, log=log)
             yield server
             server.peak_rss_mb = peak_rss_of(process.pid)
         finally:
