@@ -9,6 +9,18 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+CANARY = "quokka-canary-7731"
+
+
+def vault_and_outside(folder: Path) -> tuple[Path, Path]:
+    """A vault with one note, and an outside file holding `CANARY` (of another size)."""
+    vault = folder / "vault"
+    vault.mkdir()
+    (vault / "inside.md").write_text("# Inside\n\nA note about herons.\n", encoding="utf-8")
+    outside = folder / "outside.md"
+    outside.write_text(f"# Outside\n\nThe private code is {CANARY}, for no index.\n", encoding="utf-8")
+    return vault, outside
+
 
 class LinkFlipper:
     """Points `link` at each of `targets` in turn, every `period` seconds, until stopped; each

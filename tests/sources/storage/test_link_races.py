@@ -10,11 +10,10 @@ import pytest
 from knowledge_mcp.sources.notes.source import NotesSource
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
-from tests.links import LinkFlipper
+from tests.links import CANARY, LinkFlipper, vault_and_outside
 
 pytestmark = pytest.mark.anyio
 
-CANARY = "quokka-canary-7731"
 POLLS = 200
 LEAKED_SQL = "SELECT COUNT(*) FROM notes_items WHERE content LIKE '%" + CANARY + "%'"
 
@@ -22,12 +21,7 @@ LEAKED_SQL = "SELECT COUNT(*) FROM notes_items WHERE content LIKE '%" + CANARY +
 @pytest.fixture
 def layout(tmp_path: Path) -> tuple[Path, Path]:
     """A vault with one note, and an outside file holding a canary (of another size)."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "inside.md").write_text("# Inside\n\nA note about herons.\n", encoding="utf-8")
-    outside = tmp_path / "outside.md"
-    outside.write_text(f"# Outside\n\nThe private code is {CANARY}, for no index.\n", encoding="utf-8")
-    return vault, outside
+    return vault_and_outside(tmp_path)
 
 
 async def test_an_import_racing_a_link_flipper_never_stores_the_outside_text(

@@ -16,21 +16,13 @@ from knowledge_mcp.sources.storage.files.opening import (
     open_folder,
 )
 from knowledge_mcp.sources.storage.files.walking import read_regular
-
-CANARY = "quokka-canary-7731"
+from tests.links import CANARY, vault_and_outside
 
 
 @pytest.fixture
 def layout(tmp_path: Path) -> tuple[Path, Path]:
     """A vault with one note, and an outside file holding a canary (of another size)."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "inside.md").write_text("# Inside\n\nA note about herons.\n", encoding="utf-8")
-    outside = tmp_path / "outside.md"
-    outside.write_text(
-        f"# Outside\n\nThe private vault code is {CANARY}, not for any index.\n", encoding="utf-8"
-    )
-    return vault, outside
+    return vault_and_outside(tmp_path)
 
 
 def test_a_file_behind_a_link_is_refused_when_opened(layout: tuple[Path, Path]) -> None:
