@@ -14,6 +14,7 @@ import aiosqlite
 from .errors import NotFoundError
 from .fitting import fit, trim_meta
 from .models import GetResponse, Loc, NextStep, Retrieval
+from .rendering import render_get
 from .retrieval import Budget, Defaults, Span, chunk_window, full_window, resolve_budget
 from .search.lexical.sql import build_anchor_sql
 from .search.query import ParsedQuery, parse_query
@@ -133,9 +134,7 @@ async def get(
 
 
 def render_text(response: GetResponse[Any]) -> str:
-    """The text rendering a get tool sends with `response` (`tooling.render_get`)."""
-    from .tooling import render_get  # the MCP SDK is loaded only when a get runs
-
+    """The text rendering a get tool sends with `response` (`rendering.render_get`)."""
     return render_get(response)
 
 

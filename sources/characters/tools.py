@@ -9,6 +9,7 @@ from mcp_types import CallToolResult
 from pydantic import Field, WithJsonSchema
 
 from ..models import Loc
+from ..rendering import render_get, render_search
 from ..search.request import SearchRequest
 from ..tooling import (
     AnchorQuery,
@@ -22,8 +23,6 @@ from ..tooling import (
     ToolHost,
     add_read_tool,
     item_id_of,
-    render_get,
-    render_search,
     reranking_of,
     tool_result,
 )

@@ -33,6 +33,7 @@ from .migrations import MIGRATIONS
 from .models import ChatGetResponse, ChatMessage, ChatNextStep, ChatResult
 from .parsing import Reader, build_item, conversations_from_json, loads, plain_conversation
 from .reading import Window, around, forward
+from .rendering import render_get
 from .sillytavern import is_sillytavern, json_lines, sillytavern_conversation
 
 SearchBy = Literal["both", "title", "message"]
@@ -294,8 +295,6 @@ class _Reading:
 
 
 def _render(response: ChatGetResponse) -> str:
-    from .tools import render_get  # the MCP SDK is loaded only when a get runs
-
     return render_get(response)
 
 

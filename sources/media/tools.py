@@ -10,6 +10,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..models import OrderBy
+from ..rendering import render_get, render_search
 from ..tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -23,8 +24,6 @@ from ..tooling import (
     ToolHost,
     add_read_tool,
     item_id_of,
-    render_get,
-    render_search,
     reranking_of,
     tool_result,
 )
