@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowledge_mcp.sources.chats.models import ChatGetResponse
-from knowledge_mcp.sources.chats.rendering import render_get as render_chat
 from knowledge_mcp.sources.models import GetResponse
-from knowledge_mcp.sources.rendering import render_get, render_search
+from knowledge_mcp.sources.registry import ENTRIES
+from knowledge_mcp.sources.wire import render_get, render_search
 
 from .models import KnowledgeSearchResponse
 
@@ -24,4 +23,5 @@ def render_knowledge_search(response: KnowledgeSearchResponse) -> str:
 
 def render_knowledge_get(response: GetResponse[Any]) -> str:
     """An item of any source as its own get tool renders it (a conversation as its messages)."""
-    return render_chat(response) if isinstance(response, ChatGetResponse) else render_get(response)
+    render = ENTRIES[response.meta.source].render_get or render_get
+    return render(response)

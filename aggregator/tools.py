@@ -8,8 +8,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from knowledge_mcp.sources.models import OrderBy, SourceName
-from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.models import OrderBy
+from knowledge_mcp.sources.registry import SOURCES, SourceChoice
 from knowledge_mcp.sources.tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -52,7 +52,7 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
         query: Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix.')],
         ctx: Context,
         sources: Annotated[
-            list[SourceName] | None, Field(description="Search only these sources (default: all).")
+            list[SourceChoice] | None, Field(description="Search only these sources (default: all).")
         ] = None,
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
@@ -109,7 +109,7 @@ def register(mcp: MCPServer, host: AggregatorHost, *, source_timeout_s: float = 
     async def knowledge_get_tool(
         ctx: Context,
         uri: Annotated[str | None, Field(description="A search result's uri, e.g. notes://<id>.")] = None,
-        source: Annotated[SourceName | None, Field(description="Instead of uri: the source and…")] = None,
+        source: Annotated[SourceChoice | None, Field(description="Instead of uri: the source and…")] = None,
         id: Annotated[str | None, Field(description="…the item's id.")] = None,
         loc: AnchorLoc = None,
         query: AnchorQuery = None,

@@ -14,13 +14,13 @@ import aiosqlite
 from .errors import NotFoundError
 from .fitting import fit, trim_meta
 from .models import GetResponse, Loc, NextStep, Retrieval
-from .rendering import render_get
 from .retrieval import Budget, Defaults, Span, chunk_window, full_window, resolve_budget
 from .search.lexical.sql import build_anchor_sql
 from .search.query import ParsedQuery, parse_query
 from .search.stemming import QueryMatcher
 from .storage.db import Database
 from .text.snippets import make_snippet
+from .wire import render_get
 
 ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
 CHUNKS_OF_ITEM_SQL = "SELECT * FROM {p}_chunks WHERE item_rowid = ? ORDER BY chunk_index"
@@ -134,7 +134,7 @@ async def get(
 
 
 def render_text(response: GetResponse[Any]) -> str:
-    """The text rendering a get tool sends with `response` (`rendering.render_get`)."""
+    """The text rendering a get tool sends with `response` (`wire.render_get`)."""
     return render_get(response)
 
 

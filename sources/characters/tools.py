@@ -9,7 +9,6 @@ from mcp_types import CallToolResult
 from pydantic import Field, WithJsonSchema
 
 from ..models import Loc
-from ..rendering import render_get, render_search
 from ..search.request import SearchRequest
 from ..tooling import (
     AnchorQuery,
@@ -26,7 +25,7 @@ from ..tooling import (
     reranking_of,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput
+from ..wire import GetOutput, SearchOutput, render_get, render_search
 from .source import source
 
 CharacterId = Annotated[

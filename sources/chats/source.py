@@ -30,10 +30,9 @@ from ..text.snippets import make_snippet
 from .exports import chatgpt_conversation, claude_conversation
 from .links import open_links
 from .migrations import MIGRATIONS
-from .models import ChatGetResponse, ChatMessage, ChatNextStep, ChatResult
+from .models import ChatGetResponse, ChatMessage, ChatNextStep, ChatResult, render_get
 from .parsing import Reader, build_item, conversations_from_json, loads, plain_conversation
 from .reading import Window, around, forward
-from .rendering import render_get
 from .sillytavern import is_sillytavern, json_lines, sillytavern_conversation
 
 SearchBy = Literal["both", "title", "message"]

@@ -9,7 +9,6 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..models import Retrieval
-from ..rendering import render_search
 from ..tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -26,8 +25,8 @@ from ..tooling import (
     reranking_of,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput
-from .rendering import render_get
+from ..wire import GetOutput, SearchOutput, render_search
+from .models import render_get
 from .source import MAX_PAGE_SIZE, ChatsOptions, SearchBy, source
 
 By = Annotated[SearchBy, Field(description="both (default): title or messages; title; message.")]

@@ -10,7 +10,6 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..models import OrderBy
-from ..rendering import render_get, render_search
 from ..tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -27,7 +26,7 @@ from ..tooling import (
     reranking_of,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput, dump
+from ..wire import GetOutput, SearchOutput, dump, render_get, render_search
 from .models import MediaType, TranscriptFormat, TranscriptResponse
 from .source import MediaOptions, source
 

@@ -9,7 +9,6 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ..models import OrderBy
-from ..rendering import render_get, render_search
 from ..tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -27,7 +26,7 @@ from ..tooling import (
     tool_errors,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput
+from ..wire import GetOutput, SearchOutput, render_get, render_search
 from .rendering import render_write
 from .source import NotesOptions, source
 from .writing import NoteWriter, WritingHost
@@ -145,4 +144,3 @@ def register_writes(mcp: MCPServer, host: WritingHost) -> None:
     ):
         tool = tool_errors(fn, source.name)
         mcp.add_tool(tool, name=host.tool_name(fn.__name__), title=title, annotations=hints)
-

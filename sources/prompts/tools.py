@@ -9,7 +9,6 @@ from mcp_types import CallToolResult
 from pydantic import Field, WithJsonSchema
 
 from ..models import Loc
-from ..rendering import render_get, render_search
 from ..tooling import (
     AnchorQuery,
     GetRetrieval,
@@ -25,7 +24,7 @@ from ..tooling import (
     reranking_of,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput
+from ..wire import GetOutput, SearchOutput, render_get, render_search
 from .models import PromptField
 from .source import PromptsOptions, source
 
