@@ -23,7 +23,7 @@ from mcp_types import INTERNAL_ERROR
 
 from knowledge_mcp.sources.errors import KnowledgeError, NotFoundError
 from knowledge_mcp.sources.registry import ENTRIES
-from knowledge_mcp.sources.source import ChunkedSource, SourceEntry
+from knowledge_mcp.sources.source import SourceEntry
 from knowledge_mcp.sources.storage.db import Database
 
 from ..protocol_errors import unknown_resource
@@ -34,10 +34,10 @@ def template_uri(entry: SourceEntry) -> str:
     return f"{entry.name}://{{{entry.uri_variable}}}"
 
 
-async def item_text(
-    db: Database, source: ChunkedSource[Any], item_id: str, max_chars: int, tool_name: Any
-) -> str:
-    """The item's text within `max_chars`, and the marker saying how to read on when cut."""
+async def item_text(db: Database, entry: SourceEntry, item_id: str, max_chars: int, tool_name: Any) -> str:
+    """The item's text within `max_chars`, and the marker saying how to read on when cut (with
+    the source's own get tool, when it has tools)."""
+    source = entry.source
     item, chunks = await source.load_item(db, item_id)
     text = str(item["content"])
     capped = cap(text, max_chars)
@@ -50,7 +50,7 @@ async def item_text(
         shown=len(capped.text),
         total=len(text),
         uri=source.uri(item_id),
-        get_tool=tool_name(f"{source.name}_get"),
+        get_tool=tool_name(f"{source.name}_get") if entry.tools else None,
         id_field=source.id_field,
         item_id=item_id,
         loc=loc,
@@ -71,7 +71,7 @@ def _register_source(mcp: MCPServer, host: Any, entry: SourceEntry, max_chars: i
         uri = source.uri(item_id)
         try:
             db = await host.database(ctx, name)
-            return await item_text(db, source, item_id, max_chars, host.tool_name)
+            return await item_text(db, entry, item_id, max_chars, host.tool_name)
         except NotFoundError:
             raise unknown_resource(uri, f"use a uri from {name}_search or knowledge_search results") from None
         except KnowledgeError as exc:

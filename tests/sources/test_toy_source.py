@@ -62,3 +62,18 @@ async def test_an_unregistered_source_is_gone_from_the_server_built_after(client
         assert "toy" not in sources and "toy" not in SOURCE_NAMES
         found = await client.call_tool("knowledge_search", {"query": "kite", "sources": ["toy"]})
         assert found.is_error
+
+
+async def test_a_cut_resource_of_a_source_without_tools_points_only_at_knowledge_get(
+    toy: None, data_dir: Path, tmp_path: Path, client_factory: Any
+) -> None:
+    body = " ".join(f"Kite {i} rides the thermals over the marsh." for i in range(120))
+    (tmp_path / "toys").mkdir()
+    (tmp_path / "toys" / "long.toy").write_text(f"Long kite\n{body}", encoding="utf-8")
+    await import_into(data_dir, "toy", tmp_path / "toys")
+    async with client_factory(resource_max_chars=2000) as client:
+        [hit] = (await call(client, "knowledge_search", query="thermals"))["results"]
+        text = (await client.read_resource(hit["uri"])).contents[0].text
+        head, _, tail = text.partition("\n\n[truncated: ")
+        assert body.startswith(head) and len(head) <= 2000
+        assert f'knowledge_get(uri="{hit["uri"]}"' in tail and "toy_get" not in tail
