@@ -39,9 +39,7 @@ class ResultItem(BaseModel):
 
     id: str
     source: SourceName = Field(description="The source's name, the scheme of `uri`.")
-    uri: str = Field(
-        description="notes://<id>, media://<id>, chats://<id>, characters://<id>, prompts://<id>"
-    )
+    uri: str = Field(description="<source>://<id> (notes://<id>, chats://<id>…), for the get tools.")
     title: str
     snippet: str = Field(description="Plain text around the first match.")
     score: float = Field(ge=0.0, le=1.0, description="0..1, higher is better; comparable across sources.")

@@ -1,8 +1,8 @@
 """The one place sources are registered.
 
-A source is a package that declares its `entry` (a `source.SourceEntry`): its `source` (name, id field,
-result model, migrations, parser), the MIME type and label of its items as resources, and
-whether it has its own tools (`<package>.tools.register`). The built-in sources are the
+A source is a package that declares its `entry` (a `source.SourceEntry`): its `source` (name,
+id field, result model, migrations, parser), the MIME type and label of its items as resources,
+and whether it has its own tools (`<package>.tools.register`). The built-in sources are the
 packages `knowledge_mcp.sources.<name>` named in `BUILT_IN`: adding one is a package and a line
 there. An application, or a test, adds a package of its own with `register_source` before it
 builds the server.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import CoreSchema
@@ -25,18 +25,14 @@ from pydantic_core import CoreSchema
 from .errors import InvalidArgumentError
 from .source import ChunkedSource, SourceEntry
 
-if TYPE_CHECKING:  # the SDK is loaded only when a server is built (`registrars`)
-    from mcp.server.mcpserver import MCPServer
-
-    from .tooling import ToolHost
-
 BUILT_IN: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")
 """The sources this package ships, in the order they are listed and searched."""
 
 ENTRIES: dict[str, SourceEntry] = {}
 SOURCES: dict[str, ChunkedSource[Any]] = {}
 SOURCE_NAMES: list[str] = []
-"""The registered sources by name, in order (changed only by `register_source`)."""
+"""The registered sources by name, in order (changed only by `register_source` and
+`unregister_source`: read them, never assign them)."""
 _PACKAGES: dict[str, str] = {}
 
 
@@ -70,9 +66,9 @@ def _register_built_in() -> None:
 _register_built_in()
 
 
-def registrars() -> list[Callable[[MCPServer, ToolHost], None]]:
-    """Each source's `tools.register`. Imported here, when a server is built, so that the
-    command line's import and search never load the MCP SDK."""
+def registrars() -> list[Callable[..., None]]:
+    """Each source's `tools.register(mcp, host)` (a `tooling.ToolHost`). Imported here, when a
+    server is built, so that the command line's import and search never load the MCP SDK."""
     return [
         importlib.import_module(f"{_PACKAGES[name]}.tools").register
         for name, entry in ENTRIES.items()
