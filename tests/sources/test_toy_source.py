@@ -77,3 +77,9 @@ async def test_a_cut_resource_of_a_source_without_tools_points_only_at_knowledge
         head, _, tail = text.partition("\n\n[truncated: ")
         assert body.startswith(head) and len(head) <= 2000
         assert f'knowledge_get(uri="{hit["uri"]}"' in tail and "toy_get" not in tail
+
+
+def test_a_second_source_of_the_same_name_is_refused(toy: None) -> None:
+    with pytest.raises(ValueError, match="'toy' is registered already"):
+        register_source("tests.sources.toy")
+    assert SOURCE_NAMES.count("toy") == 1
