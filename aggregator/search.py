@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import anyio
 from loguru import logger
@@ -33,7 +33,7 @@ from knowledge_mcp.sources.tooling import databases_of
 from .diversity import capped, sorted_lists
 from .host import AggregatorHost, Session
 from .merge import Candidates, SeenMode, cut_page, fetch_size
-from .models import AnyResult, KnowledgeSearchResponse, SeenApplied
+from .models import KnowledgeSearchResponse, SeenApplied
 
 DEFAULT_LIMIT = 20
 SEEN_URIS_SHOWN = 20
@@ -294,7 +294,7 @@ def merged_response(
     ]
     return KnowledgeSearchResponse(
         seen_applied=applied,
-        results=cast("list[AnyResult]", page.results),
+        results=page.results,
         count=len(page.results),
         has_more=page.has_more,
         next_offset=page.next_offset,

@@ -22,12 +22,10 @@ from ..tooling import (
     ToolHost,
     add_read_tool,
     item_id_of,
-    render_get,
-    render_search,
     reranking_of,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput
+from ..wire import GetOutput, SearchOutput, render_get, render_search
 from .source import source
 
 CharacterId = Annotated[

@@ -23,12 +23,10 @@ from ..tooling import (
     ToolHost,
     add_read_tool,
     item_id_of,
-    render_get,
-    render_search,
     reranking_of,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput, dump
+from ..wire import GetOutput, SearchOutput, dump, render_get, render_search
 from .models import MediaType, TranscriptFormat, TranscriptResponse
 from .source import MediaOptions, source
 

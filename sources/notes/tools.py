@@ -22,15 +22,14 @@ from ..tooling import (
     ToolHost,
     add_read_tool,
     item_id_of,
-    render_get,
-    render_search,
     reranking_of,
     tool_errors,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput
+from ..wire import GetOutput, SearchOutput, render_get, render_search
+from .rendering import render_write
 from .source import NotesOptions, source
-from .writing import NoteWriter, WriteResult, WritingHost
+from .writing import NoteWriter, WritingHost
 
 NoteId = Annotated[str, item_id_of("notes"), Field(description="A notes_search result's uri or id.")]
 
@@ -145,12 +144,3 @@ def register_writes(mcp: MCPServer, host: WritingHost) -> None:
     ):
         tool = tool_errors(fn, source.name)
         mcp.add_tool(tool, name=host.tool_name(fn.__name__), title=title, annotations=hints)
-
-
-def render_write(result: WriteResult) -> str:
-    lines = [f"{result.title} — {result.uri} ({result.path}, version {result.version})"]
-    if result.recommendation:
-        lines.append("recommendation: review_first (a near-identical note exists)")
-    lines += [f"similar: {d.title} — {d.uri} ({d.similarity:.2f})" for d in result.duplicates or []]
-    lines += [f"warning: {w}" for w in result.warnings or []]
-    return "\n".join(lines)
