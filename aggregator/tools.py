@@ -9,7 +9,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from knowledge_mcp.sources.chats.models import ChatGetResponse
-from knowledge_mcp.sources.chats.tools import render_get as render_chat
+from knowledge_mcp.sources.chats.models import render_get as render_chat
 from knowledge_mcp.sources.models import OrderBy, SourceName
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.tooling import (
