@@ -122,7 +122,8 @@ def circles(graph: Graph) -> list[frozenset[str]]:
 
 
 def reachable(graph: Graph, starts: Iterable[str]) -> set[str]:
-    """Every module imported, directly or not, by the modules `starts`, and those."""
+    """Every module imported, directly or not, by the modules `starts`, and those; importing a
+    module runs its packages' `__init__` first, so they (and what they import) count too."""
     seen: set[str] = set()
     todo = list(starts)
     while todo:
@@ -130,4 +131,7 @@ def reachable(graph: Graph, starts: Iterable[str]) -> set[str]:
         if module not in seen:
             seen.add(module)
             todo.extend(graph.get(module, ()))
+            parent = module.rpartition(".")[0]
+            if parent in graph:
+                todo.append(parent)
     return seen
