@@ -40,9 +40,8 @@ SEEN_URIS_SHOWN = 20
 DOWNRANK_WINDOW = 100
 """`seen = downrank` halves the scores of the session's last this many returned URIs (about the
 last five pages): what the assistant has just been shown. Older ones rank as if unseen, so a
-long session does not bury the collection: over a 300-query SciFact session, halving every seen
-URI scored nDCG@10 0.018 below `seen = show`, this window 0.009 (`eval --split-sources
---session 300`). `hide` drops every seen URI."""
+long session does not bury the collection (`docs/performance.md`, "Sessions: the downrank
+window"). `hide` drops every seen URI."""
 """`seen_applied` names at most this many of the items the session hid or down-ranked."""
 
 
