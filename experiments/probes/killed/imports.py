@@ -46,7 +46,9 @@ def import_command(folder: Path, data_dir: Path, source: str = "notes") -> list[
 
 def import_folder(source: str, folder: Path, data_dir: Path, *extra: str) -> None:
     command = [*import_command(folder, data_dir, source), *extra]
-    subprocess.run(command, env=server_env(), check=True, capture_output=True, timeout=IMPORT_TIMEOUT_S)
+    done = subprocess.run(command, env=server_env(), capture_output=True, timeout=IMPORT_TIMEOUT_S, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"import exited {done.returncode}: {done.stdout[-2000:]} {done.stderr[-2000:]}")
 
 
 def opened_db(pid: int) -> bool:
