@@ -1,6 +1,6 @@
 """`knowledge-mcp import` into the PostgreSQL item store (`item_store = "postgresql"`), and
 `knowledge-mcp embed` / `import … --embed` there: the user's missing vectors computed into the
-store (`dense/pg/indexing.py`)."""
+store (`dense/indexing.embed_missing` over its `PgVectorStore`)."""
 
 from __future__ import annotations
 
