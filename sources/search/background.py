@@ -63,7 +63,8 @@ def building(store: VectorStore) -> bool:
 
 
 class BackgroundIndexer:
-    """The process's one embedding worker: a queue of databases, looked at one at a time."""
+    """The process's one embedding worker: a queue of sources' vector stores, looked at one at a
+    time."""
 
     def __init__(
         self,
