@@ -126,10 +126,10 @@ def real(db_path: Path, texts: list[str], dtype: str = DTYPE, table: str = "note
     import sqlite3
     import tempfile
 
-    from knowledge_mcp.sources.search.dense import vectors
     from knowledge_mcp.sources.search.dense.ann import hits as ann_hits
     from knowledge_mcp.sources.search.dense.ann import store as search_ann
-    from knowledge_mcp.sources.search.dense.index import build as build_exact
+    from knowledge_mcp.sources.search.dense.sqlite import vectors
+    from knowledge_mcp.sources.search.dense.sqlite.index import build as build_exact
     from knowledge_mcp.sources.storage.vector_store import Coverage
 
     model = the_model()

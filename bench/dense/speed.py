@@ -26,11 +26,11 @@ import numpy as np
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search.dense import vectors
 from knowledge_mcp.sources.search.dense.embedder import Embedder
-from knowledge_mcp.sources.search.dense.index import DenseIndex, best_positions, dense_indexes
 from knowledge_mcp.sources.search.dense.query_vectors import QUERY_VECTORS
 from knowledge_mcp.sources.search.dense.retriever import POOL
+from knowledge_mcp.sources.search.dense.sqlite import vectors
+from knowledge_mcp.sources.search.dense.sqlite.index import DenseIndex, best_positions, dense_indexes
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from knowledge_mcp.sources.storage.vector_store import Coverage

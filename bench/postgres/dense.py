@@ -31,7 +31,7 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.sqlite_store import SqliteVectorStore
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from knowledge_mcp.sources.storage.importing import item_id_for

@@ -17,10 +17,10 @@ import re
 from pathlib import Path
 
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.search.dense import vectors
 from knowledge_mcp.sources.search.dense.embedder import embedder, unavailable
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.sqlite_store import SqliteVectorStore
+from knowledge_mcp.sources.search.dense.sqlite import vectors
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import Database
 
 _SPLIT_DISTRACTOR = re.compile(r"x[0-9]+")

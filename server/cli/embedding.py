@@ -14,7 +14,7 @@ from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder, unavailable
 from knowledge_mcp.sources.search.dense.indexing import EmbedReport, embed_missing
-from knowledge_mcp.sources.search.dense.sqlite_store import SqliteVectorStore
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 
 from ..config import Settings

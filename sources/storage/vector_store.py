@@ -2,7 +2,7 @@
 
 The dense retriever, the hybrid fuser and the embedding loop are written once against this
 protocol. Two stores implement it, each with its own SQL: the SQLite source database
-(`search/dense/sqlite_store.py`: an exact numpy index, or a usearch approximate index for a
+(`search/dense/sqlite/`: an exact numpy index, or a usearch approximate index for a
 large source) and the PostgreSQL item store (`storage/postgres/embeddings/store.py`: pgvector
 or an exact scan). `search/dense/stores.vector_store` picks one.
 """

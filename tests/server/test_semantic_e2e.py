@@ -15,7 +15,7 @@ from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.sqlite_store import SqliteVectorStore
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from tests.conftest import FIXTURES, import_into, score_types
 from tests.server.test_knowledge_e2e import stdio

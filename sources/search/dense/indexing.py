@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ...storage.vector_store import MissingChunk, Vectors, VectorStore
 from .model import Embedder
-from .vectors import embedded_text, text_hash
+from .sqlite.vectors import embedded_text, text_hash
 
 BATCH_CHUNKS = 32
 

@@ -8,7 +8,7 @@ from typing import Any
 from ...storage.db import Database, Migration
 from ...storage.vector_store import VectorStore
 from ..request import SearchedSource
-from .sqlite_store import SqliteVectorStore
+from .sqlite.store import SqliteVectorStore
 
 
 def vector_store(db: Database, source: SearchedSource, migrations: Sequence[Migration] = ()) -> VectorStore:

@@ -13,7 +13,7 @@ from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCES, get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.sqlite_store import SqliteVectorStore
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 
 from ...conftest import FIXTURES, call, import_into

@@ -18,9 +18,9 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense import embedder as embedders
 from knowledge_mcp.sources.search.dense.ann import store as ann
 from knowledge_mcp.sources.search.dense.ann.store import AnnIndex, index_path
-from knowledge_mcp.sources.search.dense.index import DenseIndex, dense_indexes
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.sqlite_store import SqliteVectorStore
+from knowledge_mcp.sources.search.dense.sqlite.index import DenseIndex, dense_indexes
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from tests.conftest import import_into

@@ -10,10 +10,10 @@ import pytest
 
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.search.dense import vectors
 from knowledge_mcp.sources.search.dense.embedder import Embedder, embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.sqlite_store import SqliteVectorStore
+from knowledge_mcp.sources.search.dense.sqlite import vectors
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from tests.conftest import import_into
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from knowledge_mcp.sources.notes import source as notes
-from knowledge_mcp.sources.search.dense.sqlite_store import SqliteVectorStore
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.items import ParsedItem

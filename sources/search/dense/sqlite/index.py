@@ -17,15 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from ...storage.db import Database
-from ...storage.vector_store import Coverage, DenseHits, Floats, Ints
-from ..lexical.memory import memory_indexes
-from ..request import SearchedSource
+from ....storage.db import Database
+from ....storage.vector_store import Coverage, DenseHits, Floats, Ints
+from ...lexical.memory import memory_indexes
+from ...request import SearchedSource
+from ..ann import store as ann
+from ..ann.store import AnnIndex
+from ..ann.synced import ApproximateIndex
+from ..embedder import Vectors
 from . import vectors
-from .ann import store as ann
-from .ann.store import AnnIndex
-from .ann.synced import ApproximateIndex
-from .embedder import Vectors
 
 
 @dataclass

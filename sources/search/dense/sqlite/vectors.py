@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ...storage.db import Database
-from ...storage.vector_store import Coverage, Vectors
-from ..lexical.sql import ident
+from ....storage.db import Database
+from ....storage.vector_store import Coverage, Vectors
+from ...lexical.sql import ident
 
 MISSING_SQL = """SELECT c.id, c.title, c.body, c.item_rowid FROM {p}_chunks AS c
 WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM {p}_chunk_vectors AS v WHERE v.chunk_id = c.id)

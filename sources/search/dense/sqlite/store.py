@@ -8,12 +8,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from ...storage.db import Database, Migration, open_database
-from ...storage.vector_store import Coverage, DenseHits, MissingChunk, Vectors, VectorStore
-from ..request import SearchedSource
+from ....storage.db import Database, Migration, open_database
+from ....storage.vector_store import Coverage, DenseHits, MissingChunk, Vectors, VectorStore
+from ...request import SearchedSource
+from ..ann import hits as ann_hits
+from ..ann.store import AnnIndex
 from . import vectors
-from .ann import hits as ann_hits
-from .ann.store import AnnIndex
 from .index import DenseIndex, dense_indexes
 
 
