@@ -18,9 +18,11 @@ import anyio
 
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.embedder import embedder, unavailable
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.search.scoring import INTERCEPT, SLOPE
@@ -100,7 +102,7 @@ async def embed_corpus(db: Any) -> float:
     if model is None:
         raise KnowledgeError(f"--retrieval: {unavailable()}")
     started = time.perf_counter()
-    await embed_missing(db, "notes", model)
+    await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
     return time.perf_counter() - started
 
 

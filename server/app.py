@@ -23,6 +23,7 @@ from knowledge_mcp.sources.notes.writing import WritePermit
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.background import BackgroundIndexer
+from knowledge_mcp.sources.search.dense.stores import vector_store
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.choice import reranking
 from knowledge_mcp.sources.storage.db import Database, user_dir
@@ -170,7 +171,7 @@ class ServerHost:
         user = request.user_id
         if self.item_store is not None and self.pool.background is not None:
             items = await self.item_store.items(user, source, request.db_paths[source])
-            self.pool.background.notice_pg(items.pg, user, source, force=True)
+            self.pool.background.notice(vector_store(cast(Database, items), SOURCES[source]), force=True)
         await self.notifier.publish(ItemChange(user, source, added, updated, removed))
 
     async def database(self, ctx: Context, source: str) -> Database:
@@ -183,7 +184,7 @@ class ServerHost:
         if self.item_store is not None:
             items = await self.item_store.items(request.user_id, source, request.db_paths[source])
             if self.pool.background is not None:  # fills the user's missing vectors while serving
-                self.pool.background.notice_pg(items.pg, request.user_id, source)
+                self.pool.background.notice(vector_store(cast(Database, items), SOURCES[source]))
             return cast(Database, items)  # read by the sources as its SQLite Database (`serving/items.py`)
         started = time.perf_counter()
         db = await self.pool.get(request.db_paths[source], source)

@@ -26,11 +26,8 @@ KNOWN_CIRCLES = [
     # C1: the key stores and the PostgreSQL import
     _circle("server.auth.keys", "server.shared.keys"),
     _circle("server.cli.embedding", "server.cli.pg_import"),
-    # B: the embedder and its model
-    _circle("sources.search.dense.embedder", "sources.search.dense.minilm"),
-    # A/B: the PostgreSQL copies of the stages, which the store seam deletes
+    # A: the PostgreSQL copies of the stages, which the store seam deletes
     _circle("sources.search.lexical.term_stats", "sources.storage.postgres.serving.stats"),
-    _circle("sources.search.dense.pg.retriever", "sources.search.lexical.postgres"),
 ]
 
 

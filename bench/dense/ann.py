@@ -126,10 +126,11 @@ def real(db_path: Path, texts: list[str], dtype: str = DTYPE, table: str = "note
     import sqlite3
     import tempfile
 
-    from knowledge_mcp.sources.search.dense import vectors
     from knowledge_mcp.sources.search.dense.ann import hits as ann_hits
     from knowledge_mcp.sources.search.dense.ann import store as search_ann
-    from knowledge_mcp.sources.search.dense.index import build as build_exact
+    from knowledge_mcp.sources.search.dense.sqlite import vectors
+    from knowledge_mcp.sources.search.dense.sqlite.index import build as build_exact
+    from knowledge_mcp.sources.storage.vector_store import Coverage
 
     model = the_model()
     probes = [model.embed_query(t) for t in texts]
@@ -139,7 +140,7 @@ def real(db_path: Path, texts: list[str], dtype: str = DTYPE, table: str = "note
         conn = sqlite3.connect(copy)
         rows = conn.execute(vectors.sql(vectors.LOAD_SQL, table)).fetchall()
         conn.close()
-        exact = build_exact(rows, vectors.Coverage(1, 1), ())
+        exact = build_exact(rows, Coverage(1, 1), ())
         search_ann.DTYPE, kept = dtype, search_ann.DTYPE
         try:
             t0 = time.perf_counter()

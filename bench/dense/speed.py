@@ -26,13 +26,14 @@ import numpy as np
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search.dense import vectors
 from knowledge_mcp.sources.search.dense.embedder import Embedder
-from knowledge_mcp.sources.search.dense.index import DenseIndex, dense_indexes
 from knowledge_mcp.sources.search.dense.query_vectors import QUERY_VECTORS
-from knowledge_mcp.sources.search.dense.retriever import POOL, _best
+from knowledge_mcp.sources.search.dense.retriever import POOL
+from knowledge_mcp.sources.search.dense.sqlite import vectors
+from knowledge_mcp.sources.search.dense.sqlite.index import DenseIndex, best_positions, dense_indexes
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.vector_store import Coverage
 
 from ..corpus import Corpus
 from ..phases import USER, bench_aggregator
@@ -153,14 +154,14 @@ def dense_stage(n: int, dim: int = 384, queries: int = DENSE_QUERIES) -> dict[st
     t0 = time.perf_counter()
     matrix = unit_matrix(n, dim)
     ids = np.arange(n, dtype=np.int64)
-    index = DenseIndex(matrix, ids, ids, ids, vectors.Coverage(n, n))
+    index = DenseIndex(matrix, ids, ids, ids, Coverage(n, n))
     build_s = time.perf_counter() - t0
     probes = unit_matrix(queries, dim, seed=2)
     ms: list[float] = []
     for q in probes:
         t0 = time.perf_counter()
         _, best = index.cosines(q)
-        _best(best, POOL)
+        best_positions(best, POOL)
         ms.append((time.perf_counter() - t0) * 1000)
     del matrix, index
     return {

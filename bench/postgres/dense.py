@@ -10,7 +10,7 @@ run embeds nothing), then copied with `migrate`'s copy (items and vectors) into 
 throw-away user, whose partitions are dropped at the end. Each query runs through both stores'
 search pipelines (`notes.search`, a page of ten). Embedding speed: the vectors of the first
 `--embed-sample` chunks are computed again into each store (SQLite: a fresh database of those
-documents; PostgreSQL: the same chunks' vectors deleted, then `embed_missing_pg`).
+documents; PostgreSQL: the same chunks' vectors deleted, then `embed_missing` into it).
 """
 
 from __future__ import annotations
@@ -27,14 +27,16 @@ from typing import Any
 import anyio
 
 from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.pg.indexing import embed_missing_pg
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from knowledge_mcp.sources.storage.importing import item_id_for
 from knowledge_mcp.sources.storage.postgres.copying import copy_source
+from knowledge_mcp.sources.storage.postgres.embeddings.store import PgVectorStore
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg, redacted
 from knowledge_mcp.sources.storage.postgres.schema import (
@@ -85,7 +87,7 @@ async def _embedding_speed(
         try:
             await import_corpus(lite, beir, corpus[:n])
             started = time.perf_counter()
-            lite_report = await embed_missing(lite, "notes", model)
+            lite_report = await embed_missing(SqliteVectorStore(lite, SOURCES["notes"]), model)
             lite_s = time.perf_counter() - started
         finally:
             await lite.close()
@@ -93,7 +95,7 @@ async def _embedding_speed(
         await as_user(conn, user)
         await conn.execute(FORGET_SQL, (user, user, lite_report.chunks))
     started = time.perf_counter()
-    pg_report = await embed_missing_pg(pg, user, "notes", model)
+    pg_report = await embed_missing(PgVectorStore(pg, user, "notes"), model)
     pg_s = time.perf_counter() - started
     return {
         "sqlite_chunks_per_s": round(lite_report.linked / lite_s, 1),

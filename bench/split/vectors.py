@@ -16,9 +16,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from knowledge_mcp.sources.search.dense import vectors
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.dense.embedder import embedder, unavailable
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite import vectors
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import Database
 
 _SPLIT_DISTRACTOR = re.compile(r"x[0-9]+")
@@ -86,7 +88,7 @@ async def embed_rest(db: Database, table: str) -> int:
     model = embedder()
     if model is None:
         raise RuntimeError(f"--retrieval hybrid: {unavailable()}")
-    await embed_missing(db, table, model)
+    await embed_missing(SqliteVectorStore(db, SOURCES[table]), model)
     return (await vectors.coverage(db, table)).percent
 
 

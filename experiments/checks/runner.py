@@ -38,9 +38,10 @@ from mcp_types import Implementation
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.logs import configure_logging
-from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
+from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES, get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 
@@ -101,7 +102,7 @@ async def load(folder: Path, data_dir: Path, embed: bool) -> dict[str, int]:
             await Importer(src, db).run([sub])
             model = embedder() if embed else None
             if model is not None:
-                await embed_missing(db, name, model)
+                await embed_missing(SqliteVectorStore(db, SOURCES[name]), model)
             row = await db.fetchone(f"SELECT count(*) FROM {name}_items")
             counts[name] = int(row[0]) if row is not None else 0
         finally:

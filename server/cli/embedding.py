@@ -14,6 +14,7 @@ from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder, unavailable
 from knowledge_mcp.sources.search.dense.indexing import EmbedReport, embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 
 from ..config import Settings
@@ -56,10 +57,11 @@ async def run_embed(settings: Settings, sources: list[str]) -> dict[str, EmbedRe
         path = database_path(settings.data_dir, settings.user, name)
         if not path.exists():
             continue
-        db = await open_database(path, get_source(name).migrations)
+        source = get_source(name)
+        db = await open_database(path, source.migrations)
         line = ProgressLine(name)
         try:
-            reports[name] = await embed_missing(db, name, model, line)
+            reports[name] = await embed_missing(SqliteVectorStore(db, source, source.migrations), model, line)
         finally:
             line.close()
             await db.close()

@@ -1,6 +1,6 @@
 """`knowledge-mcp import` into the PostgreSQL item store (`item_store = "postgresql"`), and
 `knowledge-mcp embed` / `import … --embed` there: the user's missing vectors computed into the
-store (`dense/pg/indexing.py`)."""
+store (`dense/indexing.embed_missing` over its `PgVectorStore`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING
 
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.dense.embedder import Embedder
-from knowledge_mcp.sources.search.dense.indexing import EmbedReport
-from knowledge_mcp.sources.search.dense.pg.indexing import embed_missing_pg
-from knowledge_mcp.sources.storage.postgres.embeddings.vectors import coverage
+from knowledge_mcp.sources.search.dense.indexing import EmbedReport, embed_missing
+from knowledge_mcp.sources.storage.postgres.embeddings.store import PgVectorStore
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS
@@ -48,11 +47,12 @@ async def run_pg_embed(
     try:
         await migrate(pg, COMPONENT, MIGRATIONS)
         for name in sources:
-            if not (await coverage(pg, settings.user, name)).chunks:
+            store = PgVectorStore(pg, settings.user, name)
+            if not (await store.coverage()).chunks:
                 continue
             line = ProgressLine(name)
             try:
-                reports[name] = await embed_missing_pg(pg, settings.user, name, model, line)
+                reports[name] = await embed_missing(store, model, line)
             finally:
                 line.close()
     finally:

@@ -39,6 +39,7 @@ from watchfiles import awatch
 
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.search.dense.stores import vector_store
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.naming import shown
@@ -189,11 +190,11 @@ class Watcher:
         """One batch into the target's database; any failure is logged and the watcher goes on."""
         source = SOURCES[target.source]
         path = database_path(self.data_dir, target.user_id, target.source)
-        served, pg = None, None
+        served: Any = None
         try:
             if self.items is not None:
                 summary, change = await self._apply_pg(target, paths)
-                pg = (await self.items.items(target.user_id, target.source, path)).pg
+                served = await self.items.items(target.user_id, target.source, path)
             else:
                 served = await self.pool.get(path, target.source)
                 lock: asyncio.Lock = served.caches.setdefault(WRITE_LOCK, asyncio.Lock())
@@ -218,9 +219,7 @@ class Watcher:
                 target.source, target.user_id, len(change.added), len(change.updated), len(change.removed),
             )  # fmt: skip
             if self.pool.background is not None and served is not None:
-                self.pool.background.notice(served, target.source, source.migrations, force=True)
-            if self.pool.background is not None and pg is not None:
-                self.pool.background.notice_pg(pg, target.user_id, target.source, force=True)
+                self.pool.background.notice(vector_store(served, source, source.migrations), force=True)
             await self.feed.publish(change)
 
     async def _apply_pg(self, target: Target, paths: list[str]) -> tuple[ImportSummary, Change]:

@@ -1,39 +1,32 @@
 """Embeddings built in the background while the server serves (`embed_in_background`).
 
-The server tells the worker each time a source database is used (`notice`); at the first use
-of a database, and again at most every `recheck_s` seconds of use, the worker looks at it on a
-connection of its own: when chunks lack vectors it embeds them through `dense/indexing` (each
-batch committed on its own, so a stop or a kill loses nothing already done). One database at a
-time, one thread for the whole process (the model's own threads: 1), small batches and a
-pause after each: searches keep the other core and never wait for the worker, which writes on
-its own connection (WAL: readers see each committed batch). `stop()` ends it between two
-batches. Only counts are logged, never a text.
-
-With the PostgreSQL item store the server tells it each user's source it reads
-(`notice_pg`), and the worker embeds into PostgreSQL (`dense/pg/indexing.py`) the same way,
-holding a session advisory lock per user and source while it does: another process (a second
-server on the same database) skips what one is embedding.
+The server tells the worker each time a source's vectors are used (`notice`, with the source's
+`VectorStore`: a SQLite source database, or one user's source in the PostgreSQL item store); at
+the first use, and again at most every `recheck_s` seconds of use, the worker looks at it on a
+connection of its own (`VectorStore.embedding`): when chunks lack vectors it embeds them through
+`dense/indexing` (each batch committed on its own, so a stop or a kill loses nothing already
+done). One source at a time, one thread for the whole process (the model's own threads: 1),
+small batches and a pause after each: searches keep the other core and never wait for the
+worker. On PostgreSQL a run holds a lock per user and source: another process (a second server
+on the same database) skips what one is embedding. `stop()` ends it between two batches. Only
+counts are logged, never a text.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 
-from ..storage.db import Database, Migration, open_database
-from .dense import vectors
-from .dense.embedder import Embedder, embedder
+from ..storage.vector_store import VectorStore
+from .dense.embedder import embedder
 from .dense.indexing import EmbedReport, Pacing, embed_missing
-
-if TYPE_CHECKING:
-    from ..storage.postgres.pool import PgDatabase
+from .dense.minilm import MiniLMEmbedder
+from .dense.model import Embedder
 
 RECHECK_S = 30.0
 """At most one look per database this often (a count of chunks and of chunks with vectors)."""
@@ -47,21 +40,6 @@ KEY = "dense_background"
 """Where a database used by the server keeps its worker (`db.caches`): `building` reads it."""
 
 ModelLoader = Callable[[], Embedder | None]
-LOCK_SQL = "SELECT pg_try_advisory_lock(hashtext('knowledge_embedding'), hashtext(%s)) AS held"
-UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtext('knowledge_embedding'), hashtext(%s))"
-
-
-@dataclass(frozen=True)
-class PgSource:
-    """One user's source in the PostgreSQL item store, to embed."""
-
-    pg: PgDatabase
-    user_id: str
-    source: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.user_id}/{self.source}"
 
 
 def background_model() -> Embedder | None:
@@ -71,8 +49,6 @@ def background_model() -> Embedder | None:
     model = embedder()
     if model is None:
         return None
-    from .dense.minilm import MiniLMEmbedder
-
     if not isinstance(model, MiniLMEmbedder):
         return model
     own = MiniLMEmbedder.load(threads=1, arena=False)
@@ -80,14 +56,15 @@ def background_model() -> Embedder | None:
     return own
 
 
-def building(db: Database | PgDatabase) -> bool:
-    """Whether a background worker builds this database's vectors."""
-    worker = db.caches.get(KEY)
+def building(store: VectorStore) -> bool:
+    """Whether a background worker builds this store's vectors."""
+    worker = store.caches.get(KEY)
     return isinstance(worker, BackgroundIndexer) and worker.running
 
 
 class BackgroundIndexer:
-    """The process's one embedding worker: a queue of databases, looked at one at a time."""
+    """The process's one embedding worker: a queue of sources' vector stores, looked at one at a
+    time."""
 
     def __init__(
         self,
@@ -100,7 +77,7 @@ class BackgroundIndexer:
         self._load = model
         self._model: Embedder | None = None
         self.recheck_s, self.batch, self.pause_s = recheck_s, batch, pause_s
-        self._queue: dict[Path | str, tuple[str, Sequence[Migration]] | PgSource] = {}
+        self._queue: dict[Path | str, VectorStore] = {}
         self._looked: dict[Path | str, float] = {}
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
@@ -119,31 +96,18 @@ class BackgroundIndexer:
             self._wake = asyncio.Event()
             self._task = asyncio.get_running_loop().create_task(self._run(), name="background-embedding")
 
-    def notice(
-        self, db: Database, table: str, migrations: Sequence[Migration], *, force: bool = False
-    ) -> None:
-        """A request used `db`: queue it for a look unless it had one in the last `recheck_s`
+    def notice(self, store: VectorStore, *, force: bool = False) -> None:
+        """A request used `store`: queue it for a look unless it had one in the last `recheck_s`
         (`force`: it was just written, e.g. by `serve --watch`; look again now)."""
         if not self.running:
             return
-        db.caches[KEY] = self
-        self._enqueue(db.path, (table, migrations), force)
-
-    def notice_pg(self, pg: PgDatabase, user_id: str, source: str, *, force: bool = False) -> None:
-        """A request read `user_id`'s `source` from the PostgreSQL item store (as `notice`)."""
-        if not self.running:
-            return
-        pg.caches[KEY] = self
-        job = PgSource(pg, user_id, source)
-        self._enqueue(job.key, job, force)
-
-    def _enqueue(self, key: Path | str, job: Any, force: bool) -> None:
+        store.caches[KEY] = self
         now = time.monotonic()
-        last = self._looked.get(key)
+        last = self._looked.get(store.key)
         if last is not None and now - last < self.recheck_s and not force:
             return
-        self._looked[key] = now
-        self._queue[key] = job
+        self._looked[store.key] = now
+        self._queue[store.key] = store
         assert self._wake is not None
         self._wake.set()
 
@@ -167,15 +131,11 @@ class BackgroundIndexer:
                 await self._wake.wait()
                 continue
             key = next(iter(self._queue))
-            job = self._queue.pop(key)
+            store = self._queue.pop(key)
             try:
-                if isinstance(job, PgSource):
-                    await self._index_pg(job)
-                else:
-                    await self._index(Path(key), *job)
+                await self._index(store)
             except Exception as error:  # the next look tries again; searches stay lexical
-                name = job.source if isinstance(job, PgSource) else job[0]
-                logger.warning("background embedding of {} stopped: {}", name, type(error).__name__)
+                logger.warning("background embedding of {} stopped: {}", _named(key), type(error).__name__)
             self._looked[key] = time.monotonic()
 
     async def _ready(self) -> Embedder | None:
@@ -186,57 +146,33 @@ class BackgroundIndexer:
                 self._stopping = True  # no model: nothing to build, searches say so
         return self._model
 
-    async def _index(self, path: Path, table: str, migrations: Sequence[Migration]) -> None:
+    async def _index(self, store: VectorStore) -> None:
         model = await self._ready()
         if model is None:
             return
-        db = await open_database(path, migrations)
-        try:
-            cover = await vectors.coverage(db, table)
+        async with store.embedding() as own:
+            if own is None:
+                return  # another process embeds this source now
+            cover = await own.coverage()
             if cover.complete:
                 return
             logger.info(
-                "embedding {} of user {} in the background: {} of {} chunks without vectors",
-                table, path.parent.name, cover.chunks - cover.embedded, cover.chunks,
+                "embedding {} in the background: {} of {} chunks without vectors",
+                _named(store.key), cover.chunks - cover.embedded, cover.chunks,
             )  # fmt: skip
             pacing = Pacing(self._thread, self.pause_s, lambda: self._stopping)
-            report = await embed_missing(db, table, model, batch=self.batch, pacing=pacing)
-            self.reports[path] = report
+            report = await embed_missing(own, model, batch=self.batch, pacing=pacing)
+            self.reports[store.key] = report
             end = " (stopped)" if report.stopped else ""
             logger.info(
-                "embedded {} of user {}: {} chunk(s) given vectors, {} text(s) embedded{}",
-                table, path.parent.name, report.linked, report.embedded, end,
+                "embedded {}: {} chunk(s) given vectors, {} text(s) embedded{}",
+                _named(store.key), report.linked, report.embedded, end,
             )  # fmt: skip
-        finally:
-            await db.close()
 
-    async def _index_pg(self, job: PgSource) -> None:
-        from ..storage.postgres.embeddings import vectors as pg_vectors
-        from .dense.pg.indexing import embed_missing_pg
 
-        model = await self._ready()
-        if model is None:
-            return
-        cover = await pg_vectors.coverage(job.pg, job.user_id, job.source)
-        if cover.complete:
-            return
-        async with job.pg.pool.connection() as lock:
-            held = await (await lock.execute(LOCK_SQL, (job.key,))).fetchone()
-            if not held or not held[0]:
-                return  # another process embeds this source now
-            try:
-                logger.info(
-                    "embedding {} of user {} in the background (PostgreSQL): {} of {} chunks without vectors",
-                    job.source, job.user_id, cover.chunks - cover.embedded, cover.chunks,
-                )  # fmt: skip
-                pacing = Pacing(self._thread, self.pause_s, lambda: self._stopping)
-                report = await embed_missing_pg(
-                    job.pg, job.user_id, job.source, model, batch=self.batch, pacing=pacing
-                )
-                self.reports[job.key] = report
-                logger.info(
-                    "embedded {} of user {}: {} chunk(s) given vectors{}",
-                    job.source, job.user_id, report.linked, " (stopped)" if report.stopped else "",
-                )  # fmt: skip
-            finally:
-                await lock.execute(UNLOCK_SQL, (job.key,))
+def _named(key: Path | str) -> str:
+    """A source of a user as the log names it: `notes of user alice` (no path, no text)."""
+    if isinstance(key, Path):
+        return f"{key.stem} of user {key.parent.name}"
+    user, _, source = key.rpartition("/")
+    return f"{source} of user {user}"

@@ -12,8 +12,10 @@ import pytest
 from mcp import Client
 
 from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from tests.conftest import FIXTURES, import_into, score_types
 from tests.server.test_knowledge_e2e import stdio
@@ -40,7 +42,7 @@ async def embedded_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert model is not None
     db = await open_database(database_path(data_dir, "local", "notes"), notes.migrations)
     try:
-        await embed_missing(db, "notes", model)
+        await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
     finally:
         await db.close()
     return data_dir

@@ -13,9 +13,11 @@ import pytest
 
 from knowledge_mcp.sources.notes import source
 from knowledge_mcp.sources.notes.writing import duplicates
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.text.frontmatter import split_front_matter
 from tests.conftest import FIXTURES, call, import_into
@@ -256,7 +258,7 @@ async def test_with_vectors_the_check_compares_embeddings(
     await import_into(data_dir, "notes", vault)
     db = await open_database(database_path(data_dir, "local", "notes"), source.migrations)
     try:
-        await embed_missing(db, "notes", model)
+        await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
     finally:
         await db.close()
     front, body = split_front_matter(note)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import get_source
-from knowledge_mcp.sources.search.dense.vectors import (
+from knowledge_mcp.sources.search.dense.sqlite.vectors import (
     INSERT_CHUNK_SQL,
     INSERT_VECTORS_SQL,
     sql,

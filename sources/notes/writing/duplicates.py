@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from ...retrieval import Defaults
 from ...search.dense import embedder as models
-from ...search.dense.vectors import embedded_text
+from ...search.dense.sqlite.vectors import embedded_text
 from ...search.request import SearchRequest
 from ..source import source
 from .models import MENTION, Duplicate, DuplicateCheck, Provider

@@ -1,41 +1,25 @@
 """The fuse stage: one ranking from bm25's candidates and the embeddings' candidates.
 
 Candidates are the union of both pools (each the best `retriever.POOL` items). Every candidate
-has a cosine (the dense index knows every item) and a calibrated bm25 score (`scoring.calibrated`;
-that of no match when no query word matched it). Two ways to combine them, measured on SciFact
-train (809 queries; `knowledge-mcp eval --retrieval hybrid`, tuned on train only):
+has a cosine (the store gives bm25's candidates theirs: `VectorStore.cosines`) and a calibrated
+bm25 score (`scoring.calibrated`; that of no match when no query word matched it).
 
-| method | nDCG@10 | Recall@100 | MRR@10 |
-|---|---|---|---|
-| bm25 alone | 0.6991 | 0.9276 | 0.6738 |
-| embeddings alone | 0.6796 | 0.9306 | 0.6453 |
-| RRF, k = 60 (k = 10: 0.7347) | 0.7285 | 0.9576 | 0.6954 |
-| min-max 0.4/0.6 mix (the usual baseline; not kept) | 0.7422 | 0.9559 | 0.7122 |
-| `logistic` over the former lexical calibration (evidence alone) | 0.7487 | 0.9619 | 0.7192 |
-| **`logistic`** over the calibration with coverage (default) | **0.7487** | **0.9631** | **0.7196** |
+`logistic` (the default) is a logistic regression of relevance on the two signals (the logit of
+the calibrated bm25 score, and the cosine), fitted on SciFact train's candidates and qrels
+(`knowledge-mcp eval --retrieval hybrid`; how it was chosen and what it measured against RRF
+and a min-max mix: `docs/performance.md`, "Hybrid fusion"): the fused score is itself a
+probability that the hit is relevant, 0..1 and on the same scale as the lexical score, so
+`min_score` and the merge across sources keep their meaning. `rrf` is kept as the alternative
+(rescaled to 0..1 by its largest possible value). The embeddings alone (`mode = semantic`)
+score by `dense_score`, the same kind of fit on the cosine alone.
 
-Fitted on the same queries it is scored on, the `logistic` rows are in-sample; cross-validated
-by query (`knowledge-mcp eval --retrieval hybrid --folds 5`: refit on four fifths of the
-queries, scored on the fifth) the former one scored the same out of fold (nDCG@10 0.7487), with
-per-fold weights within ±0.05 of the fit on all of train. Only the ratio of the two weights
-orders the candidates: it was chosen on train nDCG@10 over a grid (0.081; the log-loss fit's
-0.0844 gives 0.7481), then scale and bias refitted by log-loss at that ratio
-(`python -m experiments.split.calibration`).
-
-`logistic` is a logistic regression of relevance on the two signals (the logit of the
-calibrated bm25 score, and the cosine), fitted on those candidates' qrels: the fused score is
-itself a probability that the hit is relevant, 0..1 and on the same scale as the lexical
-score, so `min_score` and the merge across sources keep their meaning. `rrf` is kept as the
-alternative (rescaled to 0..1 by its largest possible value). The embeddings alone (`mode =
-semantic`) score by `dense_score`, the same kind of fit on the cosine alone.
-
-The page is then read in the fused order, item filters and paging applied in SQL.
+The page is then read in the fused order, item filters and paging applied (`HybridFuser.page`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -106,19 +90,20 @@ class Candidate:
 
 def candidates(lexical: Found | None, dense: DenseFound, bm25_scale: float = 1.0) -> dict[int, Candidate]:
     """The union of both pools, each with what both retrievers know of it (bm25 on the scale
-    the user's sources share: `SearchRequest.bm25_scale`)."""
-    index = dense.index
-    assert index is not None
+    the user's sources share: `SearchRequest.bm25_scale`; bm25's candidates' cosines already
+    read: `VectorStore.cosines`)."""
+    hits = dense.hits
+    assert hits is not None
     found: dict[int, Candidate] = {}
     for rank, row in enumerate(lexical.rows if lexical is not None else [], start=1):
         found[row["id"]] = Candidate(row["id"], row["chunk_rowid"], row["b"] * bm25_scale, rank, row["n"])
     for rank, position in enumerate(dense.top, start=1):
-        item = int(index.items[position])
+        item = int(hits.items[position])
         if item not in found:
-            found[item] = Candidate(item, index.best_chunk(position, dense.cosines))
+            found[item] = Candidate(item, int(hits.chunks[position]))
         found[item].dense_rank = rank
-    for item, position in index.positions(list(found)).items():
-        found[item].cosine = float(dense.best[position])
+    for item, position in hits.positions(list(found)).items():
+        found[item].cosine = float(hits.best[position])
     return found
 
 
@@ -132,11 +117,18 @@ def fused_score(
     return hybrid_score(calibrated(c.bm25 if c.bm25 is not None else 0.0, terms, within, scale), c.cosine)
 
 
+PageReader = Callable[[SearchContext, SearchSpec, list[RankedRow]], Awaitable[list[Any]]]
+"""Reads the page's rows of a fused window (`HybridFuser.page`'s signature)."""
+
+
 class HybridFuser:
     """fuse: bm25 alone when the embeddings did not answer; else the fused ranking."""
 
-    def __init__(self, method: Method = METHOD) -> None:
+    def __init__(self, method: Method = METHOD, page: PageReader | None = None) -> None:
         self.method = method
+        self.read_page = page
+        """Reads the fused page instead of `page` (the PostgreSQL store's, until the item Store
+        gives both stores one ranked-window page)."""
 
     async def fuse(self, ctx: SearchContext, query: ParsedQuery, found: Sequence[Found]) -> Found:
         dense = next((f for f in found if isinstance(f, DenseFound)), None)
@@ -147,6 +139,8 @@ class HybridFuser:
         if _below_floor(lexical, dense) is not None:
             ctx.warnings.append(FLOOR_WARNING)
             return NOTHING
+        if lexical is not None and dense.store is not None and dense.hits is not None:
+            await dense.store.cosines(dense.hits, [int(row["id"]) for row in lexical.rows])
         # bm25 as the source computed it (scaled in `calibrated`), the user's own terms weighing
         # as unexpanded (`ParsedQuery.boost`), as the lexical scores do (`results.describe`)
         pool = candidates(lexical, dense, 1.0 / query.boost)
@@ -169,7 +163,7 @@ class HybridFuser:
         # Without item filters the page is the ranking's window: only it is read (a small read
         # runs on the loop's thread, as the lexical page does).
         window = ranked if request.filters else ranked[: ctx.depth + 1]
-        rows = await self.page(ctx, spec, window)
+        rows = await (self.read_page or self.page)(ctx, spec, window)
         total = max(len(ranked), lexical.total or 0) if lexical is not None else len(ranked)
         return Found(
             rows,

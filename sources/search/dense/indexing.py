@@ -1,9 +1,11 @@
 """Compute the vectors a source's chunks are missing, a batch at a time (`knowledge-mcp embed`,
-`import --embed`, and the server's background worker, `background.py`).
+`import --embed`, and the server's background worker, `background.py`), into either store
+(`storage/vector_store.VectorStore`).
 
 Each batch is committed on its own: a run killed half-way keeps every batch it finished and
 the next run starts from the chunks still missing. Texts that already have vectors (the same
-text under another chunk, an unchanged re-import) are linked, not embedded again. The model
+text under another chunk, an unchanged re-import, where the store keeps vectors by text) are
+linked, not embedded again, and a text repeated within a batch is embedded once. The model
 runs on a worker thread (the default executor, or the one given), so the event loop (a
 server's searches) is not held; a run asked to stop (`stop`) ends between two batches.
 """
@@ -14,11 +16,10 @@ import asyncio
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
 
-from ...storage.db import Database
-from . import vectors
-from .embedder import Embedder, Vectors
+from ...storage.vector_store import MissingChunk, Vectors, VectorStore
+from .model import Embedder
+from .sqlite.vectors import embedded_text, text_hash
 
 BATCH_CHUNKS = 32
 
@@ -53,50 +54,53 @@ class Pacing:
 
 
 async def embed_missing(
-    db: Database,
-    table: str,
+    store: VectorStore,
     model: Embedder,
     progress: Progress | None = None,
     batch: int = BATCH_CHUNKS,
     pacing: Pacing | None = None,
 ) -> EmbedReport:
-    """Give every chunk of `table` its vectors; only texts without any are embedded."""
+    """Give every chunk of the store's source its vectors; only texts without any are embedded."""
     pacing = pacing or Pacing()
-    cover = await vectors.coverage(db, table)
+    cover = await store.coverage()
     report = EmbedReport(chunks=cover.chunks)
     done, after = cover.embedded, 0
     while True:
         if pacing.stop is not None and pacing.stop():
             report.stopped = True
             return report
-        rows = await vectors.missing(db, table, after, batch)
+        rows = await store.missing(after, batch)
         if not rows:
             break
-        after = int(rows[-1][0])
-        await _embed_batch(db, table, model, rows, report, pacing.executor)
+        after = rows[-1].chunk
+        await _embed_batch(store, model, rows, report, pacing.executor)
         done += len(rows)
         if progress is not None:
             progress(min(done, cover.chunks), cover.chunks)
         if pacing.pause_s:
             await asyncio.sleep(pacing.pause_s)
-    await vectors.drop_unused(db, table)
+    await store.finish()
     return report
 
 
 async def _embed_batch(
-    db: Database, table: str, model: Embedder, rows: list[Any], report: EmbedReport, executor: Executor | None
+    store: VectorStore,
+    model: Embedder,
+    rows: list[MissingChunk],
+    report: EmbedReport,
+    executor: Executor | None,
 ) -> None:
-    """Embed the texts of `rows` (id, title, body) not stored yet, and link every chunk."""
-    texts = {int(r[0]): vectors.embedded_text(r[1], r[2]) for r in rows}
-    hashes = {chunk: vectors.text_hash(model.model_id, t) for chunk, t in texts.items()}
-    have = await vectors.known(db, table, sorted(set(hashes.values())))
+    """Embed the texts of `rows` not stored yet, and give every chunk its text's vectors."""
+    texts = {r.chunk: embedded_text(r.title, r.body) for r in rows}
+    hashes = {chunk: text_hash(model.model_id, t) for chunk, t in texts.items()}
+    have = await store.known(sorted(set(hashes.values())))
     todo = {h: texts[c] for c, h in hashes.items() if h not in have}
     new: dict[str, Vectors] = {}
     if todo:
         loop = asyncio.get_running_loop()
         computed = await loop.run_in_executor(executor, model.embed_windows, list(todo.values()))
         new = dict(zip(todo, computed, strict=True))
-    await vectors.write_batch(db, table, new, list(hashes.items()))
+    await store.write(new, [(r.chunk, r.item, hashes[r.chunk]) for r in rows])
     report.embedded += len(new)
     report.windows += sum(len(v) for v in new.values())
     report.linked += len(rows)

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .embedder import ModelUnavailableError, Vectors
+from ...storage.vector_store import Vectors
+from .model import ModelUnavailableError
 
 MAX_PIECES = 256
 STRIDE = 38

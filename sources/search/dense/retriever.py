@@ -5,25 +5,24 @@ relevance over whole chunks, the model is installed and every chunk of the sourc
 vectors. Otherwise it passes (None), and says why in the response's `provider_hint` when the
 caller asked for it or the model or vectors are missing (`degraded`): bm25 answers alone.
 When it answers it asks every retriever for a pool of candidates (`ctx.pool`) for the fuser.
+The vectors are the source's `VectorStore` (`stores.vector_store`: SQLite or PostgreSQL).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from ...storage.vector_store import DenseHits, Floats, VectorStore
 from ..background import building
 from ..lexical.memory import SYNC_PAGE_ITEMS
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
-from .ann import hits as ann_hits
-from .ann.store import AnnIndex
-from .embedder import Vectors, embedder, unavailable
-from .index import DenseIndex, Floats, Hits, dense_indexes
+from .embedder import embedder, unavailable
 from .query_vectors import QUERY_VECTORS
+from .stores import vector_store
 
 POOL = SYNC_PAGE_ITEMS - 1
 """Candidates each retriever gives the fuser (at least the page's depth): bm25's pool (one row
@@ -31,15 +30,16 @@ more) is then read on the event loop's thread, not on the database's (`SYNC_PAGE
 FILTERED_POOL = 3
 """With item filters, this many times the pool (some candidates are filtered out)."""
 ANN_BUILDING = "the approximate dense index is being built; results are lexical until it is ready"
+FILTERS_HINT = "semantic search with filters is not on the PostgreSQL item store yet; results are lexical"
 
 
 @dataclass(frozen=True)
 class DenseFound(Found):
-    """The dense candidates: positions in `index.items`, best first."""
+    """The dense candidates: `hits`' items, the first `len(top)` of them nearest first."""
 
-    index: Hits | None = None
-    cosines: Floats = field(default_factory=lambda: np.zeros(0, np.float32))
-    """Every window's cosine with the query (exact search; empty from the approximate index)."""
+    hits: DenseHits | None = None
+    store: VectorStore | None = None
+    """Where the fuser reads the cosines of bm25's other candidates (`VectorStore.cosines`)."""
     top: list[int] = field(default_factory=list)
     searching: Callable[[], Awaitable[DenseFound]] | None = None
     """The search itself, still to be awaited (`complete`): its query is being embedded."""
@@ -51,8 +51,8 @@ class DenseFound(Found):
 
     @property
     def best(self) -> Floats:
-        """Each known item's best cosine, by position (`index.positions` adds items)."""
-        return self.index.best if self.index is not None else np.zeros(0, np.float32)
+        """Each known item's best cosine, by position (`VectorStore.cosines` adds items)."""
+        return self.hits.best if self.hits is not None else np.zeros(0, np.float32)
 
 
 def skipped_because(ctx: SearchContext) -> str | None:
@@ -67,13 +67,15 @@ def skipped_because(ctx: SearchContext) -> str | None:
 
 
 class DenseRetriever:
-    """Exact cosine over the source's vectors (`index.py`), or for a large source the nearest
-    windows of its approximate index (`ann/`)."""
+    """The items nearest the query in the source's vectors (`VectorStore.nearest`)."""
 
     async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
         if not ctx.dense:
             return None
+        store = vector_store(ctx.db, ctx.source)
         reason = skipped_because(ctx)
+        if reason is None and ctx.request.filters and not store.filters:
+            return lexical_instead(ctx, FILTERS_HINT)
         if reason is not None:
             if ctx.request.mode != "auto":
                 ctx.warnings.append(f"semantic search skipped: {reason}; results are lexical")
@@ -81,37 +83,28 @@ class DenseRetriever:
         model = embedder()
         if model is None:
             return lexical_instead(ctx, unavailable())
-        indexes = dense_indexes(ctx.db, ctx.source)
-        index = await indexes.current()
-        cover = indexes.coverage
+        cover, searchable = await store.look()
         if not cover.chunks:
             return None
         if not cover.complete:
-            return lexical_instead(ctx, building_hint(ctx.db, cover.percent))
-        if index is None:
+            return lexical_instead(ctx, building_hint(store, cover.percent))
+        if not searchable:
             return lexical_instead(ctx, ANN_BUILDING)
         started = QUERY_VECTORS.start(model, ctx.request.query)
         pool = max(POOL, ctx.depth + 1) * (FILTERED_POOL if ctx.request.filters else 1)
         ctx.pool = pool
 
         async def search() -> DenseFound:
-            return _search(index, await QUERY_VECTORS.wait(started), pool)
+            hits = await store.nearest(await QUERY_VECTORS.wait(started), pool)
+            top = list(range(len(hits.items)))
+            return DenseFound([], len(top), hits=hits, store=store, top=top)
 
-        return DenseFound([], None, searching=search)
-
-
-def _search(index: DenseIndex | AnnIndex, vector: Vectors, pool: int) -> DenseFound:
-    if isinstance(index, DenseIndex):
-        exact = index.search(vector)
-        top = _best(exact.best, pool)
-        return DenseFound([], len(top), index=exact, cosines=exact.cosines, top=top)
-    found = ann_hits.search(index, vector, pool)
-    return DenseFound([], len(found.items), index=found, top=list(range(len(found.items))))
+        return DenseFound([], None, store=store, searching=search)
 
 
-def building_hint(db: Any, percent: int) -> str:
-    """Why a source not fully embedded answers lexically (`db`: either store's database)."""
-    if building(db):
+def building_hint(store: VectorStore, percent: int) -> str:
+    """Why a source not fully embedded answers lexically."""
+    if building(store):
         return f"dense index {percent} % built; results are lexical until the background embedding ends"
     return f"dense index {percent} % built; results are lexical until `knowledge-mcp embed` ends"
 
@@ -122,9 +115,3 @@ def lexical_instead(ctx: SearchContext, hint: str | None) -> Found | None:
     if hint is not None:
         ctx.hints.append(hint)
     return None
-
-
-def _best(scores: Floats, n: int) -> list[int]:
-    """The positions of the `n` highest scores, highest first (ties: lower position first)."""
-    cut = np.argpartition(-scores, n - 1)[:n] if len(scores) > n else np.arange(len(scores))
-    return [int(p) for p in cut[np.lexsort((cut, -scores[cut]))]]

@@ -13,23 +13,27 @@ after it, as `diversify.Passages` does on SQLite. Field-limited search (`columns
 `{title} : (…)` does (`bm25.Restriction`).
 
 The embeddings (semantic and hybrid) are the dense stage over the store's vectors
-(`dense/pg/retriever.py`), fused as on SQLite.
+(`dense/retriever.py` over `storage/postgres/embeddings/store.py`), fused as on SQLite; the
+fused page is read here (`fused_page`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 from ...storage.postgres.bm25 import Restriction, rank
 from ...storage.postgres.serving.filters import restriction
 from ...storage.postgres.serving.items import PgItems, PgRow
-from ..dense.pg.retriever import PgDenseRetriever, PgHybridFuser
+from ..dense.fusion import HybridFuser
+from ..dense.retriever import DenseRetriever
 from ..diversify import interleaved
 from ..glossary.expand import GlossaryExpander
 from ..pipeline import SearchPipeline
 from ..query import ParsedQuery
 from ..request import MAX_PER_ITEM, NOTHING, Found, SearchContext
 from ..rerank.stage import CrossRanker
+from .sql import RankedRow, SearchSpec
 
 RECENT_POOL = 10_000
 """`order_by = recent` orders this many best-ranked matching items by date."""
@@ -142,10 +146,46 @@ class PgPassages:
         return Found(page, found.total, found.terms_of, found.scores)
 
 
+async def fused_page(ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
+    """The hybrid fuser's page of its fused `window` from PostgreSQL (`HybridFuser.page`'s
+    PostgreSQL twin, until the item Store reads one ranked-window page for both stores)."""
+    items = cast(PgItems, ctx.db)
+    rows = await page_rows(items, _Window(window))
+    return list(ordered(rows, False)[spec.offset : spec.offset + spec.limit + 1])
+
+
+@dataclass(frozen=True)
+class _Window:
+    """The fused window in the shape `page_rows` reads (bm25's `Ranked`): the fused score's
+    negative as `b`, as the SQLite page's."""
+
+    ranked: list[RankedRow]
+
+    @property
+    def item_rowids(self) -> list[int]:
+        return [r[0] for r in self.ranked]
+
+    @property
+    def chunk_rowids(self) -> list[int]:
+        return [r[1] for r in self.ranked]
+
+    @property
+    def bm25(self) -> list[float]:
+        return [r[2] for r in self.ranked]
+
+    @property
+    def matching_chunks(self) -> list[int]:
+        return [r[3] for r in self.ranked]
+
+    @property
+    def total(self) -> int:
+        return len(self.ranked)
+
+
 PG_PIPELINE = SearchPipeline(
     expanders=(GlossaryExpander(),),
-    retrievers=(PgDenseRetriever(), PgLexicalRetriever()),
-    fuser=PgHybridFuser(),
+    retrievers=(DenseRetriever(), PgLexicalRetriever()),
+    fuser=HybridFuser(page=fused_page),
     rerankers=(CrossRanker(),),
     diversifier=PgPassages(),
 )

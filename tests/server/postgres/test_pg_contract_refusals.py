@@ -16,7 +16,7 @@ from mcp import Client
 
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.search.dense.pg.retriever import FILTERS_HINT
+from knowledge_mcp.sources.search.dense.retriever import FILTERS_HINT
 from tests.conftest import PgFixtures, call, store_settings
 
 pytestmark = pytest.mark.anyio

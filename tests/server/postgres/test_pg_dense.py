@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.registry import SOURCES, get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.pg.indexing import embed_missing_pg
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.storage.postgres.embeddings.store import PgVectorStore
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 
 from ...conftest import FIXTURES, ROOT, call, score_types
@@ -58,12 +59,12 @@ async def embed_both(data_dir: Path, pg_url: str, source: str, user: str = "loca
     assert model is not None, "the bundled model is installed"
     db = await open_database(database_path(data_dir, user, source), get_source(source).migrations)
     try:
-        await embed_missing(db, source, model)
+        await embed_missing(SqliteVectorStore(db, SOURCES[source]), model)
     finally:
         await db.close()
     pg = await open_pg(pg_url)
     try:
-        report = await embed_missing_pg(pg, user, source, model)
+        report = await embed_missing(PgVectorStore(pg, user, source), model)
         assert report.linked == report.chunks > 0
     finally:
         await pg.close()

@@ -15,8 +15,9 @@ from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.cli.dispatch import main
 from knowledge_mcp.server.cli.pg_import import run_pg_import
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.storage.postgres.embeddings.vectors import Coverage, coverage
+from knowledge_mcp.sources.storage.postgres.embeddings.vectors import coverage
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
+from knowledge_mcp.sources.storage.vector_store import Coverage
 
 from ...conftest import call, score_types
 from .test_pg_dense import DENSE_NOTES

@@ -10,9 +10,10 @@ import pytest
 
 from knowledge_mcp.server.cli.migrate import run_migrate
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.registry import SOURCES, get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 
 from ...conftest import FIXTURES, call, import_into
@@ -30,7 +31,7 @@ async def test_a_semantic_search_after_migrate_equals_the_sqlite_one(
     assert model is not None
     db = await open_database(database_path(data_dir, "local", "notes"), get_source("notes").migrations)
     try:
-        await embed_missing(db, "notes", model)
+        await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
     finally:
         await db.close()
     (report,) = await run_migrate(Settings(data_dir=data_dir), pg_url, ["notes"])  # what `migrate --to` runs

@@ -14,7 +14,7 @@ from mcp import Client
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.cli.pg_import import run_pg_import
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.storage.postgres.embeddings.vectors import Coverage
+from knowledge_mcp.sources.storage.vector_store import Coverage
 
 from ...conftest import call
 from .test_pg_dense import DENSE_NOTES

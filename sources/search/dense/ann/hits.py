@@ -3,55 +3,23 @@
 The index gives the nearest windows' keys and cosines; a key is a text, which one or more
 chunks have (`store.Layout`): each item keeps its best window's cosine and chunk. The fuser also
 asks for items the index did not return (bm25's candidates): their windows' vectors are read
-back from the index and their best cosine computed exactly (`positions`).
+back from the index and their best cosine computed exactly (`DenseHits.others`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..embedder import Vectors
-from ..index import Floats
+from ....storage.vector_store import DenseHits, Floats, Vectors
 from .store import WINDOW_BITS, AnnIndex, Ints, window_keys
 
 WINDOWS_PER_ITEM = 3
 """Windows asked of the index per item wanted (an item may have several near windows)."""
 
 
-@dataclass
-class AnnHits:
-    """The items known for one query: their rowids, best cosines and best chunks, by position
-    (the index's nearest first; items asked for later are appended)."""
-
-    ann: AnnIndex
-    query: Vectors
-    items: Ints
-    best: Floats
-    chunks: Ints
-
-    def positions(self, item_rowids: list[int]) -> dict[int, int]:
-        """Where each of these items is, its best cosine computed first when it is not known
-        yet (items without vectors are left out)."""
-        known = {int(item): n for n, item in enumerate(self.items.tolist())}
-        unknown = np.array(sorted({i for i in item_rowids if i not in known}), dtype=np.int64)
-        if len(unknown):
-            items, best, chunks = _exact(self.ann, self.query, unknown)
-            at = len(self.items)
-            known.update({int(item): at + n for n, item in enumerate(items.tolist())})
-            self.items = np.concatenate([self.items, items])
-            self.best = np.concatenate([self.best, best])
-            self.chunks = np.concatenate([self.chunks, chunks])
-        return {i: known[i] for i in item_rowids if i in known}
-
-    def best_chunk(self, position: int, cosines: Floats) -> int:
-        """The chunk of the item at `position` whose window is closest to the query."""
-        return int(self.chunks[position])
-
-
-def search(ann: AnnIndex, query: Vectors, n: int) -> AnnHits:
+def search(ann: AnnIndex, query: Vectors, n: int) -> DenseHits:
     """The (about) `n` items nearest to `query`, nearest first."""
     layout = ann.layout
     count = min(len(ann.index), max(1, n * WINDOWS_PER_ITEM))
@@ -75,8 +43,12 @@ def search(ann: AnnIndex, query: Vectors, n: int) -> AnnHits:
     return _hits(ann, query, layout.items[rows[first]], row_cosines[first], layout.chunks[rows[first]])
 
 
-def _hits(ann: AnnIndex, query: Vectors, items: Ints, best: Any, chunks: Ints) -> AnnHits:
-    return AnnHits(ann, query, items, np.asarray(best, dtype=np.float32), chunks)
+def _hits(ann: AnnIndex, query: Vectors, items: Ints, best: Any, chunks: Ints) -> DenseHits:
+    """The nearest items; other items' cosines are computed exactly from their windows'
+    vectors in the index (`_exact`), when the fuser asks for them."""
+    hits = DenseHits.of(items, best, chunks, query)
+    hits.others = lambda rowids: DenseHits.of(*_exact(ann, query, np.array(rowids, dtype=np.int64)), query)
+    return hits
 
 
 def _exact(ann: AnnIndex, query: Vectors, items: Ints) -> tuple[Ints, Floats, Ints]:

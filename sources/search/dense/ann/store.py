@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from loguru import logger
 
-from .. import vectors
+from ..sqlite import vectors
 
 MIN_WINDOWS = 50_000
 """From this many windows on, a source searches its approximate index (below: exact numpy)."""

@@ -10,10 +10,11 @@ store's exact dense stage does. Each item counts once, by its best window. A pgv
 kills the server (built for another CPU) switches the database to the exact ranking of its
 `vector` column (`vector_mode.py`).
 
-`search/dense/pg/indexing.py` fills the missing vectors (`missing`, `write_batch`: import
-`--embed`, the server's background worker) and `search/dense/pg/retriever.py` searches them
-(`nearest`, and `cosines` for the fuser's other candidates). `coverage` says whether a
-source is complete (searches are lexical, `degraded`, until it is).
+`store.PgVectorStore` is the dense stages' view of it: embedding fills the missing vectors
+(`missing`, `write_batch`: import `--embed`, the server's background worker), the dense
+retriever and the fuser search them (`nearest`, and `cosines` for the fuser's other
+candidates). `coverage` says whether a source is complete (searches are lexical, `degraded`,
+until it is).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...db import validate_user_id
+from ...vector_store import Coverage
 from ..pool import PgDatabase
 from ..schema import as_user, ensure_user
 from .vector_mode import column, guarded, writable
@@ -96,22 +98,6 @@ async def write_vectors(
         await conn.execute(DELETE_SQL, (user_id, chunk))
         async with guarded(db, pgvector=found.pgvector and found.indexed):
             await conn.execute(sql, (user_id, source, chunk, item, list(range(len(texts))), texts))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """A source's chunks, and how many of them have their vectors."""
-
-    chunks: int
-    embedded: int
-
-    @property
-    def complete(self) -> bool:
-        return self.embedded >= self.chunks
-
-    @property
-    def percent(self) -> int:
-        return 100 if not self.chunks else min(100, self.embedded * 100 // self.chunks)
 
 
 async def coverage(db: PgDatabase, user_id: str, source: str) -> Coverage:

@@ -13,12 +13,14 @@ import numpy as np
 import pytest
 
 from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense import embedder as embedders
 from knowledge_mcp.sources.search.dense.ann import store as ann
 from knowledge_mcp.sources.search.dense.ann.store import AnnIndex, index_path
-from knowledge_mcp.sources.search.dense.index import DenseIndex, dense_indexes
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.index import DenseIndex, dense_indexes
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from tests.conftest import import_into
@@ -154,7 +156,7 @@ async def test_vectors_added_after_the_index_was_built_are_found(ann_db: Databas
     try:
         model = embedders.embedder()
         assert model is not None
-        await embed_missing(worker, "notes", model)
+        await embed_missing(SqliteVectorStore(worker, SOURCES["notes"]), model)
     finally:
         await worker.close()
     await search(ann_db, "how did I repair my boat?", "semantic")  # notices the new vectors
@@ -185,7 +187,7 @@ async def test_each_user_searches_an_index_of_their_own_notes(
     try:
         model = embedders.embedder()
         assert model is not None
-        await embed_missing(db, "notes", model)
+        await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
         own = await dense_indexes(db, notes).ready()
         assert isinstance(own, AnnIndex)
         held = np.sort(np.asarray(own.index.keys[:], dtype=np.uint64))

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense import embedder as embedders
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from tests.conftest import FIXTURES, import_into
@@ -42,7 +44,7 @@ async def vault(root: Path, embed: bool) -> Path:
         db = await open_database(database_path(data_dir, "local", "notes"), notes.migrations)
         model = embedders.embedder()
         assert model is not None
-        await embed_missing(db, "notes", model)
+        await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
         await db.close()
     return data_dir
 

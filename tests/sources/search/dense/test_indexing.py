@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from knowledge_mcp.sources.notes import source as notes
-from knowledge_mcp.sources.search.dense import vectors
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.dense.embedder import Embedder, embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite import vectors
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from tests.conftest import import_into
 
@@ -55,12 +57,14 @@ async def test_embedding_gives_every_chunk_vectors_and_a_second_run_embeds_nothi
     try:
         assert (await vectors.coverage(db, "notes")).percent == 0
         seen: list[tuple[int, int]] = []
-        first = await embed_missing(db, "notes", model, lambda done, total: seen.append((done, total)))
+        first = await embed_missing(
+            SqliteVectorStore(db, SOURCES["notes"]), model, lambda done, total: seen.append((done, total))
+        )
         chunks, linked, texts = await counts(db)
         assert first.embedded == texts == linked == chunks == 3
         assert seen[-1] == (3, 3)
         assert (await vectors.coverage(db, "notes")).complete
-        again = await embed_missing(db, "notes", model)
+        again = await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
         assert (again.embedded, again.linked) == (0, 0)
     finally:
         await db.close()
@@ -72,7 +76,7 @@ async def test_a_reimport_embeds_only_the_changed_note_and_drops_the_old_vectors
     await import_into(data_dir, "notes", folder)
     db = await opened(data_dir)
     try:
-        await embed_missing(db, "notes", model)
+        await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
     finally:
         await db.close()
     boiler = folder / "Boiler service.md"
@@ -81,7 +85,7 @@ async def test_a_reimport_embeds_only_the_changed_note_and_drops_the_old_vectors
     db = await opened(data_dir)
     try:
         assert (await vectors.coverage(db, "notes")).percent == 66  # 2 of 3 chunks kept theirs
-        report = await embed_missing(db, "notes", model)
+        report = await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
         assert (report.embedded, report.linked) == (1, 1)
         assert await counts(db) == (3, 3, 3)  # the old text's vectors are gone
     finally:
@@ -95,7 +99,7 @@ async def test_the_same_text_in_two_files_is_embedded_once(
     await import_into(data_dir, "notes", folder)
     db = await opened(data_dir)
     try:
-        report = await embed_missing(db, "notes", model)
+        report = await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
         assert (report.linked, report.embedded) == (4, 3)
         assert await counts(db) == (4, 4, 3)
     finally:

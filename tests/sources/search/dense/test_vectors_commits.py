@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from knowledge_mcp.sources.notes import source as notes
-from knowledge_mcp.sources.search.dense import vectors
-from knowledge_mcp.sources.search.dense.index import dense_indexes
+from knowledge_mcp.sources.search.dense.sqlite import vectors
+from knowledge_mcp.sources.search.dense.sqlite.index import dense_indexes
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from tests.conftest import FIXTURES, import_into
 

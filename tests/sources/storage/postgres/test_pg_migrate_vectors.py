@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge_mcp.sources.registry import get_source
+from knowledge_mcp.sources.registry import SOURCES, get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.postgres.copying import copy_source, copy_vectors
@@ -46,7 +47,7 @@ async def test_migrate_copies_every_chunks_vectors_and_every_items_version(
     lite = await open_database(database_path(tmp_path, "local", "notes"), source.migrations)
     try:
         await Importer(source, lite).run([DENSE_NOTES, RECIPES])
-        await embed_missing(lite, "notes", model)
+        await embed_missing(SqliteVectorStore(lite, SOURCES["notes"]), model)
         await lite.write("UPDATE notes_items SET version = 3 WHERE title = 'July reading'")
         report = await copy_source(lite, store, source, "local")
         expected = {

@@ -11,7 +11,6 @@ import pytest
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.items import ParsedItem
 from knowledge_mcp.sources.storage.postgres.embeddings.vectors import (
-    Coverage,
     cosines,
     coverage,
     missing,
@@ -21,6 +20,7 @@ from knowledge_mcp.sources.storage.postgres.embeddings.vectors import (
 )
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
+from knowledge_mcp.sources.storage.vector_store import Coverage
 
 from .test_vectors import STAMP, unit
 

@@ -13,22 +13,19 @@ in a worker thread while searches go on with it as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from ...storage.db import Database
-from ..lexical.memory import memory_indexes
-from ..request import SearchedSource
+from ....storage.db import Database
+from ....storage.vector_store import Coverage, DenseHits, Floats, Ints
+from ...lexical.memory import memory_indexes
+from ...request import SearchedSource
+from ..ann import store as ann
+from ..ann.store import AnnIndex
+from ..ann.synced import ApproximateIndex
+from ..embedder import Vectors
 from . import vectors
-from .ann import store as ann
-from .ann.store import AnnIndex
-from .ann.synced import ApproximateIndex
-from .embedder import Vectors
-
-Ints = npt.NDArray[np.int64]
-Floats = npt.NDArray[np.float32]
 
 
 @dataclass
@@ -41,11 +38,19 @@ class DenseIndex:
     """Each item's rowid, in the matrix's order."""
     starts: Ints
     """Where each item's windows start in the matrix."""
-    coverage: vectors.Coverage
+    coverage: Coverage
     stamp: tuple[Any, ...] = ()
 
     def search(self, query: Vectors) -> ExactHits:
-        return ExactHits(self, *self.cosines(query))
+        return ExactHits(self, query, *self.cosines(query))
+
+    def nearest(self, query: Vectors, want: int) -> DenseHits:
+        """The `want` items whose best window is nearest `query`, nearest first; the others'
+        cosines from this search's (`DenseHits.others`)."""
+        exact = self.search(query)
+        hits = exact.hits(best_positions(exact.best, want))
+        hits.others = lambda rowids: exact.hits(list(self.positions(rowids).values()))
+        return hits
 
     def cosines(self, query: Vectors) -> tuple[Floats, Floats]:
         """Every window's cosine with `query`, and every item's best (in `items` order)."""
@@ -71,7 +76,7 @@ class DenseIndex:
         return int(self.chunk_ids[start + int(np.argmax(cosines[start:end]))])
 
 
-def build(rows: list[Any], coverage: vectors.Coverage, stamp: tuple[Any, ...]) -> DenseIndex:
+def build(rows: list[Any], coverage: Coverage, stamp: tuple[Any, ...]) -> DenseIndex:
     """The index of `(chunk_id, item_rowid, windows, vectors)` rows."""
     rows = sorted(rows, key=lambda r: (r[1], r[0]))
     parts = [np.frombuffer(r[3], dtype=np.float32).reshape(int(r[2]), -1) for r in rows]
@@ -90,6 +95,7 @@ class ExactHits:
     """One query's cosines over an exact index: every window's and every item's best."""
 
     index: DenseIndex
+    query: Vectors
     cosines: Floats
     best: Floats
 
@@ -97,26 +103,17 @@ class ExactHits:
     def items(self) -> Ints:
         return self.index.items
 
-    def positions(self, item_rowids: list[int]) -> dict[int, int]:
-        return self.index.positions(item_rowids)
+    def hits(self, positions: list[int]) -> DenseHits:
+        """The items at these positions, with their best cosines and chunks."""
+        at = np.array(positions, dtype=np.int64)
+        chunks = [self.index.best_chunk(p, self.cosines) for p in positions]
+        return DenseHits.of(self.index.items[at], self.best[at], chunks, self.query)
 
-    def best_chunk(self, position: int, cosines: Floats) -> int:
-        return self.index.best_chunk(position, self.cosines)
 
-
-class Hits(Protocol):
-    """What the fuser reads of one query's dense answer: items by position, each one's best
-    cosine and chunk (`ExactHits`, or `ann.hits.AnnHits` for a large source)."""
-
-    @property
-    def items(self) -> Ints: ...
-
-    @property
-    def best(self) -> Floats: ...
-
-    def positions(self, item_rowids: list[int]) -> dict[int, int]: ...
-
-    def best_chunk(self, position: int, cosines: Floats) -> int: ...
+def best_positions(scores: Floats, n: int) -> list[int]:
+    """The positions of the `n` highest scores, highest first (ties: lower position first)."""
+    cut = np.argpartition(-scores, n - 1)[:n] if len(scores) > n else np.arange(len(scores))
+    return [int(p) for p in cut[np.lexsort((cut, -scores[cut]))]]
 
 
 @dataclass
@@ -128,7 +125,7 @@ class DenseIndexes:
     source: SearchedSource
     index: DenseIndex | None = None
     version: int | None = None
-    coverage: vectors.Coverage = field(default_factory=lambda: vectors.Coverage(0, 0))
+    coverage: Coverage = field(default_factory=lambda: Coverage(0, 0))
     approximate: ApproximateIndex | None = None
     """The large source's approximate index (None: the source is searched exactly)."""
 

@@ -1,5 +1,6 @@
-"""The chunks' vectors in the source's database (`storage/schema.dense_vectors_v4`): what is
-missing, what is there, and writing a batch. SQL only; embedding is `indexing.py`.
+"""The chunks' vectors in a SQLite source database (`storage/schema.dense_vectors_v4`): what is
+missing, what is there, and writing a batch. SQL only: `sqlite_store.py` is the `VectorStore`
+over it, and embedding is `indexing.py`.
 
 A chunk's embedded text is its title and body; it is keyed by the hash of the model id and
 that text, so the same text (a re-import, a copy) is embedded once.
@@ -8,16 +9,15 @@ that text, so the same text (a re-import, a copy) is embedded once.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ...storage.db import Database
-from ..lexical.sql import ident
-from .embedder import Vectors
+from ....storage.db import Database
+from ....storage.vector_store import Coverage, Vectors
+from ...lexical.sql import ident
 
-MISSING_SQL = """SELECT c.id, c.title, c.body FROM {p}_chunks AS c
+MISSING_SQL = """SELECT c.id, c.title, c.body, c.item_rowid FROM {p}_chunks AS c
 WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM {p}_chunk_vectors AS v WHERE v.chunk_id = c.id)
 ORDER BY c.id LIMIT ?"""
 KNOWN_SQL = "SELECT text_hash FROM {p}_vectors WHERE text_hash IN ({marks})"
@@ -54,20 +54,6 @@ def text_hash(model_id: str, text: str) -> str:
     return hashlib.sha256(f"{model_id}\x00{text}".encode()).hexdigest()[:32]
 
 
-@dataclass(frozen=True)
-class Coverage:
-    chunks: int
-    embedded: int
-
-    @property
-    def complete(self) -> bool:
-        return self.embedded >= self.chunks
-
-    @property
-    def percent(self) -> int:
-        return 100 if not self.chunks else min(100, self.embedded * 100 // self.chunks)
-
-
 async def coverage(db: Database, table: str) -> Coverage:
     row = await db.fetchone(sql(COVERAGE_SQL, table))
     assert row is not None
@@ -87,7 +73,7 @@ async def windows(db: Database, table: str) -> int:
 
 
 async def missing(db: Database, table: str, after: int, limit: int) -> list[Any]:
-    """Up to `limit` chunks past rowid `after` without vectors: (id, title, body)."""
+    """Up to `limit` chunks past rowid `after` without vectors: (id, title, body, item rowid)."""
     return await db.fetchall(sql(MISSING_SQL, table), (after, limit))
 
 
