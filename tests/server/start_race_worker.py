@@ -27,7 +27,8 @@ async def serve_first_calls(data_dir: Path) -> None:
     pool = DatabasePool()
     try:
         keys = await SqliteKeyStore.open(data_dir)
-        await keys.db.close()
+        await keys.create("local")  # keys.db created and migrated, racing the others
+        await keys.close()
         context = RequestContext.for_user(data_dir, "local")
         for source, path in context.db_paths.items():
             await pool.get(path, source)
