@@ -63,7 +63,7 @@ def open_backend(
     pool = DatabasePool(memory_index_max_chunks=settings.memory_index_max_chunks, background=background)
     if settings.database_url is None:
         return SqliteBackend(settings, pool)
-    from .shared.backend import PostgresBackend, postgres_items  # psycopg: only with database_url
+    from .postgres.backend import PostgresBackend, postgres_items  # psycopg: only with database_url
 
     url = settings.database_url.get_secret_value()
     items: Items = (
