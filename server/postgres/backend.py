@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..auth.keys import KeyStore
 from ..auth.limits import SharedBuckets
+from ..backend.protocols import Items, Sessions
 from ..context import DatabasePool
-from ..storage import Items, Sessions
 from .items import PostgresItems
 from .keys import PgKeyStore
 from .limits import PgBuckets

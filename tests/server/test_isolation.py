@@ -44,8 +44,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from knowledge_mcp.server.backend import opened
+from knowledge_mcp.server.backend.protocols import Backend
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.server.storage import Backend
 from tests.conftest import ROOT, STORES, import_into_store, item_id, store_env
 from tests.postgres import fresh_database
 from tests.server.auth.test_auth import hs256_signed_with, start, stop

@@ -1,11 +1,13 @@
-"""The users' items in their SQLite files (`<data_dir>/users/<user>/<source>.db`): the backend's
-`Items` when `item_store` is `sqlite` (the default)."""
+"""The SQLite backend: the users' items in their SQLite files (`<data_dir>/users/<user>/<source>.db`;
+also the items of the PostgreSQL backend when `item_store` is `sqlite`), sessions in their
+sessions.db, API keys in keys.db, rate limits counted in the process."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 from loguru import logger
@@ -23,8 +25,13 @@ from knowledge_mcp.sources.storage.db import (
 )
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
 
-from .context import DatabasePool
-from .watch.stores import SqliteWatched, WatchedItems
+from ..auth.keys import KeyStore, SqliteKeyStore
+from ..auth.limits import SharedBuckets
+from ..config import Settings
+from ..context import DatabasePool
+from ..sessions.store import SessionStore
+from ..watch.stores import SqliteWatched, WatchedItems
+from .protocols import Items, Sessions
 
 Progress = Callable[[int, int], None]
 
@@ -120,3 +127,28 @@ def _unusable(exc: Exception, path: Path) -> Exception:
         return exc
     failure.__cause__ = exc
     return failure
+
+
+class SqliteBackend:
+    """Items, sessions and keys in SQLite files under `data_dir`; rate limits in this process."""
+
+    stateless = False
+    """A session's state is cached in this process: its requests come here (one process)."""
+
+    def __init__(self, settings: Settings, pool: DatabasePool) -> None:
+        self.pool = pool
+        self.items: Items = SqliteItems(pool, settings.data_dir)
+        ttl = timedelta(minutes=settings.session_ttl_minutes)
+        self.sessions: Sessions = SessionStore(
+            settings.data_dir, pool, ttl=ttl, cache_size=settings.session_cache_size
+        )
+        self.keys: KeyStore = SqliteKeyStore(settings.data_dir, pool.open)
+        self.buckets: SharedBuckets | None = None
+
+    def start_background(self) -> None:
+        if self.pool.background is not None:
+            self.pool.background.start()
+
+    async def close(self) -> None:
+        await self.items.close()
+        await self.pool.close()

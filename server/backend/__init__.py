@@ -1,7 +1,7 @@
 """The backend, chosen once: `open_backend(settings)` hands the server and the CLI their items,
-sessions (and timelines), API keys, rate-limit buckets and watched folders (`storage.Backend`).
+sessions (and timelines), API keys, rate-limit buckets and watched folders (`protocols.Backend`).
 
-- no `database_url`: everything in SQLite files under `data_dir` (`SqliteBackend`);
+- no `database_url`: everything in SQLite files under `data_dir` (`sqlite.SqliteBackend`);
 - `database_url`: sessions, keys and buckets in PostgreSQL, shared by every worker
   (`postgres/backend.PostgresBackend`), and the items in the users' SQLite files, or with
   `item_store = "postgresql"` in the PostgreSQL item store.
@@ -17,40 +17,12 @@ from datetime import timedelta
 
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 
-from .auth.keys import KeyStore, SqliteKeyStore
-from .auth.limits import SharedBuckets
-from .config import Settings
-from .context import DatabasePool
-from .items import SqliteItems
-from .sessions.store import SessionStore
-from .storage import Backend, Items, Sessions
+from ..config import Settings
+from ..context import DatabasePool
+from .protocols import Backend, Items
+from .sqlite import SqliteBackend, SqliteItems
 
 __all__ = ["Backend", "SqliteBackend", "has_active_keys", "open_backend", "opened"]
-
-
-class SqliteBackend:
-    """Items, sessions and keys in SQLite files under `data_dir`; rate limits in this process."""
-
-    stateless = False
-    """A session's state is cached in this process: its requests come here (one process)."""
-
-    def __init__(self, settings: Settings, pool: DatabasePool) -> None:
-        self.pool = pool
-        self.items: Items = SqliteItems(pool, settings.data_dir)
-        ttl = timedelta(minutes=settings.session_ttl_minutes)
-        self.sessions: Sessions = SessionStore(
-            settings.data_dir, pool, ttl=ttl, cache_size=settings.session_cache_size
-        )
-        self.keys: KeyStore = SqliteKeyStore(settings.data_dir, pool.open)
-        self.buckets: SharedBuckets | None = None
-
-    def start_background(self) -> None:
-        if self.pool.background is not None:
-            self.pool.background.start()
-
-    async def close(self) -> None:
-        await self.items.close()
-        await self.pool.close()
 
 
 def open_backend(
@@ -63,7 +35,7 @@ def open_backend(
     pool = DatabasePool(memory_index_max_chunks=settings.memory_index_max_chunks, background=background)
     if settings.database_url is None:
         return SqliteBackend(settings, pool)
-    from .postgres.backend import PostgresBackend, postgres_items  # psycopg: only with database_url
+    from ..postgres.backend import PostgresBackend, postgres_items  # psycopg: only with database_url
 
     url = settings.database_url.get_secret_value()
     items: Items = (

@@ -12,18 +12,18 @@ from knowledge_mcp.sources.search.dense.indexing import EmbedReport
 from knowledge_mcp.sources.storage.db import Database
 from knowledge_mcp.sources.storage.runs import ImportSummary
 
-from .auth.keys import KeyStore
-from .auth.limits import SharedBuckets
-from .context import DatabasePool
-from .sessions.state import SessionBackend, StoredSession
-from .sessions.timeline import Timeline
-from .watch.stores import WatchedItems
+from ..auth.keys import KeyStore
+from ..auth.limits import SharedBuckets
+from ..context import DatabasePool
+from ..sessions.state import SessionBackend, StoredSession
+from ..sessions.timeline import Timeline
+from ..watch.stores import WatchedItems
 
 Progress = Callable[[int, int], None]
 
 
 class Items(Protocol):
-    """Where the users' items live: each user's SQLite files (`items.SqliteItems`) or the
+    """Where the users' items live: each user's SQLite files (`backend/sqlite.SqliteItems`) or the
     PostgreSQL item store (`postgres/items.PostgresItems`). `path` is always the SQLite file's
     place of the user's source (`RequestContext.db_paths`), whichever store holds the items."""
 
