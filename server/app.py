@@ -74,9 +74,9 @@ class ServerHost:
         self.settings = settings
         background = BackgroundIndexer() if settings.embed_in_background else None
         self.backend = open_backend(settings, background=background)
-        """Where items, sessions, keys and rate limits live (`backend.py`), chosen once."""
-        self.pool = self.backend.pool
-        self.sessions = self.backend.sessions
+        """Where items, sessions, keys and rate limits live (`server/backend`), chosen once."""
+        self.pool = self.backend.pool  # the SQLite files opened and the embedding worker
+        self.sessions = self.backend.sessions  # the session tools' and transports' store
         self._defaults = settings.defaults()
         self.quote_work = QuoteWork(settings.quote_budget_s)
         self.process_session_id = process_session_id()
