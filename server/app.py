@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-from loguru import logger
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from starlette.requests import Request
@@ -23,23 +20,23 @@ from knowledge_mcp.sources.notes.writing import WritePermit
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.background import BackgroundIndexer
-from knowledge_mcp.sources.search.dense.stores import vector_store
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.choice import reranking
 from knowledge_mcp.sources.storage.db import Database, user_dir
 
-from .auth.limits import RateLimiter, SharedBuckets, rate_limit
+from .auth.limits import RateLimiter, rate_limit
 from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
+from .backend import open_backend
 from .config import Settings
-from .context import DatabasePool, RequestContext, current_request, remember_request
+from .context import RequestContext, current_request, remember_request
 from .logs import log_requests
 from .logs.guard import guard_logs
 from .protocol_errors import protocol_guard
 from .request_defaults import apply_request_config, request_config
 from .resources import ItemChange, Notifier
 from .resources import register as register_resources
-from .sessions.store import SessionStore, StoredSession
+from .sessions.store import StoredSession
 from .sessions.tools import register as register_session_tools
 from .sessions.transport import (
     client_name,
@@ -50,15 +47,9 @@ from .sessions.transport import (
     use_session,
     validate_session_id,
 )
-from .shared.items import ServedItemStore
 from .tool_arguments import plain_argument_errors
 from .tool_list import WriteGate, publish_tools
 from .watch.events import ChangeFeed
-
-if TYPE_CHECKING:
-    from .shared.keys import PgKeyStore
-    from .shared.sessions import PgSessionStore
-    from .shared.state import SharedState
 
 RESEARCH_TOOLS = ("verify_quote", "session_cite")
 """The tools that check quotes: one rate limit a user for them together
@@ -82,31 +73,12 @@ class ServerHost:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         background = BackgroundIndexer() if settings.embed_in_background else None
-        self.pool = DatabasePool(
-            memory_index_max_chunks=settings.memory_index_max_chunks, background=background
-        )
+        self.backend = open_backend(settings, background=background)
+        """Where items, sessions, keys and rate limits live (`server/backend`), chosen once."""
+        self.pool = self.backend.pool  # the SQLite files opened and the embedding worker
+        self.sessions = self.backend.sessions  # the session tools' and transports' store
         self._defaults = settings.defaults()
         self.quote_work = QuoteWork(settings.quote_budget_s)
-        ttl = timedelta(minutes=settings.session_ttl_minutes)
-        self.shared: SharedState | None = None
-        self.keys: PgKeyStore | None = None
-        """PostgreSQL's key store with `database_url` (else keys.db, opened by the verifier)."""
-        self.buckets: SharedBuckets | None = None
-        self.sessions: SessionStore | PgSessionStore
-        if settings.database_url is not None:
-            from .shared.backend import shared_stores  # psycopg: only with database_url
-
-            self.shared, self.sessions, self.keys, self.buckets = shared_stores(
-                settings.database_url.get_secret_value(), ttl
-            )
-        else:
-            self.sessions = SessionStore(
-                settings.data_dir, self.pool, ttl=ttl, cache_size=settings.session_cache_size
-            )
-        self.item_store: ServedItemStore | None = None
-        """Where the tools read items with `item_store = "postgresql"` (None: the SQLite files)."""
-        if settings.item_store == "postgresql" and settings.database_url is not None:
-            self.item_store = ServedItemStore(settings.database_url.get_secret_value())
         self.process_session_id = process_session_id()
         # True when HTTP authentication is on: then the user is only ever the verified principal.
         self.authenticated = False
@@ -119,18 +91,13 @@ class ServerHost:
         self.changes.subscribe(self.notifier.publish)
 
     async def close(self) -> None:
-        """Close the databases and, with `database_url`, the shared state's pool."""
-        await self.pool.close()
-        if self.item_store is not None:
-            await self.item_store.close()
-        if self.shared is not None:
-            await self.shared.close()
+        """Close the backend: its databases, pools and embedding worker."""
+        await self.backend.close()
 
     def start_background(self) -> None:
         """Start the embedding worker (`embed_in_background`) on the running event loop: the
         transports call it when they start serving."""
-        if self.pool.background is not None:
-            self.pool.background.start()
+        self.backend.start_background()
 
     def context(self, request: ServerRequestContext[Any, Any]) -> RequestContext:
         """The caller's context; the user comes from authentication, else the local user."""
@@ -169,9 +136,7 @@ class ServerHost:
         the embedding worker: the new chunks get vectors without waiting for its next look)."""
         request = self.context(ctx.request_context)
         user = request.user_id
-        if self.item_store is not None and self.pool.background is not None:
-            items = await self.item_store.items(user, source, request.db_paths[source])
-            self.pool.background.notice(vector_store(cast(Database, items), SOURCES[source]), force=True)
+        await self.backend.items.changed(user, source, request.db_paths[source])
         await self.notifier.publish(ItemChange(user, source, added, updated, removed))
 
     async def database(self, ctx: Context, source: str) -> Database:
@@ -181,16 +146,7 @@ class ServerHost:
         return await self._database(self.context(current_request()), source)
 
     async def _database(self, request: RequestContext, source: str) -> Database:
-        if self.item_store is not None:
-            items = await self.item_store.items(request.user_id, source, request.db_paths[source])
-            if self.pool.background is not None:  # fills the user's missing vectors while serving
-                self.pool.background.notice(vector_store(cast(Database, items), SOURCES[source]))
-            return cast(Database, items)  # read by the sources as its SQLite Database (`serving/items.py`)
-        started = time.perf_counter()
-        db = await self.pool.get(request.db_paths[source], source)
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        logger.debug("db ready user={} source={} in {:.1f} ms", request.user_id, source, elapsed_ms)
-        return db
+        return await self.backend.items.read(request.user_id, source, request.db_paths[source])
 
     def write_refusal(self, request: ServerRequestContext[Any, Any]) -> str | None:
         """Why this caller may not write, or None (`auth/scopes.write_refusal`)."""
@@ -280,7 +236,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     if authenticate:
         jwt_verifier = JwtVerifier.from_settings(settings)
         verifier = KnowledgeTokenVerifier(
-            jwt_verifier, settings.data_dir, host.pool, keys=host.keys, cache_s=settings.credential_cache_s
+            jwt_verifier, host.backend.keys, cache_s=settings.credential_cache_s
         )
         auth = {"token_verifier": verifier, "auth": auth_settings(settings)}
         host.authenticated = True
@@ -302,7 +258,7 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
         else {}
     )
     limiter = RateLimiter(
-        settings.rate_limit_per_minute, settings.rate_limits, shared=host.buckets, groups=groups
+        settings.rate_limit_per_minute, settings.rate_limits, shared=host.backend.buckets, groups=groups
     )
     mcp.middleware.append(log_requests(host.user_of))
     mcp.middleware.append(protocol_guard)

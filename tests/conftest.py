@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.cli.pg_import import run_pg_import
+from knowledge_mcp.server.cli.commands import run_import
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
@@ -75,7 +75,7 @@ async def import_into_store(
         return await import_into(data_dir, source, *paths, user=user)
     assert url is not None, "the PostgreSQL store needs a database url"
     settings = Settings(data_dir=data_dir, user=user, item_store="postgresql", database_url=url)
-    return await run_pg_import(url, settings, source, list(paths), False)
+    return await run_import(settings, source, list(paths), False)
 
 
 def store_settings(store: str, url: str | None) -> dict[str, Any]:

@@ -32,9 +32,9 @@ import httpx2
 import psycopg
 
 from knowledge_mcp.server.context import DatabasePool
+from knowledge_mcp.server.postgres.sessions import PgSessionStore
+from knowledge_mcp.server.postgres.state import SharedState
 from knowledge_mcp.server.sessions.store import SessionStore
-from knowledge_mcp.server.shared.sessions import PgSessionStore
-from knowledge_mcp.server.shared.state import SharedState
 
 from .. import http as bench_http
 from ..evaluation import percentile

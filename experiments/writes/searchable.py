@@ -26,7 +26,7 @@ from mcp import Client
 from experiments.watch.latency import make_vault
 from knowledge_mcp.bench.evaluation import spread
 from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.cli.pg_import import run_pg_import
+from knowledge_mcp.server.cli.commands import run_import
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.notes import source
 from knowledge_mcp.sources.storage.db import database_path, open_database
@@ -86,7 +86,7 @@ async def main(url: str, count: int, notes: int) -> dict[str, Any]:
             if store == "sqlite":
                 await import_sqlite(data_dir, vault)
             else:
-                await run_pg_import(url, settings, "notes", [vault], False)
+                await run_import(settings, "notes", [vault], False)
             report["items"] = sum(1 for _ in vault.rglob("*.md"))
             report[store] = spread([t * 1000 for t in await searchable(settings, count)], 1)
     return report

@@ -1,5 +1,5 @@
 """API keys: stored hashed (sha256) in `<data_dir>/keys.db` (or PostgreSQL with `database_url`:
-`shared/keys.py`), each mapped to one user id.
+`postgres/keys.py`), each mapped to one user id.
 
 The key itself is shown once, at creation; the database keeps its hash, a short prefix for
 display and revocation, the user, when it was made and whether it is revoked.
@@ -10,19 +10,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.storage.db import Database, Migration, open_database, validate_user_id
 
 from .scopes import SCOPES, WRITE, scope_text, stored_scopes
-
-if TYPE_CHECKING:
-    from ..shared.keys import PgKeyStore
 
 KEY_PREFIX = "km_"
 PREFIX_LENGTH = len(KEY_PREFIX) + 8
@@ -106,106 +103,125 @@ def record_of(row: Any) -> KeyRecord:
     return KeyRecord(row["prefix"], row["user_id"], row["created_at"], bool(row["revoked"]), scopes)
 
 
-class KeyStore:
-    """The API keys of one data directory."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    @classmethod
-    async def open(cls, data_dir: Path) -> KeyStore:
-        return cls(await open_database(keys_path(data_dir), MIGRATIONS))
+class KeyStore(Protocol):
+    """The API keys of a deployment: `keys.db` in the data folder (`SqliteKeyStore`) or the
+    `api_keys` table of PostgreSQL (`postgres/keys.py`); the backend hands out one of them."""
 
     async def create(self, user_id: str, scopes: Sequence[str] = ()) -> str:
         """A new key for `user_id` (read-only unless `scopes` holds `write`); the only time the
         key itself is available."""
+        ...
+
+    async def list(self, user_id: str | None = None) -> list[KeyRecord]: ...
+
+    async def revoke(self, prefix: str) -> bool:
+        """Revoke the key with `prefix`; False when there is none."""
+        ...
+
+    async def grant_for(self, key: str) -> KeyGrant | None:
+        """The user and scopes of a valid, unrevoked key, else None."""
+        ...
+
+    async def active_count(self) -> int: ...
+
+    async def close(self) -> None: ...
+
+
+Opener = Callable[[Path, Sequence[Migration]], Awaitable[Database]]
+"""Opens (and migrates) a SQLite database: the server's `DatabasePool.open`, which keeps it."""
+
+
+class SqliteKeyStore:
+    """The API keys of one data directory, in `keys.db`, opened at first use. Reading finds no
+    key while the file does not exist (and creates nothing); `create` makes it.
+
+    With `opener` (the server's pool) the database is the pool's, reopened when the file was
+    replaced; without, the store opens its own connection and `close` closes it."""
+
+    def __init__(self, data_dir: Path, opener: Opener | None = None) -> None:
+        self.path = keys_path(data_dir)
+        self._opener = opener
+        self._own: Database | None = None
+
+    @classmethod
+    async def open(cls, data_dir: Path) -> SqliteKeyStore:
+        return cls(data_dir)
+
+    async def _db(self, *, create: bool = False) -> Database | None:
+        if not create and not self.path.exists():
+            return None
+        if self._opener is not None:
+            return await self._opener(self.path, MIGRATIONS)
+        if self._own is None:
+            self._own = await open_database(self.path, MIGRATIONS)
+        return self._own
+
+    async def create(self, user_id: str, scopes: Sequence[str] = ()) -> str:
         key, row = new_key(user_id, scopes)
-        async with self.db.transaction() as conn:
+        db = await self._db(create=True)
+        assert db is not None
+        async with db.transaction() as conn:
             await conn.execute(INSERT_KEY_SQL, row)
         return key
 
     async def list(self, user_id: str | None = None) -> list[KeyRecord]:
+        if user_id is not None:
+            user_id = validate_user_id(user_id)
+        db = await self._db()
+        if db is None:
+            return []
         if user_id is None:
-            rows = await self.db.fetchall(LIST_KEYS_SQL)
+            rows = await db.fetchall(LIST_KEYS_SQL)
         else:
-            rows = await self.db.fetchall(LIST_USER_KEYS_SQL, (validate_user_id(user_id),))
+            rows = await db.fetchall(LIST_USER_KEYS_SQL, (user_id,))
         return [record_of(r) for r in rows]
 
     async def revoke(self, prefix: str) -> bool:
-        async with self.db.transaction() as conn:
+        db = await self._db()
+        if db is None:
+            return False
+        async with db.transaction() as conn:
             cursor = await conn.execute(REVOKE_KEY_SQL, (prefix,))
             return cursor.rowcount > 0
 
-    async def user_for(self, key: str) -> str | None:
-        """The user a valid, unrevoked key belongs to, else None."""
-        grant = await self.grant_for(key)
-        return None if grant is None else grant.user_id
-
     async def grant_for(self, key: str) -> KeyGrant | None:
-        """The user and scopes of a valid, unrevoked key, else None."""
-        row = await self.db.fetchone(USER_FOR_KEY_SQL, (hash_key(key),))
+        db = await self._db()
+        row = None if db is None else await db.fetchone(USER_FOR_KEY_SQL, (hash_key(key),))
         return None if row is None else KeyGrant(str(row["user_id"]), tuple(stored_scopes(row["scopes"])))
 
     async def active_count(self) -> int:
-        row = await self.db.fetchone(COUNT_ACTIVE_SQL)
+        db = await self._db()
+        row = None if db is None else await db.fetchone(COUNT_ACTIVE_SQL)
         return int(row[0]) if row else 0
 
     async def close(self) -> None:
-        await self.db.close()
-
-
-async def open_keys(data_dir: Path, database_url: str | None = None) -> KeyStore | PgKeyStore:
-    """The key store: PostgreSQL's when `database_url` is set, else `<data_dir>/keys.db`."""
-    if database_url is None:
-        return await KeyStore.open(data_dir)
-    from ..shared.keys import PgKeyStore
-    from ..shared.state import SharedState
-
-    return PgKeyStore(SharedState(database_url, pool_size=1))
-
-
-async def has_active_keys(data_dir: Path, database_url: str | None = None) -> bool:
-    """Whether any unrevoked key exists (without creating keys.db when there is none)."""
-    if database_url is None and not keys_path(data_dir).exists():
-        return False
-    store = await open_keys(data_dir, database_url)
-    try:
-        return await store.active_count() > 0
-    finally:
-        await store.close()
+        if self._own is not None:
+            await self._own.close()
+            self._own = None
 
 
 async def run_keys(
-    data_dir: Path,
-    action: str,
-    user: str | None,
-    prefix: str | None,
-    scopes: Sequence[str] = (),
-    database_url: str | None = None,
+    store: KeyStore, action: str, user: str | None, prefix: str | None, scopes: Sequence[str] = ()
 ) -> int:
-    """`knowledge-mcp keys create|list|revoke` (in PostgreSQL with `database_url`)."""
-    store = await open_keys(data_dir, database_url)
-    try:
-        if action == "create":
-            if user is None:
-                raise ApiKeyError("keys create: --user is required")
-            key = await store.create(user, scopes)
-            print(key)
-            kind = "read-write" if WRITE in scopes else "read-only"
-            print(f"{kind} API key for {validate_user_id(user)} (shown once; store it now)", file=sys.stderr)
-            return 0
-        if action == "list":
-            for record in await store.list(user):
-                state = "revoked" if record.revoked else "active"
-                scope = scope_text(record.scopes) or "read"
-                print(f"{record.prefix}\t{record.user_id}\t{record.created_at}\t{state}\t{scope}")
-            return 0
-        if action == "revoke":
-            assert prefix is not None
-            if not await store.revoke(prefix):
-                raise ApiKeyError(f"keys revoke: no key with prefix {prefix}")
-            print(f"revoked {prefix}", file=sys.stderr)
-            return 0
-    finally:
-        await store.close()
+    """`knowledge-mcp keys create|list|revoke` on the backend's key store."""
+    if action == "create":
+        if user is None:
+            raise ApiKeyError("keys create: --user is required")
+        key = await store.create(user, scopes)
+        print(key)
+        kind = "read-write" if WRITE in scopes else "read-only"
+        print(f"{kind} API key for {validate_user_id(user)} (shown once; store it now)", file=sys.stderr)
+        return 0
+    if action == "list":
+        for record in await store.list(user):
+            state = "revoked" if record.revoked else "active"
+            scope = scope_text(record.scopes) or "read"
+            print(f"{record.prefix}\t{record.user_id}\t{record.created_at}\t{state}\t{scope}")
+        return 0
+    if action == "revoke":
+        assert prefix is not None
+        if not await store.revoke(prefix):
+            raise ApiKeyError(f"keys revoke: no key with prefix {prefix}")
+        print(f"revoked {prefix}", file=sys.stderr)
+        return 0
     raise AssertionError(action)

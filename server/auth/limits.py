@@ -45,7 +45,7 @@ class Bucket:
 
 
 class SharedBuckets(Protocol):
-    """Buckets kept outside the process (PostgreSQL: `shared/limits.py`), so several workers
+    """Buckets kept outside the process (PostgreSQL: `postgres/limits.py`), so several workers
     count against one limit."""
 
     async def take(self, user: str, tool: str, limit: int) -> float | None: ...

@@ -25,12 +25,11 @@ from mcp.server.auth.settings import AuthSettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from knowledge_mcp.sources.errors import KnowledgeError
-from knowledge_mcp.sources.storage.db import Migration, validate_user_id
+from knowledge_mcp.sources.storage.db import validate_user_id
 
 from ..config import Settings
-from ..context import DatabasePool
 from .credentials import CredentialCache
-from .keys import MIGRATIONS, KeyStore, keys_path, looks_like_key
+from .keys import KeyStore, looks_like_key
 from .scopes import claim_scopes, scope_text
 
 API_KEY_HEADER = b"x-api-key"
@@ -144,20 +143,10 @@ class KnowledgeTokenVerifier:
     ends there. A credential found valid is trusted for `cache_s` seconds (at most 5) before its
     key is looked up again; a token's `exp` is checked on every call, cached or not."""
 
-    def __init__(
-        self,
-        jwt_verifier: JwtVerifier | None,
-        data_dir: Path,
-        pool: DatabasePool,
-        keys: Any = None,
-        cache_s: float = 0.0,
-    ) -> None:
+    def __init__(self, jwt_verifier: JwtVerifier | None, keys: KeyStore, cache_s: float = 0.0) -> None:
         self.keys = keys
-        """The shared key store (PostgreSQL) when there is one, else keys.db in `data_dir`."""
+        """The backend's key store (keys.db in the data folder, or PostgreSQL's)."""
         self.jwt = jwt_verifier
-        self.data_dir = data_dir
-        self.pool = pool
-        self.migrations: Sequence[Migration] = MIGRATIONS
         self.cache = CredentialCache(cache_s)
 
     async def verify_token(self, token: str) -> AccessToken | None:
@@ -185,13 +174,7 @@ class KnowledgeTokenVerifier:
         return _access_token(token, str(claims["sub"]), int(claims["exp"]), "jwt", claim_scopes(claims))
 
     async def _verify_key(self, key: str) -> AccessToken | None:
-        if self.keys is not None:
-            store = self.keys
-        elif not keys_path(self.data_dir).exists():
-            return None
-        else:
-            store = KeyStore(await self.pool.open(keys_path(self.data_dir), self.migrations))
-        grant = await store.grant_for(key)
+        grant = await self.keys.grant_for(key)
         return (
             None if grant is None else _access_token(key, grant.user_id, None, "api_key", list(grant.scopes))
         )

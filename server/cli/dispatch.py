@@ -340,16 +340,11 @@ def dispatch(args: argparse.Namespace) -> int:
         print_embed_reports(anyio.run(run_embed, settings, args.source or list(SOURCES)))
         return 0
     if args.command == "keys":
-        from ..auth.keys import run_keys
+        from .commands import run_keys_command
 
+        scopes = getattr(args, "scope", None) or []
         return anyio.run(
-            run_keys,
-            settings.data_dir,
-            args.keys_command,
-            args.user,
-            getattr(args, "prefix", None),
-            getattr(args, "scope", None) or [],
-            settings.database_url.get_secret_value() if settings.database_url is not None else None,
+            run_keys_command, settings, args.keys_command, args.user, getattr(args, "prefix", None), scopes
         )
     if args.command == "glossary":
         from .glossary import run_glossary

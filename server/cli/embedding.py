@@ -11,12 +11,11 @@ import time
 from typing import TextIO
 
 from knowledge_mcp.sources.errors import KnowledgeError
-from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.dense.embedder import embedder, unavailable
-from knowledge_mcp.sources.search.dense.indexing import EmbedReport, embed_missing
-from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
-from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.search.dense.indexing import EmbedReport
+from knowledge_mcp.sources.storage.db import database_path
 
+from ..backend import opened
 from ..config import Settings
 
 
@@ -44,27 +43,21 @@ class ProgressLine:
 
 
 async def run_embed(settings: Settings, sources: list[str]) -> dict[str, EmbedReport]:
-    """Embed the missing chunks of each source the user has a database for."""
+    """Embed the missing chunks of each source the user has items of."""
     model = embedder()
     if model is None:
         raise KnowledgeError(unavailable() or "no embedding model")
-    if settings.item_store == "postgresql" and settings.database_url is not None:
-        from .pg_import import run_pg_embed  # psycopg: only with that store
-
-        return await run_pg_embed(settings.database_url.get_secret_value(), settings, sources, model)
     reports: dict[str, EmbedReport] = {}
-    for name in sources:
-        path = database_path(settings.data_dir, settings.user, name)
-        if not path.exists():
-            continue
-        source = get_source(name)
-        db = await open_database(path, source.migrations)
-        line = ProgressLine(name)
-        try:
-            reports[name] = await embed_missing(SqliteVectorStore(db, source, source.migrations), model, line)
-        finally:
-            line.close()
-            await db.close()
+    async with opened(settings) as backend:
+        for name in sources:
+            path = database_path(settings.data_dir, settings.user, name)
+            line = ProgressLine(name)
+            try:
+                report = await backend.items.embed(settings.user, name, path, model, line)
+            finally:
+                line.close()
+            if report is not None:
+                reports[name] = report
     return reports
 
 

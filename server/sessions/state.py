@@ -3,7 +3,7 @@
 `SessionState` is one conversation's memory: seen URIs (bounded, most recent last), recent
 queries, viewed and cited ids, per-session defaults, the research session it follows.
 `StoredSession` is a handle on one user's session; every change goes through its store (a
-`SessionBackend`: SQLite, `store.py`, or PostgreSQL, `shared/sessions.py`) and comes back as
+`SessionBackend`: SQLite, `store.py`, or PostgreSQL, `postgres/sessions.py`) and comes back as
 the new state.
 """
 

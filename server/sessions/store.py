@@ -6,7 +6,7 @@ sessions in memory. Sessions expire after `ttl` of inactivity; an expired or unk
 fresh, empty state, never an error. Every change runs under the session's lock and is written
 through to SQLite before the cache sees it, so concurrent calls of one session lose nothing.
 The cache belongs to one process: several processes serving one data dir share the database
-but not the cache, so several workers keep sessions in PostgreSQL instead (`shared/sessions.py`).
+but not the cache, so several workers keep sessions in PostgreSQL instead (`postgres/sessions.py`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None)
 
     With shared state (`database_url`) the SDK transport is stateless, so any worker answers any
     request, and `Mcp-Session-Id` is ours (`session_ids.py`)."""
-    stateless = host is not None and host.shared is not None
+    stateless = host is not None and host.backend.stateless
     app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
         host=settings.host,

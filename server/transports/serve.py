@@ -13,8 +13,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from knowledge_mcp.sources.errors import KnowledgeError
 
 from ..app import build_server
-from ..auth.keys import has_active_keys
 from ..auth.tokens import JwtVerifier
+from ..backend import has_active_keys
 from ..config import Settings
 from ..watch import start_watching
 from .departures import QuietDepartures, quiet_departure_logs
@@ -51,8 +51,7 @@ async def _require_credentials(settings: Settings) -> None:
     """Refuse to serve authenticated HTTP or WebSocket that nobody could authenticate to."""
     JwtVerifier.from_settings(settings)  # a bad key file or algorithm list fails here, clearly
     configured = settings.jwt_secret is not None or settings.jwt_public_key_file is not None
-    url = settings.database_url.get_secret_value() if settings.database_url is not None else None
-    if not configured and not await has_active_keys(settings.data_dir, url):
+    if not configured and not await has_active_keys(settings):
         raise TransportError(
             "HTTP and WebSocket require authentication: set jwt_secret (KNOWLEDGE_MCP_JWT_SECRET) or "
             "jwt_public_key_file in [auth], or create an API key with `knowledge-mcp keys create "

@@ -23,11 +23,10 @@ def start_watching(host: ServerHost, *, every_user: bool) -> Watcher | None:
         return None
     watcher = Watcher(
         settings.data_dir,
-        host.pool,
+        host.backend.items.watched(),
         host.changes,
         users=None if every_user else [settings.user],
         max_file_bytes=int(settings.import_max_file_mb * 1024 * 1024),
-        items=host.item_store,
     )
     watcher.start()
     return watcher

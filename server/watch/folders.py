@@ -91,14 +91,14 @@ def scan(data_dir: Path, users: Sequence[str]) -> tuple[list[Target], list[Targe
 
 
 async def pg_scan(items: Any, data_dir: Path, users: Sequence[str]) -> tuple[list[Target], list[Target]]:
-    """`scan` of the PostgreSQL item store (`items`: the server's `ServedItemStore`)."""
+    """`scan` of the PostgreSQL item store (`items`: the backend's `PostgresItems`)."""
     from knowledge_mcp.sources.storage.postgres.writers.folders import recorded as pg_recorded
 
     present: set[Target] = set()
     gone: set[Target] = set()
     for user in users:
         for source in SOURCE_NAMES:
-            view = await items.items(user, source, database_path(data_dir, user, source))
+            view = await items.read(user, source, database_path(data_dir, user, source))
             for root, is_folder in await pg_recorded(view.pg, user, source):
                 target = Target(validate_user_id(user), source, root, is_folder)
                 (present if root.exists() else gone).add(target)

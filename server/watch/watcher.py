@@ -16,12 +16,10 @@ Three parts run beside the transports on the server's event loop:
 A newly watched target is first re-imported whole (with prune), so changes made while the
 server was not watching converge too. One bad file is logged (its path and the kind of error,
 never its content) and the rest go on; any failure of a batch is logged and the watcher goes on.
-After each batch the `Change` is published on the server's feed, the embedding worker is told
-(new chunks get vectors) and notes writes are serialized with the notes writer (its lock).
-
-With `item_store = "postgresql"` the recorded folders are PostgreSQL's (`pg_folders`), each
-batch is written into the item store (`pg_index`) under the user's writer lock, which the notes
-writers of every worker take too; only one worker watches (the one holding the embedding lock).
+After each batch the `Change` is published on the server's feed; the store (`stores.py`: the
+SQLite files or the PostgreSQL item store, as the backend chose) reads the recorded folders,
+writes each batch under the notes writer's lock and tells the embedding worker (new chunks get
+vectors). On PostgreSQL only one worker watches (the one holding the embedding lock).
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -38,24 +35,15 @@ from loguru import logger
 from watchfiles import awatch
 
 from knowledge_mcp.sources.errors import KnowledgeError
-from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.search.dense.stores import vector_store
-from knowledge_mcp.sources.storage.db import database_path, open_database
-from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.naming import shown
-from knowledge_mcp.sources.storage.runs import ImportSummary
 
-from ..context import DatabasePool
 from .batching import DEBOUNCE_MS, STEP_MS, Pending, changed_paths
-from .events import Change, ChangeFeed
-from .folders import Target, pg_scan, route, scan, users_with_data, watched_roots
-from .reindex import SqliteIndex, reindex
+from .events import ChangeFeed
+from .folders import Target, route, users_with_data, watched_roots
+from .stores import WatchedItems
 
 RESCAN_S = 10.0
 """How often the recorded folders are read again (new imports, folders gone or back)."""
-WRITE_LOCK = "notes_writing"
-"""The lock (in the server's database's caches) the notes writer holds while it writes and
-indexes a note: a batch takes it too, so a note written through the tools is indexed once."""
 STOP_S = 10.0
 THREADS = 40
 """anyio's default thread pool size, kept for everything but the streams."""
@@ -65,18 +53,15 @@ class Watcher:
     def __init__(
         self,
         data_dir: Path,
-        pool: DatabasePool,
+        items: WatchedItems,
         feed: ChangeFeed,
         *,
         users: Sequence[str] | None,
         max_file_bytes: int,
         rescan_s: float = RESCAN_S,
-        items: Any = None,
     ) -> None:
-        self.data_dir, self.pool, self.feed = data_dir, pool, feed
-        self.items = items
-        """The PostgreSQL item store (`ServedItemStore`) with `item_store = "postgresql"`: the
-        recorded folders are read from it and changes written to it; None: the SQLite files."""
+        self.data_dir, self.items, self.feed = data_dir, items, feed
+        """`items`: where the recorded folders are read and the batches written (`stores.py`)."""
         self.users = users
         """The users watched; None: every user with a data folder (looked up at each scan)."""
         self.max_file_bytes, self.rescan_s = max_file_bytes, rescan_s
@@ -130,10 +115,7 @@ class Watcher:
 
     async def _scan(self) -> list[Target]:
         users = self.users if self.users is not None else users_with_data(self.data_dir)
-        if self.items is not None:
-            found, gone = await pg_scan(self.items, self.data_dir, users)
-        else:
-            found, gone = await asyncio.to_thread(scan, self.data_dir, users)
+        found, gone = await self.items.scan(users)
         for target in sorted(set(gone) - self._missing):
             logger.warning(
                 "watch: the {} path {} of user {} is gone; watching the rest",
@@ -187,24 +169,9 @@ class Watcher:
                 await self._apply(target, self.pending[target].take())
 
     async def _apply(self, target: Target, paths: list[str]) -> None:
-        """One batch into the target's database; any failure is logged and the watcher goes on."""
-        source = SOURCES[target.source]
-        path = database_path(self.data_dir, target.user_id, target.source)
-        served: Any = None
+        """One batch into the target's source; any failure is logged and the watcher goes on."""
         try:
-            if self.items is not None:
-                summary, change = await self._apply_pg(target, paths)
-                served = await self.items.items(target.user_id, target.source, path)
-            else:
-                served = await self.pool.get(path, target.source)
-                lock: asyncio.Lock = served.caches.setdefault(WRITE_LOCK, asyncio.Lock())
-                async with lock:
-                    db = await open_database(path, source.migrations)
-                    try:
-                        importer = Importer(source, db, max_file_bytes=self.max_file_bytes)
-                        summary, change = await reindex(SqliteIndex(importer), target, paths)
-                    finally:
-                        await db.close()
+            summary, change = await self.items.reindex(target, paths, self.max_file_bytes)
         except Exception as exc:  # this batch is lost; a later change or the next start retries
             reason = str(exc) if isinstance(exc, KnowledgeError) else type(exc).__name__
             logger.warning("watch: {} of user {} not re-imported: {}", target.source, target.user_id, reason)
@@ -218,22 +185,4 @@ class Watcher:
                 "watch: {} of user {}: {} added, {} updated, {} removed",
                 target.source, target.user_id, len(change.added), len(change.updated), len(change.removed),
             )  # fmt: skip
-            if self.pool.background is not None and served is not None:
-                self.pool.background.notice(vector_store(served, source, source.migrations), force=True)
             await self.feed.publish(change)
-
-    async def _apply_pg(self, target: Target, paths: list[str]) -> tuple[ImportSummary, Change]:
-        """One batch into the PostgreSQL item store, under the user's writer lock (the notes
-        writer's, in every process: `postgres/writers/locking.py`)."""
-        from knowledge_mcp.sources.storage.postgres.writers.locking import writer_lock
-        from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
-
-        from .pg_index import PgIndex
-
-        path = database_path(self.data_dir, target.user_id, target.source)
-        items = await self.items.items(target.user_id, target.source, path)
-        writer = PgItemWriter(
-            items.pg, SOURCES[target.source], target.user_id, max_file_bytes=self.max_file_bytes
-        )
-        async with writer_lock(items.pg, target.user_id):
-            return await reindex(PgIndex(writer, items), target, paths)

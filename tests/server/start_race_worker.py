@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 from loguru import logger
 
-from knowledge_mcp.server.auth.keys import KeyStore
+from knowledge_mcp.server.auth.keys import SqliteKeyStore
 from knowledge_mcp.server.cli.commands import run_import
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.context import DatabasePool, RequestContext
@@ -26,8 +26,9 @@ async def serve_first_calls(data_dir: Path) -> None:
     verifier), every source (knowledge_search) and the session (its middleware)."""
     pool = DatabasePool()
     try:
-        keys = await KeyStore.open(data_dir)
-        await keys.db.close()
+        keys = await SqliteKeyStore.open(data_dir)
+        await keys.create("local")  # keys.db created and migrated, racing the others
+        await keys.close()
         context = RequestContext.for_user(data_dir, "local")
         for source, path in context.db_paths.items():
             await pool.get(path, source)

@@ -31,6 +31,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,9 +43,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from knowledge_mcp.server.auth.keys import KeyStore
-from knowledge_mcp.server.shared.keys import PgKeyStore
-from knowledge_mcp.server.shared.state import SharedState
+from knowledge_mcp.server.backend import opened
+from knowledge_mcp.server.backend.protocols import Backend
+from knowledge_mcp.server.config import Settings
 from tests.conftest import ROOT, STORES, import_into_store, item_id, store_env
 from tests.postgres import fresh_database
 from tests.server.auth.test_auth import hs256_signed_with, start, stop
@@ -144,11 +145,9 @@ class World:
     bob_research: str = ""
 
 
-async def open_keys(data_dir: Path, database_url: str | None) -> KeyStore | PgKeyStore:
-    """The key store the server reads: PostgreSQL's with a database url, else keys.db."""
-    if database_url is not None:
-        return PgKeyStore(SharedState(database_url, pool_size=1))
-    return await KeyStore.open(data_dir)
+def keys_of(data_dir: Path, database_url: str | None) -> AbstractAsyncContextManager[Backend]:
+    """The backend whose key store the server reads: PostgreSQL's with a database url, else keys.db."""
+    return opened(Settings(data_dir=data_dir, database_url=database_url))
 
 
 async def _populate(data_dir: Path, files: Path, item_store: str, url: str | None) -> tuple[str, str]:
@@ -157,11 +156,8 @@ async def _populate(data_dir: Path, files: Path, item_store: str, url: str | Non
         for source in SOURCES:
             imported = await import_into_store(item_store, url, data_dir, source, folders[source], user=user)
             assert imported.added >= 1
-    store = await open_keys(data_dir, url)
-    try:
-        return await store.create("alice"), await store.create("bob")
-    finally:
-        await store.close()
+    async with keys_of(data_dir, url) as backend:
+        return await backend.keys.create("alice"), await backend.keys.create("bob")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -625,13 +621,10 @@ def test_valid_hs256_and_rs256_tokens_with_issuer_and_audience_are_accepted(worl
 
 def test_a_revoked_api_key_is_401_with_a_challenge(world: World) -> None:
     async def revoke() -> str:
-        store = await open_keys(world.data_dir, world.database_url)
-        try:
-            key = await store.create("alice")
-            assert await store.revoke(key[:11])
+        async with keys_of(world.data_dir, world.database_url) as backend:
+            key = await backend.keys.create("alice")
+            assert await backend.keys.revoke(key[:11])
             return key
-        finally:
-            await store.close()
 
     key = anyio.run(revoke)
     assert_401(world, {"Authorization": f"Bearer {key}"})

@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import Implementation
 
 from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.auth.keys import KeyStore
+from knowledge_mcp.server.auth.keys import SqliteKeyStore
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.transports.http import http_app
 from tests.conftest import FIXTURES, import_into
@@ -88,7 +88,7 @@ async def test_request_lines_carry_ids_user_tool_and_timing_but_never_secrets_or
 ) -> None:
     data_dir = tmp_path / "data"
     await import_into(data_dir, "notes", FIXTURES / "notes", user="alice")
-    store = await KeyStore.open(data_dir)
+    store = await SqliteKeyStore.open(data_dir)
     try:
         api_key = await store.create("alice")
     finally:

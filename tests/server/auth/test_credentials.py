@@ -10,7 +10,7 @@ import pytest
 from mcp.server.auth.provider import AccessToken
 
 from knowledge_mcp.server.auth.credentials import MAX_CACHE_S, CredentialCache
-from knowledge_mcp.server.auth.keys import KeyStore
+from knowledge_mcp.server.auth.keys import SqliteKeyStore
 from knowledge_mcp.server.auth.scopes import claim_scopes, stored_scopes
 from knowledge_mcp.server.auth.tokens import KnowledgeTokenVerifier
 from knowledge_mcp.server.context import DatabasePool
@@ -61,11 +61,11 @@ def test_a_cached_token_whose_exp_has_passed_is_not_served() -> None:
 
 @pytest.mark.anyio
 async def test_a_key_revoked_in_the_store_fails_its_next_verification(tmp_path: Path) -> None:
-    store = await KeyStore.open(tmp_path)
+    store = await SqliteKeyStore.open(tmp_path)
     pool = DatabasePool()
     try:
         key = await store.create("alice", ["write"])
-        verifier = KnowledgeTokenVerifier(None, tmp_path, pool, cache_s=0)
+        verifier = KnowledgeTokenVerifier(None, SqliteKeyStore(tmp_path, pool.open), cache_s=0)
         before = await verifier.verify_token(key)
         assert before is not None and before.subject == "alice" and "write" in before.scopes
         assert await store.revoke(key[:11])

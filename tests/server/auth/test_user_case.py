@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from knowledge_mcp.server.auth.keys import KeyStore
+from knowledge_mcp.server.auth.keys import SqliteKeyStore
 from knowledge_mcp.server.context import RequestContext
 from tests.conftest import FIXTURES, import_into
 from tests.server.auth.test_auth import SECRET, cli, found, start, token
@@ -26,10 +26,11 @@ def test_the_request_contexts_of_bob_and_bob_in_capitals_are_two_users_in_two_fo
 
 @pytest.mark.anyio
 async def test_an_api_key_made_for_bob_in_capitals_belongs_to_that_spelling_only(tmp_path: Path) -> None:
-    store = await KeyStore.open(tmp_path)
+    store = await SqliteKeyStore.open(tmp_path)
     try:
         key = await store.create("Bob")
-        assert await store.user_for(key) == "Bob"
+        grant = await store.grant_for(key)
+        assert grant is not None and grant.user_id == "Bob"
         assert [r.user_id for r in await store.list("Bob")] == ["Bob"]
         assert await store.list("bob") == []
     finally:

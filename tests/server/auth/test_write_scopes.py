@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from knowledge_mcp.server.auth.keys import MIGRATIONS, KeyStore, keys_path
+from knowledge_mcp.server.auth.keys import MIGRATIONS, SqliteKeyStore, keys_path
 from knowledge_mcp.sources.storage.db import open_database
 from knowledge_mcp.sources.text.frontmatter import split_front_matter
 from tests.server.auth.test_auth import SECRET, cli, start
@@ -114,7 +114,7 @@ async def test_keys_made_before_scopes_existed_stay_read_only(tmp_path: Path) ->
         columns = "key_hash, prefix, user_id, created_at"
         await conn.execute(f"INSERT INTO api_keys ({columns}) VALUES ('h', 'km_old', 'alice', 'x')")
     await old.close()
-    store = await KeyStore.open(tmp_path)
+    store = await SqliteKeyStore.open(tmp_path)
     try:
         [record] = await store.list()
         made = await store.create("alice", ["write"])

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.cli.pg_import import run_pg_import
+from knowledge_mcp.server.cli.commands import run_import
 from knowledge_mcp.server.config import Settings
 
 from ...conftest import FIXTURES, import_into
@@ -34,9 +34,7 @@ async def pg_servers(data_dir: Path, pg_url: str) -> AsyncIterator[Any]:
 
     yield make
     for host in hosts:
-        await host.pool.close()
-        if host.item_store is not None:
-            await host.item_store.close()
+        await host.close()
 
 
 @pytest.fixture
@@ -48,7 +46,7 @@ def import_both(data_dir: Path, pg_url: str) -> Importing:
         folders = list(paths) or [FIXTURES / source]
         await import_into(data_dir, source, *folders, user=user)
         settings = Settings(data_dir=data_dir, user=user, item_store="postgresql", database_url=pg_url)
-        summary = await run_pg_import(pg_url, settings, source, folders, False)
+        summary = await run_import(settings, source, folders, False)
         assert summary.files_failed == 0, summary.failures
 
     return both

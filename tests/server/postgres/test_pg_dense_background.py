@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.cli.commands import run_import
 from knowledge_mcp.server.cli.dispatch import main
-from knowledge_mcp.server.cli.pg_import import run_pg_import
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.storage.postgres.embeddings.vectors import coverage
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
@@ -38,7 +38,7 @@ async def covered(url: str, user: str) -> Coverage:
 
 async def serve_until_embedded(data_dir: Path, url: str) -> None:
     settings = Settings(data_dir=data_dir, user="ann", item_store="postgresql", database_url=url)
-    summary = await run_pg_import(url, settings, "notes", [DENSE_NOTES], False)
+    summary = await run_import(settings, "notes", [DENSE_NOTES], False)
     assert summary.added == 3
     mcp, host = build_server(settings)
     try:

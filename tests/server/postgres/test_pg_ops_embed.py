@@ -12,7 +12,7 @@ import anyio
 from mcp import Client
 
 from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.cli.pg_import import run_pg_import
+from knowledge_mcp.server.cli.commands import run_import
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.storage.vector_store import Coverage
 
@@ -46,7 +46,7 @@ async def create_and_find(tmp_path: Path, url: str) -> None:
     settings = Settings(
         data_dir=tmp_path / "data", item_store="postgresql", database_url=url, rate_limit_per_minute=0
     )
-    assert (await run_pg_import(url, settings, "notes", [vault], False)).added == 3
+    assert (await run_import(settings, "notes", [vault], False)).added == 3
     mcp, host = build_server(settings)
     try:
         async with Client(mcp) as client:

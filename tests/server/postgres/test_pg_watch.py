@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from knowledge_mcp.server.app import build_server
-from knowledge_mcp.server.cli.pg_import import run_pg_import
+from knowledge_mcp.server.cli.commands import run_import
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.watch import Change, Watcher
 from knowledge_mcp.sources.storage.db import database_path
@@ -39,18 +39,17 @@ async def served(
     settings = Settings(
         data_dir=data_dir, item_store="postgresql", database_url=pg_url, rate_limit_per_minute=0
     )
-    assert (await run_pg_import(pg_url, settings, "notes", [vault], False)).files_failed == 0
+    assert (await run_import(settings, "notes", [vault], False)).files_failed == 0
     mcp, host = build_server(settings)
     changes: list[Change] = []
     host.changes.subscribe(changes.append)
     watcher = Watcher(
         data_dir,
-        host.pool,
+        host.backend.items.watched(),
         host.changes,
         users=["local"],
         max_file_bytes=1 << 20,
         rescan_s=0.5,
-        items=host.item_store,
     )
     watcher.start()
     try:
@@ -59,9 +58,7 @@ async def served(
             yield client, watcher, vault, changes
     finally:
         await watcher.stop()
-        await host.pool.close()
-        if host.item_store is not None:
-            await host.item_store.close()
+        await host.close()
 
 
 async def _batches(watcher: Watcher, than: int) -> bool:

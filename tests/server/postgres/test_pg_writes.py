@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from knowledge_mcp.server.cli.commands import run_import
 from knowledge_mcp.server.cli.migrate import run_migrate
-from knowledge_mcp.server.cli.pg_import import run_pg_import
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.storage.db import database_path
 
@@ -32,7 +32,7 @@ async def vault(tmp_path: Path, data_dir: Path, pg_url: str) -> Path:
     """A copy of the fixture vault imported into PostgreSQL only."""
     folder = Path(shutil.copytree(FIXTURES / "notes", tmp_path / "vault"))
     settings = Settings(data_dir=data_dir, item_store="postgresql", database_url=pg_url)
-    summary = await run_pg_import(pg_url, settings, "notes", [folder], False)
+    summary = await run_import(settings, "notes", [folder], False)
     assert summary.files_failed == 0 and summary.added > 5
     return folder
 

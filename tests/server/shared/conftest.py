@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from knowledge_mcp.server.context import DatabasePool
+from knowledge_mcp.server.postgres.sessions import PgSessionStore
+from knowledge_mcp.server.postgres.state import SharedState
 from knowledge_mcp.server.sessions.store import SessionStore
-from knowledge_mcp.server.shared.sessions import PgSessionStore
-from knowledge_mcp.server.shared.state import SharedState
 
 MakeStore = Callable[..., Any]
 """(ttl=, now=) -> a new session store over the same storage: a new process, as far as the

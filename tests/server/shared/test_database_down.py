@@ -10,8 +10,8 @@ from pydantic import SecretStr
 
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.server.shared.keys import PgKeyStore
-from knowledge_mcp.server.shared.state import SharedState
+from knowledge_mcp.server.postgres.keys import PgKeyStore
+from knowledge_mcp.server.postgres.state import SharedState
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio
@@ -22,7 +22,7 @@ DOWN = "postgresql://knowledge:s3cret@127.0.0.1:9/knowledge?connect_timeout=1"
 @pytest.fixture(autouse=True)
 def quick_open(monkeypatch: pytest.MonkeyPatch) -> None:
     """A first connection is waited for 1 s here (10 s in the server)."""
-    monkeypatch.setattr("knowledge_mcp.server.shared.state.OPEN_TIMEOUT_S", 1.0)
+    monkeypatch.setattr("knowledge_mcp.server.postgres.state.OPEN_TIMEOUT_S", 1.0)
 
 
 async def test_searches_answer_with_a_warning_and_a_session_change_is_a_tool_error(data_dir: Path) -> None:

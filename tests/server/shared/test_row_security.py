@@ -11,8 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from knowledge_mcp.server.shared.sessions import PgSessionStore
-from knowledge_mcp.server.shared.state import SharedState
+from knowledge_mcp.server.postgres.sessions import PgSessionStore
+from knowledge_mcp.server.postgres.state import SharedState
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from knowledge_mcp.server.auth.limits import RateLimiter
-from knowledge_mcp.server.shared.keys import PgKeyStore
-from knowledge_mcp.server.shared.limits import PgBuckets
-from knowledge_mcp.server.shared.state import SharedState
+from knowledge_mcp.server.postgres.keys import PgKeyStore
+from knowledge_mcp.server.postgres.limits import PgBuckets
+from knowledge_mcp.server.postgres.state import SharedState
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_mcp.server.shared.sessions import PgSessionStore
-from knowledge_mcp.server.shared.state import SharedState
+from knowledge_mcp.server.postgres.sessions import PgSessionStore
+from knowledge_mcp.server.postgres.state import SharedState
 
 pytestmark = pytest.mark.anyio
 
@@ -20,8 +20,8 @@ CHANGES = 100  # per process, all at once
 WORKER = """
 import asyncio, sys, time
 from pathlib import Path
-from knowledge_mcp.server.shared.sessions import PgSessionStore
-from knowledge_mcp.server.shared.state import SharedState
+from knowledge_mcp.server.postgres.sessions import PgSessionStore
+from knowledge_mcp.server.postgres.state import SharedState
 
 async def main(url, name, go):
     state = SharedState(url, pool_size=8)

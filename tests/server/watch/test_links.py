@@ -78,7 +78,12 @@ async def test_a_watched_single_file_swapped_for_a_link_to_an_outside_file_never
     await import_into(data_dir, "notes", plan)
     mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
     watcher = Watcher(
-        data_dir, host.pool, host.changes, users=["local"], max_file_bytes=1 << 20, rescan_s=0.5
+        data_dir,
+        host.backend.items.watched(),
+        host.changes,
+        users=["local"],
+        max_file_bytes=1 << 20,
+        rescan_s=0.5,
     )
     lines: list[str] = []
     sink = logger.add(lambda message: lines.append(str(message)), level="DEBUG")

@@ -36,7 +36,12 @@ async def served(tmp_path: Path, data_dir: Path) -> AsyncIterator[tuple[Client, 
     changes: list[Change] = []
     host.changes.subscribe(changes.append)
     watcher = Watcher(
-        data_dir, host.pool, host.changes, users=["local"], max_file_bytes=1 << 20, rescan_s=0.5
+        data_dir,
+        host.backend.items.watched(),
+        host.changes,
+        users=["local"],
+        max_file_bytes=1 << 20,
+        rescan_s=0.5,
     )
     watcher.start()
     try:
@@ -158,7 +163,9 @@ async def test_each_user_s_folder_is_re_imported_into_that_user_s_databases_only
     _, host = build_server(Settings(data_dir=data_dir))
     changes: list[Change] = []
     host.changes.subscribe(changes.append)
-    watcher = Watcher(data_dir, host.pool, host.changes, users=None, max_file_bytes=1 << 20, rescan_s=0.5)
+    watcher = Watcher(
+        data_dir, host.backend.items.watched(), host.changes, users=None, max_file_bytes=1 << 20, rescan_s=0.5
+    )
     watcher.start()
     try:
         await until(lambda: _batches_at_least(watcher, 2))  # both users' catch-up
@@ -192,7 +199,12 @@ async def test_a_folder_imported_while_serving_is_watched_and_a_vanished_one_is_
     await import_into(data_dir, "notes", first)
     mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
     watcher = Watcher(
-        data_dir, host.pool, host.changes, users=["local"], max_file_bytes=1 << 20, rescan_s=0.3
+        data_dir,
+        host.backend.items.watched(),
+        host.changes,
+        users=["local"],
+        max_file_bytes=1 << 20,
+        rescan_s=0.3,
     )
     lines: list[str] = []
     sink = logger.add(lambda message: lines.append(str(message)), level="WARNING")

@@ -7,7 +7,7 @@ counting (a bucket idle for a minute is full again anyway), and they are written
 
 Row-level security is the second line of defence on the per-user tables: a policy admits only
 rows whose `user_id` is the transaction's `knowledge.user_id` setting, which the stores set in
-the same statement batch as the statement itself (`shared/state.py`). It binds roles that are
+the same statement batch as the statement itself (`postgres/state.py`). It binds roles that are
 neither superusers nor BYPASSRLS (run the server as such a role); the table owner is bound too
 (FORCE). API keys are looked up by their hash before any user is known, so `api_keys` has no
 policy: that lookup is cross-user by nature, and the CLI that manages keys is an administrator's.

@@ -1,4 +1,4 @@
-"""API keys in PostgreSQL: `auth/keys.KeyStore`'s calls on the shared `api_keys` table, so a key
+"""API keys in PostgreSQL: the `auth/keys.KeyStore` protocol on the shared `api_keys` table, so a key
 made with `keys create --database-url …` works on every worker and host at once.
 
 A key is found by its hash before anyone is authenticated: that lookup (and revoking by prefix,
@@ -52,10 +52,6 @@ class PgKeyStore:
 
     async def revoke(self, prefix: str) -> bool:
         return await (await self.state.db()).fetchone(REVOKE_KEY_SQL, (prefix,)) is not None
-
-    async def user_for(self, key: str) -> str | None:
-        grant = await self.grant_for(key)
-        return None if grant is None else grant.user_id
 
     async def grant_for(self, key: str) -> KeyGrant | None:
         """The key's user and scopes; None for an unknown or revoked key, and while PostgreSQL

@@ -1,2 +1,0 @@
-"""Shared state in PostgreSQL (`database_url`): sessions, API keys and rate limits, one for all
-workers."""
