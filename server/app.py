@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 from mcp.server.context import ServerRequestContext
@@ -25,7 +25,9 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.choice import reranking
-from knowledge_mcp.sources.storage.db import Database, user_dir
+from knowledge_mcp.sources.storage.db import user_dir
+from knowledge_mcp.sources.storage.store import Store
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 from .auth.limits import RateLimiter, SharedBuckets, rate_limit
 from .auth.scopes import write_refusal
@@ -173,23 +175,24 @@ class ServerHost:
             self.pool.background.notice_pg(items.pg, user, source, force=True)
         await self.notifier.publish(ItemChange(user, source, added, updated, removed))
 
-    async def database(self, ctx: Context, source: str) -> Database:
+    async def database(self, ctx: Context, source: str) -> Store:
         return await self._database(self.context(ctx.request_context), source)
 
-    async def current_database(self, source: str) -> Database:
+    async def current_database(self, source: str) -> Store:
         return await self._database(self.context(current_request()), source)
 
-    async def _database(self, request: RequestContext, source: str) -> Database:
+    async def _database(self, request: RequestContext, source: str) -> Store:
+        """The caller's store of `source`: the PostgreSQL item store's, or their SQLite file's."""
         if self.item_store is not None:
             items = await self.item_store.items(request.user_id, source, request.db_paths[source])
             if self.pool.background is not None:  # fills the user's missing vectors while serving
                 self.pool.background.notice_pg(items.pg, request.user_id, source)
-            return cast(Database, items)  # read by the sources as its SQLite Database (`serving/items.py`)
+            return items  # type: ignore[no-any-return]
         started = time.perf_counter()
         db = await self.pool.get(request.db_paths[source], source)
         elapsed_ms = (time.perf_counter() - started) * 1000
         logger.debug("db ready user={} source={} in {:.1f} ms", request.user_id, source, elapsed_ms)
-        return db
+        return SqliteStore(db, source)
 
     def write_refusal(self, request: ServerRequestContext[Any, Any]) -> str | None:
         """Why this caller may not write, or None (`auth/scopes.write_refusal`)."""

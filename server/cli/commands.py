@@ -25,6 +25,7 @@ from knowledge_mcp.sources.storage.db import (
 )
 from knowledge_mcp.sources.storage.files.walking import iter_files
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 from ..config import Settings
 
@@ -134,7 +135,7 @@ async def _search_each(
         else:
             db = await _open_to_read(path, name, settings.user)
             try:
-                response = await source.search(db, request, settings.defaults())
+                response = await source.search(SqliteStore(db, name), request, settings.defaults())
             finally:
                 await db.close()
         rows += [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in response.results]

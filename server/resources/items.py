@@ -21,7 +21,7 @@ from mcp_types import INTERNAL_ERROR
 from knowledge_mcp.sources.errors import KnowledgeError, NotFoundError
 from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
 from knowledge_mcp.sources.source import ChunkedSource
-from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store import Store
 
 from ..protocol_errors import unknown_resource
 from .capping import cap, marker
@@ -47,7 +47,7 @@ def template_uri(source: str) -> str:
 
 
 async def item_text(
-    db: Database, source: ChunkedSource[Any], item_id: str, max_chars: int, tool_name: Any
+    db: Store, source: ChunkedSource[Any], item_id: str, max_chars: int, tool_name: Any
 ) -> str:
     """The item's text within `max_chars`, and the marker saying how to read on when cut."""
     item, chunks = await source.load_item(db, item_id)

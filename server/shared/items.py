@@ -1,7 +1,7 @@
 """The PostgreSQL item store of a serving process (`item_store = "postgresql"`).
 
 One pool for the process, opened and migrated on the first tool call that reads items, closed
-at shutdown. Each call gets a `PgItems`: the store seen as the authenticated user's items of one
+at shutdown. Each call gets a `PgStore`: the store seen as the authenticated user's items of one
 source (psycopg is imported only here, and only with that setting).
 """
 
@@ -21,10 +21,10 @@ class ServedItemStore:
         self._lock = asyncio.Lock()
 
     async def items(self, user_id: str, source: str, path: Path) -> Any:
-        """`user_id`'s items of `source` (a `PgItems`); `path`: their SQLite file's place."""
-        from knowledge_mcp.sources.storage.postgres.serving.items import PgItems
+        """`user_id`'s items of `source` (a `PgStore`); `path`: their SQLite file's place."""
+        from knowledge_mcp.sources.storage.postgres.store import PgStore
 
-        return PgItems(await self._open(), user_id, source, path)
+        return PgStore(await self._open(), user_id, source, path)
 
     async def _open(self) -> Any:
         if self._pg is not None:

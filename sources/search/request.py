@@ -15,7 +15,8 @@ from typing import Any, Literal, Protocol, get_args
 import aiosqlite
 
 from ..models import OrderBy, ScoreType
-from ..storage.db import Database
+from ..storage.store import Store
+from ..storage.store.filters import Filter as Filter
 from .query import ParsedQuery
 from .rerank.backend import Reranking
 from .scoring import Norm
@@ -29,18 +30,6 @@ ResultField = Literal["content", "headings", "summary", "reason"]
 """What a search result can add on request: the hit chunk's full text, the item's headings, its
 summary, and why it matched."""
 MAX_PER_ITEM = 5
-
-
-@dataclass(frozen=True)
-class Filter:
-    """A WHERE clause on the item (`i.`) or chunk (`c.`) columns, with its bound values."""
-
-    sql: str
-    params: tuple[Any, ...] = ()
-    on_chunk: bool = False
-    pg: str | None = None
-    """The same clause on the PostgreSQL item store's rows (`pg_items`/`pg_chunks`: `tags` and
-    `meta` are jsonb, placeholders `%s`, the same `params`); None: it has no PostgreSQL form."""
 
 
 @dataclass
@@ -93,7 +82,7 @@ class SearchContext:
     """One search as every stage sees it. Stages add to `warnings`; nothing else changes."""
 
     source: SearchedSource
-    db: Database
+    store: Store
     request: SearchRequest
     order_by: OrderBy
     snippet_length: int
@@ -114,7 +103,7 @@ class SearchContext:
     expanded_terms: list[str] | None = None
     """What the expand stage added, as the response says it."""
     query: ParsedQuery | None = None
-    """The query as expanded, for the stages after retrieval that read the database again."""
+    """The query as expanded, for the stages after retrieval that read the store again."""
 
     def pooled(self) -> SearchContext:
         """The context a retriever sees: with a `pool`, the first `pool` items of the ranking

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...models import ScoreType
-from ..lexical.memory import memory_indexes, ranked_page
 from ..lexical.sql import RankedRow, SearchSpec
 from ..query import ParsedQuery
 from ..request import NOTHING, Found, SearchContext
@@ -181,7 +180,7 @@ class HybridFuser:
 
     async def page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
         """The page's rows of the fused `window` (item filters and paging applied)."""
-        return await ranked_page(memory_indexes(ctx.db, ctx.source), spec, window)
+        return await ctx.store.ranked_page(ctx, spec, window)
 
 
 def _below_floor(lexical: Found | None, dense: DenseFound) -> float | None:

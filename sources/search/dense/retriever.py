@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ...storage.store.sqlite import SqliteStore
 from ..background import building
 from ..lexical.memory import SYNC_PAGE_ITEMS
 from ..query import ParsedQuery
@@ -78,16 +79,20 @@ class DenseRetriever:
             if ctx.request.mode != "auto":
                 ctx.warnings.append(f"semantic search skipped: {reason}; results are lexical")
             return lexical_instead(ctx, None)
+        if not isinstance(ctx.store, SqliteStore):  # until the vectors are behind one protocol
+            from .pg.retriever import PgDenseRetriever  # psycopg: only with that store
+
+            return await PgDenseRetriever().retrieve(ctx, query)
         model = embedder()
         if model is None:
             return lexical_instead(ctx, unavailable())
-        indexes = dense_indexes(ctx.db, ctx.source)
+        indexes = dense_indexes(ctx.store.db, ctx.source)
         index = await indexes.current()
         cover = indexes.coverage
         if not cover.chunks:
             return None
         if not cover.complete:
-            return lexical_instead(ctx, building_hint(ctx.db, cover.percent))
+            return lexical_instead(ctx, building_hint(ctx.store.db, cover.percent))
         if index is None:
             return lexical_instead(ctx, ANN_BUILDING)
         started = QUERY_VECTORS.start(model, ctx.request.query)

@@ -5,7 +5,7 @@ The retriever reads the caller's vectors of the source from PostgreSQL
 without the extension): the best `retriever.POOL` items, each by its best window, with their
 exact cosines. The fuser first learns the cosines of bm25's candidates the embeddings did not
 return (`vectors.cosines`), then fuses as on SQLite (`fusion.HybridFuser`: the same scores and
-order) and reads the page's rows from PostgreSQL (`lexical/postgres.page_rows`). So a hybrid
+order) and reads the page's rows from PostgreSQL (`PgStore.ranked_page`). So a hybrid
 or semantic answer on PostgreSQL is the SQLite one, unless the approximate index misses a
 near item.
 
@@ -19,13 +19,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ....storage.postgres.embeddings import vectors as pg_vectors
-from ....storage.postgres.serving.items import PgItems
-from ...lexical.sql import RankedRow, SearchSpec
+from ....storage.postgres.store import PgStore
 from ...query import ParsedQuery
 from ...request import Found, SearchContext
 from ..embedder import Vectors, embedder, unavailable
@@ -60,7 +58,7 @@ class PgHits:
     def best_chunk(self, position: int, cosines: Floats) -> int:
         return int(self.chunks[position])
 
-    async def learn(self, items: PgItems, item_rowids: list[int]) -> None:
+    async def learn(self, items: PgStore, item_rowids: list[int]) -> None:
         """Read the best cosine of those of `item_rowids` not known yet."""
         known = set(self.items.tolist())
         unknown = sorted({i for i in item_rowids if i not in known})
@@ -85,8 +83,8 @@ class PgDenseRetriever:
     async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
         if not ctx.dense:
             return None
-        items = ctx.db
-        assert isinstance(items, PgItems)  # this stage runs only on the PostgreSQL store
+        items = ctx.store
+        assert isinstance(items, PgStore)  # this stage runs only on the PostgreSQL store
         reason = skipped_because(ctx)
         if reason is None and ctx.request.filters:
             return lexical_instead(ctx, FILTERS_HINT)
@@ -125,49 +123,13 @@ class PgHybridFuser(HybridFuser):
         if dense is not None:
             dense = await dense.complete()
             if lexical is not None and isinstance(dense.index, PgHits):
-                assert isinstance(ctx.db, PgItems)
-                await dense.index.learn(ctx.db, [int(row["id"]) for row in lexical.rows])
+                assert isinstance(ctx.store, PgStore)
+                await dense.index.learn(ctx.store, [int(row["id"]) for row in lexical.rows])
             found = [f for f in (lexical, dense) if f is not None]
         return await super().fuse(ctx, query, found)
 
-    async def page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
-        from ...lexical.postgres import ordered, page_rows  # which imports this module
 
-        items = ctx.db
-        assert isinstance(items, PgItems)
-        rows = await page_rows(items, _Window(window))
-        return list(ordered(rows, False)[spec.offset : spec.offset + spec.limit + 1])
-
-
-@dataclass(frozen=True)
-class _Window:
-    """The fused window in the shape `page_rows` reads (bm25's `Ranked`): the fused score's
-    negative as `b`, as the SQLite page's."""
-
-    ranked: list[RankedRow]
-
-    @property
-    def item_rowids(self) -> list[int]:
-        return [r[0] for r in self.ranked]
-
-    @property
-    def chunk_rowids(self) -> list[int]:
-        return [r[1] for r in self.ranked]
-
-    @property
-    def bm25(self) -> list[float]:
-        return [r[2] for r in self.ranked]
-
-    @property
-    def matching_chunks(self) -> list[int]:
-        return [r[3] for r in self.ranked]
-
-    @property
-    def total(self) -> int:
-        return len(self.ranked)
-
-
-async def _coverage(items: PgItems) -> pg_vectors.Coverage:
+async def _coverage(items: PgStore) -> pg_vectors.Coverage:
     """The source's coverage, remembered while its chunk and token counts stay the same (one row
     read instead of counting every chunk and vector: ~50 ms at 6k chunks, ~230 ms of PostgreSQL
     CPU at 100k), for at most `COVERAGE_TTL_S` seconds once complete and `BUILDING_TTL_S` while

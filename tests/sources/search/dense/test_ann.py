@@ -21,6 +21,7 @@ from knowledge_mcp.sources.search.dense.index import DenseIndex, dense_indexes
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.conftest import import_into
 
 from .test_hybrid_search import NOTES, QUESTION, vault
@@ -69,7 +70,7 @@ async def ann_db(data_dir: Path, approximate: None) -> AsyncIterator[Database]:
 
 
 async def search(db: Database, query: str, mode: SearchMode) -> Any:
-    return await notes.search(db, SearchRequest(query, mode=mode, limit=5), Defaults())
+    return await notes.search(SqliteStore(db, "notes"), SearchRequest(query, mode=mode, limit=5), Defaults())
 
 
 def uris(response: Any) -> list[str]:

@@ -1,0 +1,85 @@
+"""The PostgreSQL store's item and chunk reads, and `PgRow`, the rows they come back as.
+
+Rows are read by column name with the SQLite tables' column names (a chunk's `item` is
+`item_rowid`; `tags` and `meta` are JSON text), as the `Store` protocol says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.content_hash, i.created_at,
+    i.last_modified, i.version, i.tags::text AS tags, i.meta::text AS meta, i.imported_at"""
+"""The item columns a search result reads, in the order of the SQLite page's (`lexical/sql.py`)."""
+FULL_ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.content, i.content_hash,
+    i.created_at, i.last_modified, i.version, i.tags::text AS tags, i.meta::text AS meta, i.imported_at"""
+CHUNK_COLUMNS = """c.id, c.item AS item_rowid, c.chunk_index, c.chunk_uuid, c.field, c.start_offset,
+    c.end_offset, c.title, c.body, c.meta::text AS meta"""
+HITS_SQL = f"""SELECT {ITEM_COLUMNS}, {CHUNK_COLUMNS}
+    FROM unnest(%s::bigint[], %s::bigint[]) AS p(item, chunk)
+    JOIN pg_items AS i ON i.user_id = %s AND i.source = %s AND i.id = p.item
+    JOIN pg_chunks AS c ON c.user_id = %s AND c.source = %s AND c.id = p.chunk"""
+"""Search hits' items and chunks in one round trip: each row the item's columns, then the chunk's."""
+ITEM_BY_ID_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i
+    WHERE i.user_id = %s AND i.source = %s AND i.item_id = %s"""
+CHUNKS_OF_ITEM_SQL = f"""SELECT {CHUNK_COLUMNS} FROM pg_chunks AS c
+    WHERE c.user_id = %s AND c.source = %s AND c.item = %s ORDER BY c.chunk_index"""
+ANCHOR_WEIGHTS = (1.0, 1.0)
+"""A get's anchor is ranked by FTS5's `bm25()` without weights (`lexical.sql.build_anchor_sql`)."""
+
+
+class PgRow:
+    """A row read by name (the first column of that name, as sqlite3.Row) or by position."""
+
+    __slots__ = ("_index", "_names", "_values", "passages")
+
+    def __init__(self, names: Sequence[str], values: Sequence[Any]) -> None:
+        self._names = list(names)
+        self._values = tuple(values)
+        self.passages: list[PgRow] = []
+        """A search hit's further passages (`per_item`), in the order they follow it."""
+        self._index: dict[str, int] = {}
+        for n, name in enumerate(self._names):
+            self._index.setdefault(name, n)
+
+    def __getitem__(self, key: str | int) -> Any:
+        if isinstance(key, int):
+            return self._values[key]
+        return self._values[self._index[key]]
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"PgRow({dict(zip(self._names, self._values, strict=True))!r})"
+
+    def joined(self, names: Sequence[str], values: Sequence[Any]) -> PgRow:
+        """This row followed by more columns."""
+        return PgRow([*self._names, *names], [*self._values, *values])
+
+
+ITEM_BY_TITLE_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i
+    WHERE i.user_id = %s AND i.source = %s AND lower(i.title) = lower(%s) ORDER BY i.id LIMIT 1"""
+ITEM_BY_ORIGIN_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i
+    WHERE i.user_id = %s AND i.source = %s AND i.origin = %s"""
+ITEMS_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i
+    WHERE i.user_id = %s AND i.source = %s ORDER BY i.id"""
+TITLES_SQL = "SELECT item_id, title FROM pg_items WHERE user_id = %s AND source = %s ORDER BY id"
+TITLES_OF_SQL = """SELECT item_id, title FROM pg_items
+    WHERE user_id = %s AND source = %s AND item_id = ANY(%s::text[])"""
+RECENT_SQL = """SELECT item_id, title, last_modified FROM pg_items WHERE user_id = %s AND source = %s
+    ORDER BY last_modified DESC, item_id LIMIT %s"""
+HAS_CHUNK_SQL = """SELECT 1 FROM pg_chunks AS c JOIN pg_items AS i
+    ON i.user_id = c.user_id AND i.source = c.source AND i.id = c.item
+    WHERE c.user_id = %s AND c.source = %s AND i.item_id = %s AND c.chunk_uuid = %s"""
+COUNTS_SQL = """SELECT meta ->> %s AS value, count(*) AS n FROM pg_items
+    WHERE user_id = %s AND source = %s GROUP BY 1 ORDER BY n DESC, value"""
+FIELD_SPANS_SQL = """SELECT item AS item_rowid, field, min(start_offset) AS start, max(end_offset) AS "end"
+    FROM pg_chunks WHERE user_id = %s AND source = %s AND field = ANY(%s::text[]) GROUP BY item, field"""
