@@ -12,10 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
-import aiosqlite
-
 from ..models import OrderBy, ScoreType
-from ..storage.store import Store
+from ..storage.store import Hit, Row, Store
 from ..storage.store.filters import Filter as Filter
 from .query import ParsedQuery
 from .rerank.backend import Reranking
@@ -74,7 +72,7 @@ class SearchedSource(Protocol):
     @property
     def weights(self) -> tuple[float, float]: ...
 
-    def result(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, **hit: Any) -> Any: ...
+    def result(self, item: Row, chunk: Row | None, **hit: Any) -> Any: ...
 
 
 @dataclass
@@ -129,7 +127,7 @@ class Found:
     bm25 `b`, matching chunks `n`, and the estimated `total`), one row more than the page when
     there are more; the page's offset is already applied."""
 
-    rows: list[aiosqlite.Row]
+    rows: list[Hit]
     total: int | None
     """The estimated number of matching items; None: no query term matches anything."""
     terms_of: Callable[[int], list[str]] | None = None

@@ -41,7 +41,7 @@ KNOWN_FILE_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM notes_
 PG_KNOWN_FILE_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
     WHERE user_id = %s AND source = %s AND path = %s"""
 STORED_BYTES_SQL = "SELECT coalesce(sum(size), 0) FROM notes_files WHERE path >= ? AND path < ?"
-PG_STORED_BYTES_SQL = """SELECT coalesce(sum(size), 0) FROM pg_files
+PG_STORED_BYTES_SQL = """SELECT coalesce(sum(size), 0) AS bytes FROM pg_files
     WHERE user_id = %s AND source = %s AND path >= %s AND path < %s"""
 ANY_VECTOR_SQL = "SELECT 1 FROM notes_chunk_vectors LIMIT 1"
 VECTORS_SQL = """SELECT c.item_rowid, count(c.id) AS chunks, count(cv.chunk_id) AS embedded,
@@ -158,12 +158,13 @@ class PgNotes:
 
     async def stored_bytes(self, folder: Path) -> int:
         rows = await self.db.rows(PG_STORED_BYTES_SQL, under(folder))
-        return int(rows[0][0]) if rows else 0
+        return int(rows[0]["bytes"]) if rows else 0
 
     async def window_vectors(self, rowids: list[int]) -> dict[int, Matrix]:
         """The window vectors of each of `rowids` whose chunks all have them (`pg_chunk_vectors`)."""
         rows = await self.db.rows(PG_WINDOWS_SQL, (rowids,))
-        return {int(r[0]): np.asarray(r[3], dtype=np.float32) for r in rows if int(r[1]) == int(r[2]) > 0}
+        complete = [r for r in rows if int(r["chunks"]) == int(r["embedded"]) > 0]
+        return {int(r["item"]): np.asarray(r["windows"], dtype=np.float32) for r in complete}
 
 
 def note_store(store: Store) -> NoteStore:

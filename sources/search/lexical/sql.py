@@ -138,7 +138,7 @@ def build_ranked_sql(spec: SearchSpec, ranked: list[RankedRow]) -> tuple[str, li
 
 def _page_sql(p: str, spec: SearchSpec, best: str) -> str:
     """The page of the `best` CTE's items (item_rowid, chunk_rowid, b, n): each row is the item's
-    columns, the hit's (ending with `total`), then the hit chunk's columns (`hit_chunk`)."""
+    columns, the hit's (ending with `total`), then the hit chunk's columns (`store.sqlite.hits`)."""
     item_where = clauses([f for f in spec.filters if not f.on_chunk])[0] or ["1"]
     order = (
         "b ASC, i.last_modified DESC, i.id ASC"
@@ -157,14 +157,6 @@ WITH {best}, page AS (
 SELECT {ITEM_COLUMNS}, page.chunk_rowid AS chunk_rowid, page.b AS b, page.n AS n, page.total AS total, c.*
 FROM page JOIN {p}_items AS i ON i.id = page.item_rowid JOIN {p}_chunks AS c ON c.id = page.chunk_rowid
 ORDER BY {order}"""
-
-
-def hit_chunk(row: Any) -> Any:
-    """The hit chunk's columns of a page row (a dict), read by name as a chunk row is (the row itself
-    reads as the item: its columns come first)."""
-    names = row.keys()
-    start = names.index("total") + 1
-    return dict(zip(names[start:], tuple(row)[start:], strict=True))
 
 
 def _chunk_filters(spec: SearchSpec) -> tuple[list[str], list[Any]]:

@@ -7,13 +7,14 @@ be the other. The server hands a source's tools the caller's store, chosen once 
 
 Rows are read by column name, as the SQLite tables name them: an item's (`id` is its rowid,
 `tags` and `meta` are JSON text) and a chunk's (`item_rowid`, `chunk_index`, `start_offset`,
-`body`…). A search page row is an item row that also holds the hit's `chunk_rowid`, bm25 `b`,
-matching chunks `n` and the `total`, and its hit chunk (`hit_chunk`).
+`body`…). A search page row is a `Hit`, which both stores make: the item's columns and the
+hit's `chunk_rowid`, bm25 `b`, matching chunks `n` and estimated `total` by name, and the hit
+chunk's columns as `chunk`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,6 +26,34 @@ if TYPE_CHECKING:
 
 Row = Any
 """A row read by column name (`row["title"]`)."""
+HIT_KEYS = ("chunk_rowid", "b", "n", "total")
+
+
+class Hit(Mapping[str, Any]):
+    """A search page row: the item's columns and the hit's (`HIT_KEYS`) by name, the hit chunk's
+    columns as `chunk`. A further passage of an item (`per_item`) has no `n` and `total`."""
+
+    __slots__ = ("chunk", "hit", "item")
+
+    def __init__(
+        self, item: Mapping[str, Any], chunk: Mapping[str, Any], b: float, n: int | None, total: int | None
+    ) -> None:
+        self.item = item
+        self.chunk = chunk
+        self.hit: dict[str, Any] = {"chunk_rowid": chunk["id"], "b": b, "n": n, "total": total}
+
+    def __getitem__(self, key: str) -> Any:
+        return self.hit[key] if key in self.hit else self.item[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.item
+        yield from (k for k in self.hit if k not in self.item)
+
+    def __len__(self) -> int:
+        return len(self.item) + sum(1 for k in self.hit if k not in self.item)
+
+    def __repr__(self) -> str:
+        return f"Hit({self.item.get('item_id')!r}, chunk {self.hit['chunk_rowid']}, b={self.hit['b']})"
 
 
 class Store(Protocol):

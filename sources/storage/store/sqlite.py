@@ -9,7 +9,7 @@ event loop's thread from the source's read-only connection (`memory_index.read_h
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from ...search.lexical.plan import estimate_keys
 from ...search.lexical.sql import build_anchor_sql, build_passages_sql, column_match, ident
 from ...search.lexical.term_stats import IndexStats, term_stats
 from ..db import Database
+from . import Hit
 from .filters import meta_key
 
 if TYPE_CHECKING:
@@ -72,12 +73,12 @@ class SqliteStore:
         found = await MEMORY.retrieve(self.db, ctx, query)
         if found is None:
             found = await FTS.retrieve(self.db, ctx, query)
-        return found
+        return replace(found, rows=hits(found.rows))
 
-    async def ranked_page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
-        return await ranked_page(memory_indexes(self.db, ctx.source), spec, window)
+    async def ranked_page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Hit]:
+        return hits(await ranked_page(memory_indexes(self.db, ctx.source), spec, window))
 
-    async def passages(self, ctx: SearchContext, query: ParsedQuery, rows: list[Any], more: int) -> list[Any]:
+    async def passages(self, ctx: SearchContext, query: ParsedQuery, rows: list[Any], more: int) -> list[Hit]:
         """The passages, or none when the database has no file to read them from here (in memory)."""
         indexes = memory_indexes(self.db, ctx.source)
         if not indexes.can_read_here():
@@ -92,7 +93,7 @@ class SqliteStore:
             *chunk_params,
             more,
         ]
-        return indexes.read_here(sql, params)
+        return hits(indexes.read_here(sql, params))
 
     async def index_stats(self, query: ParsedQuery) -> IndexStats:
         keys = [k for t in query.terms for k in estimate_keys(t)]
@@ -129,3 +130,22 @@ class SqliteStore:
 
     def _sql(self, template: str, **kw: str) -> str:
         return template.format(p=ident(self.source), **kw)
+
+
+def hits(rows: Sequence[Any]) -> list[Hit]:
+    """Page rows as `Hit`s: each row is the item's columns, the hit's (`chunk_rowid` … `total`),
+    then the hit chunk's (`lexical/sql.py`'s page and passages)."""
+    if not rows:
+        return []
+    names = list(rows[0].keys())
+    first, last = names.index("chunk_rowid"), names.index("total") + 1
+    items, chunks = names[:first], names[last:]
+    out = []
+    for row in rows:
+        values = tuple(row)
+        item, chunk = (
+            dict(zip(items, values[:first], strict=True)),
+            dict(zip(chunks, values[last:], strict=True)),
+        )
+        out.append(Hit(item, chunk, row["b"], row["n"], row["total"]))
+    return out

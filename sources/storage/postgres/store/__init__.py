@@ -21,7 +21,6 @@ from ..pool import PgDatabase
 from ..schema import as_user
 from . import lexical, stats
 from . import rows as statements
-from .rows import PgRow
 
 if TYPE_CHECKING:
     from ....search.lexical.sql import RankedRow, SearchSpec
@@ -29,7 +28,9 @@ if TYPE_CHECKING:
     from ....search.query import ParsedQuery
     from ....search.request import Found, SearchContext
 
-__all__ = ["PgRow", "PgStore"]
+__all__ = ["PgStore"]
+
+Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -45,40 +46,42 @@ class PgStore:
     def __post_init__(self) -> None:
         validate_user_id(self.user_id)
 
-    async def rows(self, sql: str, params: Sequence[Any]) -> list[PgRow]:
+    async def rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """`sql` (its first two parameters the user id and the source) as the user."""
         return await self._run(sql, (self.user_id, self.source, *params))
 
-    async def _run(self, sql: str, params: Sequence[Any]) -> list[PgRow]:
+    async def _run(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """`sql` as the user, its rows as dicts by column name."""
         async with self.pg.transaction() as conn:
             await as_user(conn, self.user_id)
             cursor = await conn.execute(sql, tuple(params))
             if cursor.description is None:
                 return []
             names = [d.name for d in cursor.description]
-            return [PgRow(names, row) for row in await cursor.fetchall()]
+            return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
 
     async def hits(
         self, item_rowids: Sequence[int], chunk_rowids: Sequence[int]
-    ) -> dict[int, tuple[PgRow, PgRow]]:
+    ) -> dict[int, tuple[Row, Row]]:
         """Each hit's item row and chunk row, by chunk rowid (a hit replaced since it was ranked
         is missing)."""
         user, source = self.user_id, self.source
-        found = await self._run(
-            statements.HITS_SQL, (list(item_rowids), list(chunk_rowids), user, source, user, source)
-        )
-        split = len(statements.ITEM_COLUMNS.split(","))
-        out: dict[int, tuple[PgRow, PgRow]] = {}
-        for row in found:
-            names, values = row.keys(), tuple(row)
-            chunk = PgRow(names[split:], values[split:])
-            out[int(chunk["id"])] = (PgRow(names[:split], values[:split]), chunk)
+        ids = (list(item_rowids), list(chunk_rowids))
+        async with self.pg.transaction() as conn:
+            await as_user(conn, user)
+            cursor = await conn.execute(statements.HITS_SQL, (*ids, user, source, user, source))
+            found = await cursor.fetchall()
+        split = len(statements.ITEM_NAMES)
+        out: dict[int, tuple[Row, Row]] = {}
+        for values in found:  # the item's columns, then the chunk's (their names clash)
+            chunk = dict(zip(statements.CHUNK_NAMES, values[split:], strict=True))
+            out[int(chunk["id"])] = (dict(zip(statements.ITEM_NAMES, values[:split], strict=True)), chunk)
         return out
 
-    async def item(self, item_id: str) -> PgRow | None:
+    async def item(self, item_id: str) -> Row | None:
         return _first(await self.rows(statements.ITEM_BY_ID_SQL, (item_id,)))
 
-    async def chunks_of(self, item_rowid: int) -> list[PgRow]:
+    async def chunks_of(self, item_rowid: int) -> list[Row]:
         return await self.rows(statements.CHUNKS_OF_ITEM_SQL, (item_rowid,))
 
     async def best_chunk(self, query: ParsedQuery, item_rowid: int) -> int | None:
@@ -102,21 +105,21 @@ class PgStore:
     async def index_stats(self, query: ParsedQuery) -> IndexStats:
         return await stats.index_stats(self.pg, self.user_id, self.source, query)
 
-    async def item_by_title(self, title: str) -> PgRow | None:
+    async def item_by_title(self, title: str) -> Row | None:
         return _first(await self.rows(statements.ITEM_BY_TITLE_SQL, (title,)))
 
-    async def item_by_origin(self, origin: str) -> PgRow | None:
+    async def item_by_origin(self, origin: str) -> Row | None:
         return _first(await self.rows(statements.ITEM_BY_ORIGIN_SQL, (origin,)))
 
-    async def items(self) -> list[PgRow]:
+    async def items(self) -> list[Row]:
         return await self.rows(statements.ITEMS_SQL, ())
 
-    async def titles(self, item_ids: Sequence[str] | None = None) -> list[PgRow]:
+    async def titles(self, item_ids: Sequence[str] | None = None) -> list[Row]:
         if item_ids is None:
             return await self.rows(statements.TITLES_SQL, ())
         return await self.rows(statements.TITLES_OF_SQL, (list(item_ids),))
 
-    async def recent(self, limit: int) -> list[PgRow]:
+    async def recent(self, limit: int) -> list[Row]:
         return await self.rows(statements.RECENT_SQL, (limit,))
 
     async def has_chunk(self, item_id: str, chunk_uuid: str) -> bool:
@@ -124,11 +127,11 @@ class PgStore:
 
     async def counts_by(self, key: str) -> list[tuple[Any, int]]:
         found = await self._run(statements.COUNTS_SQL, (meta_key(key), self.user_id, self.source))
-        return [(row[0], int(row[1])) for row in found]
+        return [(row["value"], int(row["n"])) for row in found]
 
-    async def field_spans(self, fields: Sequence[str]) -> list[PgRow]:
+    async def field_spans(self, fields: Sequence[str]) -> list[Row]:
         return await self.rows(statements.FIELD_SPANS_SQL, (list(fields),))
 
 
-def _first(found: list[PgRow]) -> PgRow | None:
+def _first(found: list[Row]) -> Row | None:
     return found[0] if found else None

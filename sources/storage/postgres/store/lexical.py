@@ -15,16 +15,15 @@ from typing import TYPE_CHECKING, Any
 from ....search.lexical.sql import RankedRow, SearchSpec
 from ....search.query import ParsedQuery
 from ....search.request import NOTHING, Found, SearchContext
+from ...store import Hit
 from ..bm25 import Restriction, rank
 from .filters import restriction
-from .rows import PgRow
 
 if TYPE_CHECKING:
     from . import PgStore
 
 RECENT_POOL = 10_000
 """`order_by = recent` orders this many best-ranked matching items by date."""
-HIT_COLUMNS = ("chunk_rowid", "b", "n", "total")
 PASSAGE_CHUNKS = "scored.item = ANY(%(page_items)s::bigint[]) AND scored.chunk <> ALL(%(taken)s::bigint[])"
 """A passage is another chunk of a page item than those already taken."""
 
@@ -82,24 +81,22 @@ async def passages(
     return out
 
 
-async def page_rows(store: PgStore, ranked: Any, passage: bool = False) -> list[PgRow]:
-    """One row per ranked item: its columns, the hit's (`chunk_rowid`, `b`, `n`, `total`), then
-    the hit chunk's, as the SQLite page rows are; a `passage` has no `n` and `total`."""
+async def page_rows(store: PgStore, ranked: Any, passage: bool = False) -> list[Hit]:
+    """One `Hit` per ranked item (a `passage` has no `n` and `total`)."""
     item_ids = [int(i) for i in ranked.item_rowids]
     chunk_ids = [int(c) for c in ranked.chunk_rowids]
     found = await store.hits(item_ids, chunk_ids)
-    rows: list[PgRow] = []
+    rows: list[Hit] = []
     for n, chunk in enumerate(chunk_ids):
         if chunk not in found:
             continue  # replaced between the ranking and the read: the next search has it
         item_row, chunk_row = found[chunk]
         counts = (None, None) if passage else (int(ranked.matching_chunks[n]), int(ranked.total))
-        hit = (chunk, float(ranked.bm25[n]), *counts)
-        rows.append(item_row.joined(HIT_COLUMNS, hit).joined(chunk_row.keys(), tuple(chunk_row)))
+        rows.append(Hit(item_row, chunk_row, float(ranked.bm25[n]), *counts))
     return rows
 
 
-def ordered(rows: list[PgRow], recent: bool) -> list[PgRow]:
+def ordered(rows: list[Hit], recent: bool) -> list[Hit]:
     """The SQLite page's order: bm25, newest, item rowid (recent: newest, bm25, item rowid). Pure."""
     rows = sorted(rows, key=lambda r: int(r["id"]))
     if recent:

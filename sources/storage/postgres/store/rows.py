@@ -1,13 +1,8 @@
-"""The PostgreSQL store's item and chunk reads, and `PgRow`, the rows they come back as.
-
-Rows are read by column name with the SQLite tables' column names (a chunk's `item` is
-`item_rowid`; `tags` and `meta` are JSON text), as the `Store` protocol says.
+"""The PostgreSQL store's statements. Rows come back as dicts with the SQLite tables' column
+names (a chunk's `item` is `item_rowid`; `tags` and `meta` are JSON text), as `Store` says.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator, Sequence
-from typing import Any
 
 ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.content_hash, i.created_at,
     i.last_modified, i.version, i.tags::text AS tags, i.meta::text AS meta, i.imported_at"""
@@ -16,6 +11,14 @@ FULL_ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.cont
     i.created_at, i.last_modified, i.version, i.tags::text AS tags, i.meta::text AS meta, i.imported_at"""
 CHUNK_COLUMNS = """c.id, c.item AS item_rowid, c.chunk_index, c.chunk_uuid, c.field, c.start_offset,
     c.end_offset, c.title, c.body, c.meta::text AS meta"""
+
+
+def names(columns: str) -> tuple[str, ...]:
+    """The names the rows of `columns` (a SELECT list) have."""
+    return tuple(c.split(" AS ")[-1].split(".")[-1].strip() for c in columns.split(","))
+
+
+ITEM_NAMES, CHUNK_NAMES = names(ITEM_COLUMNS), names(CHUNK_COLUMNS)
 HITS_SQL = f"""SELECT {ITEM_COLUMNS}, {CHUNK_COLUMNS}
     FROM unnest(%s::bigint[], %s::bigint[]) AS p(item, chunk)
     JOIN pg_items AS i ON i.user_id = %s AND i.source = %s AND i.id = p.item
@@ -27,44 +30,6 @@ CHUNKS_OF_ITEM_SQL = f"""SELECT {CHUNK_COLUMNS} FROM pg_chunks AS c
     WHERE c.user_id = %s AND c.source = %s AND c.item = %s ORDER BY c.chunk_index"""
 ANCHOR_WEIGHTS = (1.0, 1.0)
 """A get's anchor is ranked by FTS5's `bm25()` without weights (`lexical.sql.build_anchor_sql`)."""
-
-
-class PgRow:
-    """A row read by name (the first column of that name, as sqlite3.Row) or by position."""
-
-    __slots__ = ("_index", "_names", "_values", "passages")
-
-    def __init__(self, names: Sequence[str], values: Sequence[Any]) -> None:
-        self._names = list(names)
-        self._values = tuple(values)
-        self.passages: list[PgRow] = []
-        """A search hit's further passages (`per_item`), in the order they follow it."""
-        self._index: dict[str, int] = {}
-        for n, name in enumerate(self._names):
-            self._index.setdefault(name, n)
-
-    def __getitem__(self, key: str | int) -> Any:
-        if isinstance(key, int):
-            return self._values[key]
-        return self._values[self._index[key]]
-
-    def keys(self) -> list[str]:
-        return list(self._names)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __repr__(self) -> str:
-        return f"PgRow({dict(zip(self._names, self._values, strict=True))!r})"
-
-    def joined(self, names: Sequence[str], values: Sequence[Any]) -> PgRow:
-        """This row followed by more columns."""
-        return PgRow([*self._names, *names], [*self._values, *values])
-
-
 ITEM_BY_TITLE_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i
     WHERE i.user_id = %s AND i.source = %s AND lower(i.title) = lower(%s) ORDER BY i.id LIMIT 1"""
 ITEM_BY_ORIGIN_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i

@@ -1,26 +1,28 @@
-"""The PostgreSQL store's page rows: read by name, ordered as the SQLite page (pure)."""
+"""Search page rows (`Hit`): read by name, and on PostgreSQL ordered as the SQLite page (pure)."""
 
 from __future__ import annotations
 
 import pytest
 
 from knowledge_mcp.sources.storage.postgres.store.lexical import ordered
-from knowledge_mcp.sources.storage.postgres.store.rows import PgRow
+from knowledge_mcp.sources.storage.store import Hit
 
 
-def test_a_row_reads_by_name_first_of_equals_by_position_and_as_keys_and_values() -> None:
-    row = PgRow(["id", "title"], [7, "item"]).joined(["id", "title"], [9, "chunk"])
-    assert (row["id"], row["title"], row[2], row.keys(), tuple(row)) == (
+def test_a_hit_reads_the_items_and_the_hits_columns_by_name_and_its_chunk_apart() -> None:
+    hit = Hit({"id": 7, "title": "item"}, {"id": 9, "title": "chunk"}, -2.5, 3, 40)
+    assert (hit["id"], hit["title"], hit["chunk_rowid"], hit["b"], hit["n"], hit["total"]) == (
         7,
         "item",
         9,
-        ["id", "title", "id", "title"],
-        (7, "item", 9, "chunk"),
+        -2.5,
+        3,
+        40,
     )
+    assert hit.chunk["title"] == "chunk" and list(hit) == ["id", "title", "chunk_rowid", "b", "n", "total"]
 
 
-def page_row(rowid: int, b: float, modified: str) -> PgRow:
-    return PgRow(["id", "last_modified", "b"], [rowid, modified, b])
+def page_row(rowid: int, b: float, modified: str) -> Hit:
+    return Hit({"id": rowid, "last_modified": modified}, {"id": rowid * 10}, b, 1, 4)
 
 
 @pytest.mark.parametrize(
