@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_mcp.sources.media import source as media
-from knowledge_mcp.sources.prompts import source as prompts
+from knowledge_mcp.sources.media.source import source as media
+from knowledge_mcp.sources.prompts.source import source as prompts
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.store import Store
@@ -39,7 +39,7 @@ def test_each_store_has_every_operation_of_the_protocol_with_its_parameters(stor
 @pytest.fixture
 async def prompts_store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
     await import_into(tmp_path, "prompts", FIXTURES / "prompts")
-    db = await open_database(database_path(tmp_path, "local", "prompts"), prompts.source.migrations)
+    db = await open_database(database_path(tmp_path, "local", "prompts"), prompts.migrations)
     yield SqliteStore(db, "prompts")
     await db.close()
 
@@ -74,7 +74,7 @@ async def test_chunks_field_spans_and_counts_are_read_per_item(prompts_store: Sq
 
 
 async def test_a_meta_key_that_is_not_a_plain_name_is_refused_before_any_sql(tmp_path: Path) -> None:
-    db = await open_database(database_path(tmp_path, "local", "media"), media.source.migrations)
+    db = await open_database(database_path(tmp_path, "local", "media"), media.migrations)
     try:
         with pytest.raises(ValueError, match="meta key"):
             await SqliteStore(db, "media").counts_by("x'); DROP TABLE media_items; --")
