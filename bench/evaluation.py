@@ -29,6 +29,7 @@ from knowledge_mcp.sources.search.scoring import INTERCEPT, SLOPE
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer, item_id_for
 from knowledge_mcp.sources.storage.items import ParsedItem
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from knowledge_mcp.sources.text import dates
 
 K_NDCG = 10
@@ -151,7 +152,7 @@ async def evaluate(
             for qid in qids:
                 t0 = time.perf_counter()
                 response = await notes.search(
-                    db, SearchRequest(queries[qid], limit=K_RECALL, mode=mode), defaults
+                    SqliteStore(db, "notes"), SearchRequest(queries[qid], limit=K_RECALL, mode=mode), defaults
                 )
                 latencies.append((time.perf_counter() - t0) * 1000)
                 ranked = [doc_of[r.id] for r in response.results]
@@ -165,7 +166,9 @@ async def evaluate(
             parse_query.cache_clear()  # each page parses its query, as a first search would
             for qid in qids:
                 t0 = time.perf_counter()
-                page = await notes.search(db, SearchRequest(queries[qid], limit=K_NDCG, mode=mode), defaults)
+                page = await notes.search(
+                    SqliteStore(db, "notes"), SearchRequest(queries[qid], limit=K_NDCG, mode=mode), defaults
+                )
                 page_latencies.append((time.perf_counter() - t0) * 1000)
                 page_ndcg.append(ndcg([doc_of[r.id] for r in page.results], qrels[qid], K_NDCG))
             # The ranking step alone (query to the best items' rowids and scores), the part an

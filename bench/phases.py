@@ -25,6 +25,7 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 from . import http as bench_http
 from .corpus import Corpus
@@ -75,7 +76,7 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
         firsts: list[tuple[Any, str]] = []
         for _, q in corpus.queries:
             request = SearchRequest(q, limit=10)
-            ms, response = await timed(source.search(db, request, defaults))
+            ms, response = await timed(source.search(SqliteStore(db, source.name), request, defaults))
             ours.append(ms)
             hits += bool(response.results)
             if response.results and len(firsts) < GET_HITS:
@@ -86,7 +87,14 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
                 raw.append((await timed(db.fetchall(sql, (match,))))[0])
         for hit, q in firsts:
             for mode, retrieval in GET_MODES.items():
-                call = source.get(db, hit.id, loc=hit.loc, query=q, retrieval=retrieval, defaults=defaults)
+                call = source.get(
+                    SqliteStore(db, source.name),
+                    hit.id,
+                    loc=hit.loc,
+                    query=q,
+                    retrieval=retrieval,
+                    defaults=defaults,
+                )
                 gets[mode].append((await timed(call))[0])
         ours_s, raw_s = stats(ours), stats(raw)
         per_source[name] = {

@@ -31,6 +31,7 @@ from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "sources" / "data"
@@ -127,10 +128,14 @@ async def get_cost(data: Path, uris: dict[str, list[str]], repeat: int) -> dict[
                 try:
                     for mode in ("chunk_with_siblings", "full"):
                         retrieval = Retrieval(mode=mode, max_tokens=300)
-                        await source.get(db, item_id, retrieval=retrieval, defaults=defaults)  # warm
+                        await source.get(
+                            SqliteStore(db, source.name), item_id, retrieval=retrieval, defaults=defaults
+                        )  # warm
                         start = time.perf_counter()
                         for _ in range(repeat):
-                            await source.get(db, item_id, retrieval=retrieval, defaults=defaults)
+                            await source.get(
+                                SqliteStore(db, source.name), item_id, retrieval=retrieval, defaults=defaults
+                            )
                         took += time.perf_counter() - start
                         calls += repeat
                 finally:

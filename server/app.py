@@ -22,7 +22,8 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.choice import reranking
-from knowledge_mcp.sources.storage.db import Database, user_dir
+from knowledge_mcp.sources.storage.db import user_dir
+from knowledge_mcp.sources.storage.store import Store
 
 from .auth.limits import RateLimiter, rate_limit
 from .auth.scopes import write_refusal
@@ -139,13 +140,13 @@ class ServerHost:
         await self.backend.items.changed(user, source, request.db_paths[source])
         await self.notifier.publish(ItemChange(user, source, added, updated, removed))
 
-    async def database(self, ctx: Context, source: str) -> Database:
+    async def database(self, ctx: Context, source: str) -> Store:
         return await self._database(self.context(ctx.request_context), source)
 
-    async def current_database(self, source: str) -> Database:
+    async def current_database(self, source: str) -> Store:
         return await self._database(self.context(current_request()), source)
 
-    async def _database(self, request: RequestContext, source: str) -> Database:
+    async def _database(self, request: RequestContext, source: str) -> Store:
         return await self.backend.items.read(request.user_id, source, request.db_paths[source])
 
     def write_refusal(self, request: ServerRequestContext[Any, Any]) -> str | None:

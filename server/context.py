@@ -21,7 +21,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.background import BackgroundIndexer
-from knowledge_mcp.sources.search.dense.stores import vector_store
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import (
     Database,
     Migration,
@@ -107,7 +107,7 @@ class DatabasePool:
             logger.warning("the {} database of user {} cannot be used: {}", source, user, failure)
             raise failure from exc
         if self.background is not None:
-            self.background.notice(vector_store(db, SOURCES[source], migrations))
+            self.background.notice(SqliteVectorStore(db, SOURCES[source], migrations))
         return db
 
     async def open(self, path: Path, migrations: Sequence[Migration]) -> Database:

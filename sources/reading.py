@@ -15,18 +15,14 @@ from .errors import NotFoundError
 from .fitting import fit, trim_meta
 from .models import GetResponse, Loc, NextStep, Retrieval
 from .retrieval import Budget, Defaults, Span, chunk_window, full_window, resolve_budget
-from .search.lexical.sql import build_anchor_sql
 from .search.query import ParsedQuery, parse_query
 from .search.stemming import QueryMatcher
-from .storage.db import Database
+from .storage.store import Store
 from .text.snippets import make_snippet
 from .wire import render_get
 
-ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
-CHUNKS_OF_ITEM_SQL = "SELECT * FROM {p}_chunks WHERE item_rowid = ? ORDER BY chunk_index"
-
 Rows = list[aiosqlite.Row]
-Databases = Callable[[str], Awaitable[Database]]
+Databases = Callable[[str], Awaitable[Store]]
 
 
 class ReadableSource(Protocol):
@@ -47,23 +43,16 @@ class ReadableSource(Protocol):
     async def complete(self, results: list[Any], databases: Databases | None) -> None: ...
 
 
-async def load_item(db: Database, source: ReadableSource, item_id: str) -> tuple[aiosqlite.Row, Rows]:
+async def load_item(store: Store, source: ReadableSource, item_id: str) -> tuple[aiosqlite.Row, Rows]:
     """The item's row and its chunks in order; NotFoundError names the source's id field."""
-    pg: Any = db if getattr(db, "item_store", "sqlite") == "postgresql" else None
-    if pg is not None:  # the PostgreSQL item store (`storage/postgres/serving/items.py`)
-        item = await pg.item(item_id)
-    else:
-        item = await db.fetchone(ITEM_BY_ID_SQL.format(p=source.name), (item_id,))
+    item = await store.item(item_id)
     if item is None:
         raise NotFoundError(source.id_field, item_id, f"use an id from {source.name}_search results")
-    if pg is not None:
-        return item, await pg.chunks_of(int(item["id"]))
-    chunks = await db.fetchall(CHUNKS_OF_ITEM_SQL.format(p=source.name), (item["id"],))
-    return item, chunks
+    return item, await store.chunks_of(int(item["id"]))
 
 
 async def find_anchor(
-    db: Database,
+    store: Store,
     source: ReadableSource,
     item: aiosqlite.Row,
     chunks: Rows,
@@ -77,19 +66,15 @@ async def find_anchor(
         if anchor is not None:
             return anchor
     parsed = parse_query(query or "")
-    if not parsed.is_empty and chunks and getattr(db, "item_store", "sqlite") == "postgresql":
-        best = await db.best_chunk(parsed, int(item["id"]))  # type: ignore[attr-defined]
-        found = [int(c["chunk_index"]) for c in chunks if best is not None and int(c["id"]) == best]
-        return found[0] if found else most_matched(parsed, chunks)
-    if not parsed.is_empty and chunks:
-        row = await db.fetchone(build_anchor_sql(source.name), (parsed.match_expression(), item["id"]))
-        if row is not None:
-            return int(row[0])
-    return 0
+    if parsed.is_empty or not chunks:
+        return 0
+    best = await store.best_chunk(parsed, int(item["id"]))
+    found = [int(c["chunk_index"]) for c in chunks if best is not None and int(c["id"]) == best]
+    return found[0] if found else most_matched(parsed, chunks)
 
 
 async def get(
-    db: Database,
+    store: Store,
     source: ReadableSource,
     item_id: str,
     model: type[Any],
@@ -104,8 +89,8 @@ async def get(
     as both renderings of the result fit `max_tokens` (`fitting.py`)."""
     warnings: list[str] = []
     budget = resolve_budget(retrieval, defaults, warnings)
-    item, chunks = await load_item(db, source, item_id)
-    anchor = await find_anchor(db, source, item, chunks, loc, query) if chunks else 0
+    item, chunks = await load_item(store, source, item_id)
+    anchor = await find_anchor(store, source, item, chunks, loc, query) if chunks else 0
     meta = source.result(item, chunks[anchor] if chunks else None, snippet="", score=1.0, rank=1)
     await source.complete([meta], databases)
     counter = budget.counter
@@ -141,8 +126,7 @@ def render_text(response: GetResponse[Any]) -> str:
 def most_matched(query: ParsedQuery, chunks: Rows) -> int:
     """The index of the chunk matching the most query terms (the first of equals). Pure.
 
-    The PostgreSQL store's anchor when no chunk of the item has a scored term (bm25 picks it
-    otherwise, as on SQLite)."""
+    The anchor when no chunk of the item has a scored term (bm25 picks it otherwise)."""
     matcher = QueryMatcher(query)
     found = matcher.find_all([(str(c["body"]), str(c["title"])) for c in chunks])
     best = max(range(len(chunks)), key=lambda n: (len(set(found[n].terms)), -n))

@@ -26,6 +26,7 @@ from .search.pipeline import DEFAULT_PIPELINE, SearchPipeline
 from .search.request import Filter, FtsColumn, SearchMode, SearchRequest
 from .storage.db import Database, Migration
 from .storage.items import ParsedItem
+from .storage.store import Store
 
 
 class SearchOptions(BaseModel):
@@ -38,8 +39,8 @@ class SearchOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-Databases = Callable[[str], Awaitable[Database]]
-"""The caller's database of a named source, for filters that look into another source."""
+Databases = Callable[[str], Awaitable[Store]]
+"""The caller's store of a named source, for filters that look into another source."""
 
 SearchScope = tuple[list[Filter], tuple[FtsColumn, ...] | None]
 """A search's filters, and the FTS columns it matches in (None: all)."""
@@ -145,19 +146,14 @@ class ChunkedSource(Generic[R]):
         base.update(self.fields(item, chunk))
         return self.result_model.model_validate(base)
 
-    async def search(self, db: Database, request: SearchRequest, defaults: Defaults) -> SearchResponse[R]:
-        """Run `request` through this source's search pipeline."""
+    async def search(self, store: Store, request: SearchRequest, defaults: Defaults) -> SearchResponse[R]:
+        """Run `request` over `store` through this source's search pipeline."""
         model = SearchResponse[self.result_model]  # type: ignore[name-defined]
-        pipeline = self.pipeline
-        if getattr(db, "item_store", "sqlite") == "postgresql":
-            from .search.lexical.postgres import PG_PIPELINE  # psycopg: only with that store
-
-            pipeline = PG_PIPELINE
-        return await pipeline.run(self, db, request, defaults, model)
+        return await self.pipeline.run(self, store, request, defaults, model)
 
     async def get(
         self,
-        db: Database,
+        store: Store,
         item_id: str,
         *,
         loc: Loc | None = None,
@@ -171,7 +167,7 @@ class ChunkedSource(Generic[R]):
         model = GetResponse[self.result_model]  # type: ignore[name-defined]
         retrieval = with_default_mode(retrieval, self.default_mode)
         return await reading.get(
-            db,
+            store,
             self,
             item_id,
             model,
@@ -182,18 +178,18 @@ class ChunkedSource(Generic[R]):
             databases=databases,
         )
 
-    async def load_item(self, db: Database, item_id: str) -> tuple[aiosqlite.Row, list[aiosqlite.Row]]:
-        return await reading.load_item(db, self, item_id)
+    async def load_item(self, store: Store, item_id: str) -> tuple[aiosqlite.Row, list[aiosqlite.Row]]:
+        return await reading.load_item(store, self, item_id)
 
     async def find_anchor(
         self,
-        db: Database,
+        store: Store,
         item: aiosqlite.Row,
         chunks: list[aiosqlite.Row],
         loc: Loc | None,
         query: str | None,
     ) -> int:
-        return await reading.find_anchor(db, self, item, chunks, loc, query)
+        return await reading.find_anchor(store, self, item, chunks, loc, query)
 
     def memory_indexes(self, db: Database) -> MemoryIndexes:
         """This source's in-memory copy of `db`'s index (see `search/lexical/memory_index.py`)."""

@@ -22,7 +22,8 @@ from .registry import SOURCE_NAMES
 from .retrieval import Defaults
 from .search.request import MAX_PER_ITEM, ResultField, SearchMode
 from .search.rerank.backend import Reranking
-from .storage.db import Database, source_failure
+from .storage.db import source_failure
+from .storage.store import Store
 from .wire import dump
 
 P = ParamSpec("P")
@@ -71,11 +72,11 @@ READ_ONLY = ToolAnnotations(
 
 
 class ToolHost(Protocol):
-    async def database(self, ctx: Context, source: str) -> Database:
+    async def database(self, ctx: Context, source: str) -> Store:
         """The caller's database of `source`, for a tool (or template) given the request Context."""
         ...
 
-    async def current_database(self, source: str) -> Database:
+    async def current_database(self, source: str) -> Store:
         """The same for the request being served, for handlers given no Context (static resources)."""
         ...
 
@@ -93,7 +94,7 @@ def reranking_of(host: ToolHost, ctx: Context, rerank: bool) -> Reranking | None
     return choose(ctx) if choose is not None else Reranking(None, "this server has no reranker")
 
 
-def databases_of(host: ToolHost, ctx: Context) -> Callable[[str], Awaitable[Database]]:
+def databases_of(host: ToolHost, ctx: Context) -> Callable[[str], Awaitable[Store]]:
     """The caller's databases by source name, for sources whose filters read another source."""
     return lambda name: host.database(ctx, name)
 

@@ -20,29 +20,13 @@ def _circle(*modules: str) -> frozenset[str]:
     return frozenset(f"knowledge_mcp.{m}" for m in modules)
 
 
-# Circles other parts of issue 27 are breaking while this test lands. THIS LIST MUST BE EMPTY:
-# each entry goes when its branch is merged; a circle not on it (or larger than it) fails now.
-KNOWN_CIRCLES = [
-    # A: the PostgreSQL copies of the stages, which the store seam deletes
-    _circle("sources.search.lexical.term_stats", "sources.storage.postgres.serving.stats"),
-]
-
-
 def _named(circle: frozenset[str]) -> str:
     return " ↔ ".join(sorted(m.removeprefix("knowledge_mcp.") for m in circle))
 
 
 def test_no_product_module_imports_itself_through_a_circle() -> None:
     found = circles(import_graph(ROOT, PRODUCT))
-    new = [c for c in found if not any(c <= known for known in KNOWN_CIRCLES)]
-    assert not new, "import circles (cut one edge of each): " + "; ".join(_named(c) for c in new)
-
-
-def test_every_known_circle_is_still_there() -> None:
-    """A circle broken by a merge leaves KNOWN_CIRCLES too, so the list only shrinks."""
-    found = circles(import_graph(ROOT, PRODUCT))
-    gone = [known for known in KNOWN_CIRCLES if not any(c & known for c in found)]
-    assert not gone, "no longer circles, take them off KNOWN_CIRCLES: " + "; ".join(map(_named, gone))
+    assert not found, "import circles (cut one edge of each): " + "; ".join(_named(c) for c in found)
 
 
 def _package(root: Path, files: dict[str, str]) -> None:

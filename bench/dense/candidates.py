@@ -22,6 +22,7 @@ from knowledge_mcp.sources.search.query import ParsedQuery
 from knowledge_mcp.sources.search.request import Found, SearchContext, SearchRequest
 from knowledge_mcp.sources.search.scoring import Norm, calibrated
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 from ..evaluation import K_RECALL
 
@@ -98,7 +99,7 @@ async def collect(
     for qid in qids:
         recorder.last = None
         request = SearchRequest(queries[qid], limit=K_RECALL, mode="hybrid")
-        await pipeline.run(notes, db, request, Defaults(), model)
+        await pipeline.run(notes, SqliteStore(db, "notes"), request, Defaults(), model)
         pool = as_candidates(*recorder.last, doc_of) if recorder.last is not None else ()
         out.append(QueryCandidates(qid, qrels[qid], pool))
     return out

@@ -33,6 +33,7 @@ from knowledge_mcp.sources.search.dense.sqlite import vectors
 from knowledge_mcp.sources.search.dense.sqlite.index import DenseIndex, best_positions, dense_indexes
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from knowledge_mcp.sources.storage.vector_store import Coverage
 
 from ..corpus import Corpus
@@ -126,13 +127,17 @@ async def hybrid_search(queries: list[str], dbs: dict[str, Database]) -> dict[st
         t0 = time.perf_counter()
         index = await dense_indexes(db, source).ready()
         ready_s = time.perf_counter() - t0
-        await source.search(db, SearchRequest("warm up", limit=10, mode="hybrid"), defaults)
+        await source.search(
+            SqliteStore(db, source.name), SearchRequest("warm up", limit=10, mode="hybrid"), defaults
+        )
         ms: list[float] = []
         hybrid = 0
         for q in queries:
             QUERY_VECTORS._vectors.clear()  # so this search embeds its query, as a new one does
             t0 = time.perf_counter()
-            response = await source.search(db, SearchRequest(q, limit=10, mode="hybrid"), defaults)
+            response = await source.search(
+                SqliteStore(db, source.name), SearchRequest(q, limit=10, mode="hybrid"), defaults
+            )
             ms.append((time.perf_counter() - t0) * 1000)
             hybrid += any(r.score_type == "hybrid" for r in response.results)
         total = (await vectors.coverage(db, name)).chunks

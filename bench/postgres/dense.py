@@ -46,7 +46,7 @@ from knowledge_mcp.sources.storage.postgres.schema import (
     drop_user,
     partition_name,
 )
-from knowledge_mcp.sources.storage.postgres.serving.items import PgItems
+from knowledge_mcp.sources.storage.postgres.store import PgStore
 
 from ..evaluation import K_NDCG, embed_corpus, import_corpus, load_beir, ndcg, spread
 
@@ -125,7 +125,7 @@ async def compare(
         out["copy"] = {"s": round(time.perf_counter() - started, 1), "vectors": copied.vectors}
         for table in ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs", "pg_chunk_vectors"):
             await pg.write(f"VACUUM (ANALYZE) {partition_name(table, user)}")
-        items = PgItems(pg, user, "notes", database_path(data_dir, "eval", "notes"))
+        items = PgStore(pg, user, "notes", database_path(data_dir, "eval", "notes"))
         for mode in ("semantic", "hybrid"):
             lite_ndcg, lite_ms, lite_top = await _score(lite, mode, qids, queries, qrels, doc_of)
             pg_ndcg, pg_ms, pg_top = await _score(items, mode, qids, queries, qrels, doc_of)

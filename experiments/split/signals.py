@@ -27,6 +27,7 @@ from knowledge_mcp.sources.search.query import ParsedQuery
 from knowledge_mcp.sources.search.request import Found, SearchContext, SearchRequest
 from knowledge_mcp.sources.search.scoring import Norm
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 SEED = 15
 RANDOM_PER_QUERY = 10
@@ -99,7 +100,9 @@ async def doc_ids(db: Database) -> dict[int, str]:
 async def run_one(pipeline: SearchPipeline, recorder: Recorder, db: Database, text: str) -> Fused | None:
     recorder.last = None
     model: Any = SearchResponse[notes.result_model]  # type: ignore[name-defined]
-    await pipeline.run(notes, db, SearchRequest(text, limit=100, mode="hybrid"), Defaults(), model)
+    await pipeline.run(
+        notes, SqliteStore(db, "notes"), SearchRequest(text, limit=100, mode="hybrid"), Defaults(), model
+    )
     return recorder.last
 
 

@@ -9,8 +9,8 @@ from typing import Protocol
 
 from knowledge_mcp.sources.search.dense.embedder import Embedder
 from knowledge_mcp.sources.search.dense.indexing import EmbedReport
-from knowledge_mcp.sources.storage.db import Database
 from knowledge_mcp.sources.storage.runs import ImportSummary
+from knowledge_mcp.sources.storage.store import Store
 
 from ..auth.keys import KeyStore
 from ..auth.limits import SharedBuckets
@@ -27,7 +27,7 @@ class Items(Protocol):
     PostgreSQL item store (`postgres/items.PostgresItems`). `path` is always the SQLite file's
     place of the user's source (`RequestContext.db_paths`), whichever store holds the items."""
 
-    async def read(self, user_id: str, source: str, path: Path) -> Database:
+    async def read(self, user_id: str, source: str, path: Path) -> Store:
         """What the tools read of `user_id`'s `source` (search, get, write)."""
         ...
 
@@ -35,7 +35,7 @@ class Items(Protocol):
         """A write changed them (the embedding worker looks again)."""
         ...
 
-    async def reading(self, user_id: str, source: str, path: Path) -> Database | None:
+    async def reading(self, user_id: str, source: str, path: Path) -> Store | None:
         """The source for a terminal search; None when the user has none of it."""
         ...
 

@@ -25,6 +25,8 @@ from knowledge_mcp.sources.storage.db import (
     storage_failure,
 )
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
+from knowledge_mcp.sources.storage.store import Store
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 from ..auth.keys import KeyStore, SqliteKeyStore
 from ..auth.limits import SharedBuckets
@@ -44,17 +46,17 @@ class SqliteItems:
         self.pool, self.data_dir = pool, data_dir
         self._reading: list[Database] = []
 
-    async def read(self, user_id: str, source: str, path: Path) -> Database:
+    async def read(self, user_id: str, source: str, path: Path) -> Store:
         started = time.perf_counter()
         db = await self.pool.get(path, source)
         elapsed_ms = (time.perf_counter() - started) * 1000
         logger.debug("db ready user={} source={} in {:.1f} ms", user_id, source, elapsed_ms)
-        return db
+        return SqliteStore(db, source)
 
     async def changed(self, user_id: str, source: str, path: Path) -> None:
         """Nothing to do: the next read tells the embedding worker (`DatabasePool.get`)."""
 
-    async def reading(self, user_id: str, source: str, path: Path) -> Database | None:
+    async def reading(self, user_id: str, source: str, path: Path) -> Store | None:
         """The source for a terminal search (None without its file); a damaged one is the same
         one sentence a tool answers (source, cause, remedy), not a traceback."""
         if not path.exists():
@@ -67,7 +69,7 @@ class SqliteItems:
                 raise
             raise failure from None
         self._reading.append(db)
-        return db
+        return SqliteStore(db, source)
 
     async def import_files(
         self,

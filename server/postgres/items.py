@@ -1,7 +1,7 @@
 """The PostgreSQL item store (`item_store = "postgresql"`): the backend's `Items` there.
 
 One pool for the process, opened and migrated at the first call that needs items, closed with
-the backend. A read is a `PgItems`: the store seen as one user's items of one source. Import
+the backend. A read is a `PgStore`: the store seen as one user's items of one source. Import
 runs the SQLite import's walk, skips and parsers (`runs.ImportRun`) into PostgreSQL's writer;
 embedding computes the user's missing vectors into the store (`dense/indexing.embed_missing`
 over its `PgVectorStore`).
@@ -23,7 +23,7 @@ from knowledge_mcp.sources.storage.postgres.embeddings.vectors import coverage
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS
-from knowledge_mcp.sources.storage.postgres.serving.items import PgItems
+from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 from knowledge_mcp.sources.storage.runs import ImportSummary
 
@@ -41,9 +41,9 @@ class PostgresItems:
         self._lock = asyncio.Lock()
 
     async def read(self, user_id: str, source: str, path: Path) -> Any:
-        """`user_id`'s items of `source` (a `PgItems`; `path`: their SQLite file's place); the
+        """`user_id`'s items of `source` (a `PgStore`; `path`: their SQLite file's place); the
         embedding worker fills their missing vectors while serving."""
-        items = PgItems(await self._open(), user_id, source, path)
+        items = PgStore(await self._open(), user_id, source, path)
         if self.background is not None:
             self.background.notice(PgVectorStore(items.pg, user_id, source))
         return items
@@ -54,7 +54,7 @@ class PostgresItems:
             self.background.notice(PgVectorStore(await self._open(), user_id, source), force=True)
 
     async def reading(self, user_id: str, source: str, path: Path) -> Any:
-        return PgItems(await self._open(), user_id, source, path)
+        return PgStore(await self._open(), user_id, source, path)
 
     async def import_files(
         self,

@@ -24,7 +24,7 @@ from mcp_types import INTERNAL_ERROR
 from knowledge_mcp.sources.errors import KnowledgeError, NotFoundError
 from knowledge_mcp.sources.registry import ENTRIES
 from knowledge_mcp.sources.source import SourceEntry
-from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store import Store
 
 from ..protocol_errors import unknown_resource
 from .capping import cap, marker
@@ -34,7 +34,7 @@ def template_uri(entry: SourceEntry) -> str:
     return f"{entry.name}://{{{entry.uri_variable}}}"
 
 
-async def item_text(db: Database, entry: SourceEntry, item_id: str, max_chars: int, tool_name: Any) -> str:
+async def item_text(db: Store, entry: SourceEntry, item_id: str, max_chars: int, tool_name: Any) -> str:
     """The item's text within `max_chars`, and the marker saying how to read on when cut (with
     the source's own get tool, when it has tools)."""
     source = entry.source

@@ -18,11 +18,6 @@ from mcp_types import Annotations, ListResourcesResult, PaginatedRequestParams, 
 
 from knowledge_mcp.sources.registry import ENTRIES, SOURCE_NAMES
 
-RECENT_SQL = """SELECT item_id, title, last_modified FROM {p}_items
-    ORDER BY last_modified DESC, item_id LIMIT ?"""
-"""Ties (files of one checkout share a modification time) in item id order: the same list from
-the SQLite files and from the PostgreSQL item store, call after call."""
-
 
 def recent_resource(source: str, row: Any) -> Resource:
     uri = f"{source}://{row['item_id']}"
@@ -44,7 +39,7 @@ async def recent_items(host: Any, limit: int) -> list[Resource]:
     found: list[tuple[str, Resource]] = []
     for source in SOURCE_NAMES:
         db = await host.current_database(source)
-        for row in await db.fetchall(RECENT_SQL.format(p=source), (limit,)):
+        for row in await db.recent(limit):
             found.append((str(row["last_modified"]), recent_resource(source, row)))
     found.sort(key=lambda pair: pair[0], reverse=True)
     return [resource for _, resource in found[:limit]]

@@ -19,11 +19,7 @@ from knowledge_mcp.sources.registry import SOURCES
 
 from .timeline import Event, clip
 
-ITEM_HASH_SQL = "SELECT content_hash FROM {p}_items WHERE item_id = ?"
-TITLES_SQL = "SELECT item_id, title FROM {p}_items WHERE item_id IN ({marks})"
 TITLE_BATCH = 500
-CHUNK_SQL = """SELECT 1 FROM {p}_chunks c JOIN {p}_items i ON c.item_rowid = i.id
-WHERE i.item_id = ? AND c.chunk_uuid = ?"""
 
 
 def once(uris: Sequence[str]) -> list[str]:
@@ -50,12 +46,12 @@ async def cite_records(
             record["quote"] = clip(quote.strip())
         name, item_id = parse_uri(uri, None, None)
         db = await host.database(ctx, name)
-        row = await db.fetchone(ITEM_HASH_SQL.format(p=name), (item_id,))
+        row = await db.item(item_id)
         if row is None:
             warnings.append(f"{uri}: no such item; cited as given")
             records.append(record)
             continue
-        record["item_hash"] = row[0]
+        record["item_hash"] = row["content_hash"]
         if quote:
             record |= await _verdict(host, ctx, uri, quote, warnings, deadline)
         records.append(record)
@@ -89,10 +85,9 @@ async def is_stale(host: Any, ctx: Context, record: dict[str, Any]) -> bool | No
     name, item_id = parse_uri(str(record["uri"]), None, None)
     db = await host.database(ctx, name)
     if record.get("chunk_id"):
-        row = await db.fetchone(CHUNK_SQL.format(p=name), (item_id, record["chunk_id"]))
-        return row is None
-    row = await db.fetchone(ITEM_HASH_SQL.format(p=name), (item_id,))
-    return row is None or row[0] != record["item_hash"]
+        return not await db.has_chunk(item_id, str(record["chunk_id"]))
+    row = await db.item(item_id)
+    return row is None or row["content_hash"] != record["item_hash"]
 
 
 async def mark_stale(host: Any, ctx: Context, events: Sequence[Event]) -> list[Event]:
@@ -119,8 +114,7 @@ async def titles(host: Any, ctx: Context, events: Sequence[Event]) -> dict[str, 
         db = await host.database(ctx, name)
         for at in range(0, len(ids), TITLE_BATCH):
             batch = sorted(ids)[at : at + TITLE_BATCH]
-            sql = TITLES_SQL.format(p=name, marks=",".join("?" * len(batch)))
-            found |= {f"{name}://{row[0]}": str(row[1]) for row in await db.fetchall(sql, batch)}
+            found |= {f"{name}://{row['item_id']}": str(row["title"]) for row in await db.titles(batch)}
     return found
 
 

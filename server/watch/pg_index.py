@@ -1,7 +1,7 @@
 """The watcher's `Index` on the PostgreSQL item store (`item_store = "postgresql"`).
 
 Changed files go through the same import runner into `PgItemWriter`; this reads the files'
-records (`pg_files`) and the items' versions as the user (`PgItems`: row-level security and the
+records (`pg_files`) and the items' versions as the user (`PgStore`: row-level security and the
 user id bound in every statement), and forgets a file that is gone through the writer's own
 `prune_file` (its items, chunks, postings and their share of the bm25 statistics at once).
 Paths compare byte-wise (`COLLATE "C"`), as SQLite's do, so "under a folder" means the same.
@@ -25,7 +25,7 @@ FILES_UNDER_SQL = """SELECT path FROM pg_files WHERE user_id = %s AND source = %
 
 
 class PgIndex:
-    """`items` (a `PgItems`: one user's source) changed through `importer` (their `PgItemWriter`)."""
+    """`items` (a `PgStore`: one user's source) changed through `importer` (their `PgItemWriter`)."""
 
     def __init__(self, importer: ItemStore, items: Any) -> None:
         self.importer = importer

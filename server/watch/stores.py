@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.background import BackgroundIndexer
-from knowledge_mcp.sources.search.dense.stores import vector_store
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.runs import ImportSummary
@@ -68,7 +68,7 @@ class SqliteWatched:
             finally:
                 await db.close()
         if change and self.pool.background is not None:
-            self.pool.background.notice(vector_store(served, source, source.migrations), force=True)
+            self.pool.background.notice(SqliteVectorStore(served, source, source.migrations), force=True)
         return summary, change
 
 
@@ -95,5 +95,5 @@ class PgWatched:
         async with writer_lock(items.pg, target.user_id):
             summary, change = await reindex(PgIndex(writer, items), target, paths)
         if change and self.background is not None:
-            self.background.notice(vector_store(items, SOURCES[target.source]), force=True)
+            self.background.notice(items.vectors(SOURCES[target.source]), force=True)
         return summary, change

@@ -1,6 +1,6 @@
 """The link from a SillyTavern chat to the character card it was played with.
 
-Cards live in the same user's characters database (`characters_items`, title = card name). The
+Cards live in the same user's characters store (an item's title is its card's name). The
 link is resolved when a tool runs, by name, case-insensitively, so importing the cards before
 or after the chats makes no difference. Without a characters source or its tables, there is
 simply no link.
@@ -10,34 +10,30 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from ..errors import KnowledgeError
 from ..source import Databases
-from ..storage.db import Database
-
-CARD_BY_NAME_SQL = (
-    "SELECT item_id, title FROM characters_items WHERE lower(title) = lower(?) ORDER BY id LIMIT 1"
-)
-CARD_BY_ID_SQL = "SELECT item_id, title FROM characters_items WHERE item_id = ?"
+from ..storage.store import Store
 
 
 class CharacterLinks:
     """Card ids by name and names by card id, from the characters database when there is one."""
 
-    def __init__(self, db: Database | None) -> None:
+    def __init__(self, db: Store | None) -> None:
         self.db = db
         self._ids: dict[str, str | None] = {}
 
     async def id_for(self, name: str) -> str | None:
         key = name.lower()
         if key not in self._ids:
-            row = await self._fetch(CARD_BY_NAME_SQL, name)
-            self._ids[key] = str(row[0]) if row else None
+            row = await self._card(name, by_title=True)
+            self._ids[key] = str(row["item_id"]) if row else None
         return self._ids[key]
 
     async def name_of(self, character_id: str) -> str | None:
-        row = await self._fetch(CARD_BY_ID_SQL, character_id)
-        return str(row[1]) if row else None
+        row = await self._card(character_id, by_title=False)
+        return str(row["title"]) if row else None
 
     async def ids_for(self, names: Iterable[str]) -> dict[str, str]:
         found = {}
@@ -47,14 +43,13 @@ class CharacterLinks:
                 found[name] = card
         return found
 
-    async def _fetch(self, sql: str, value: str) -> tuple[object, ...] | None:
+    async def _card(self, value: str, *, by_title: bool) -> Any:
         if self.db is None:
             return None
         try:
-            row = await self.db.fetchone(sql, (value,))
+            return await (self.db.item_by_title(value) if by_title else self.db.item(value))
         except sqlite3.OperationalError:  # the characters tables are not there
             return None
-        return tuple(row) if row is not None else None
 
 
 async def open_links(databases: Databases | None) -> CharacterLinks:

@@ -21,11 +21,12 @@ from ..fitting import fit, trim_meta
 from ..models import Loc, Retrieval
 from ..retrieval import Budget, Defaults, resolve_budget
 from ..search.query import parse_query
-from ..search.request import Filter, FtsColumn
+from ..search.request import FtsColumn
 from ..search.stemming import QueryMatcher
 from ..source import ChunkedSource, Databases, SearchOptions, SearchScope
-from ..storage.db import Database
 from ..storage.items import ParsedItem
+from ..storage.store import Store
+from ..storage.store.filters import AnyOf, Filter, MetaIn
 from ..text.snippets import make_snippet
 from .exports import chatgpt_conversation, claude_conversation
 from .links import open_links
@@ -52,20 +53,16 @@ BY_COLUMNS: dict[SearchBy, tuple[FtsColumn, ...] | None] = {
     "message": ("body",),
 }
 
-SENDER_SQL = "(lower(json_extract(c.meta, '$.sender')) = ? OR json_extract(c.meta, '$.role') = ?)"
-CHARACTER_SQL = "lower(json_extract(i.meta, '$.character_name')) = ?"
-SENDER_PG = "(lower(c.meta ->> 'sender') = %s OR (c.meta ->> 'role') = %s)"
-CHARACTER_PG = "lower(i.meta ->> 'character_name') = %s"
-
 
 def sender_filter(sender: str) -> Filter:
     """Messages by this sender (display name) or of this role, case-insensitive."""
     value = sender.strip().lower()
-    return Filter(SENDER_SQL, (value, value), on_chunk=True, pg=SENDER_PG)
+    by_name = MetaIn("sender", (value,), lower=True, on_chunk=True)
+    return AnyOf((by_name, MetaIn("role", (value,), on_chunk=True)))
 
 
 def character_filter(character_name: str) -> Filter:
-    return Filter(CHARACTER_SQL, (character_name.lower(),), pg=CHARACTER_PG)
+    return MetaIn("character_name", (character_name.lower(),), lower=True)
 
 
 class ChatsOptions(SearchOptions):
@@ -150,7 +147,7 @@ class ChatsSource(ChunkedSource[ChatResult]):
 
     async def get(
         self,
-        db: Database,
+        db: Store,
         item_id: str,
         *,
         loc: Loc | None = None,

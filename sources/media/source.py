@@ -14,10 +14,10 @@ from pydantic import Field
 from ..errors import InvalidArgumentError
 from ..models import GetResponse, Loc, Retrieval
 from ..retrieval import Defaults
-from ..search.request import Filter
 from ..source import ChunkedSource, Databases, SearchOptions
-from ..storage.db import Database
 from ..storage.items import ParsedItem
+from ..storage.store import Store
+from ..storage.store.filters import CreatedAt, Filter, MetaIn
 from .formats import transcripts
 from .formats.documents import parse_html_file, parse_markdown, parse_pdf, parse_txt
 from .formats.emails import parse_eml, parse_mbox
@@ -42,20 +42,12 @@ PARSERS: dict[str, Parser] = {
     ".epub": parse_epub,
 }
 
-TYPE_COUNTS_SQL = """SELECT json_extract(meta, '$.media_type') AS media_type, COUNT(*) AS n
-FROM media_items GROUP BY 1 ORDER BY n DESC, media_type"""
-
 _EMAIL_FIELDS = ("to", "cc", "date", "subject", "message_id", "thread_id")
 _DOC_FIELDS = ("media_type", "url", "summary", "headings", "doc_type")
 
 
 def media_type_filter(media_types: list[str]) -> Filter:
-    marks, pg_marks = ",".join("?" * len(media_types)), ",".join(["%s"] * len(media_types))
-    return Filter(
-        f"json_extract(i.meta, '$.media_type') IN ({marks})",
-        tuple(media_types),
-        pg=f"(i.meta ->> 'media_type') IN ({pg_marks})",
-    )
+    return MetaIn("media_type", tuple(media_types))
 
 
 def date_filter(value: str, field: str) -> Filter:
@@ -67,23 +59,14 @@ def date_filter(value: str, field: str) -> Filter:
             day = dt.date.fromisoformat(text)
             bound = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
             if field == "date_to":
-                return Filter(
-                    "julianday(i.created_at) < julianday(?)",
-                    ((bound + dt.timedelta(days=1)).isoformat(),),
-                    pg="i.created_at::timestamptz < %s::timestamptz",
-                )
+                return CreatedAt("<", (bound + dt.timedelta(days=1)).isoformat())
         else:
             bound = dt.datetime.fromisoformat(text)
             if bound.tzinfo is None:
                 bound = bound.replace(tzinfo=dt.UTC)
     except ValueError:
         raise InvalidArgumentError(field, f"{allowed}; got {value!r}") from None
-    op = ">=" if field == "date_from" else "<="
-    return Filter(
-        f"julianday(i.created_at) {op} julianday(?)",
-        (bound.isoformat(),),
-        pg=f"i.created_at::timestamptz {op} %s::timestamptz",
-    )
+    return CreatedAt(">=" if field == "date_from" else "<=", bound.isoformat())
 
 
 class MediaOptions(SearchOptions):
@@ -135,7 +118,7 @@ class MediaSource(ChunkedSource[MediaResult]):
 
     async def get(
         self,
-        db: Database,
+        db: Store,
         item_id: str,
         *,
         loc: Loc | None = None,
@@ -152,7 +135,7 @@ class MediaSource(ChunkedSource[MediaResult]):
         )
 
     async def transcript(
-        self, db: Database, media_id: str, fmt: TranscriptFormat, include_timestamps: bool
+        self, db: Store, media_id: str, fmt: TranscriptFormat, include_timestamps: bool
     ) -> TranscriptResponse:
         item, _ = await self.load_item(db, media_id)
         meta = json.loads(item["meta"])
@@ -173,9 +156,9 @@ class MediaSource(ChunkedSource[MediaResult]):
             content = transcripts.render_text(cues, include_timestamps)
         return TranscriptResponse(media_id=media_id, format=fmt, content=content)
 
-    async def type_counts(self, db: Database) -> dict[str, Any]:
-        rows = await db.fetchall(TYPE_COUNTS_SQL)
-        types = [{"media_type": r["media_type"], "count": r["n"]} for r in rows]
+    async def type_counts(self, db: Store) -> dict[str, Any]:
+        counts = await db.counts_by("media_type")
+        types = [{"media_type": value, "count": n} for value, n in counts]
         return {"media_types": types, "total": sum(t["count"] for t in types)}
 
 

@@ -11,9 +11,9 @@ import aiosqlite
 from pydantic import Field
 
 from ..models import NoteResult
-from ..search.request import Filter
 from ..source import ChunkedSource, SearchOptions
 from ..storage.items import ParsedItem
+from ..storage.store.filters import Filter, TagIn
 from ..text import dates
 from ..text.decoding import decode_text
 from ..text.frontmatter import split_front_matter, string_list
@@ -26,13 +26,7 @@ _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 
 def tag_filter(keywords: list[str]) -> Filter:
     """Items carrying any of the given tags (case-insensitive)."""
-    marks, pg_marks = ",".join("?" * len(keywords)), ",".join(["%s"] * len(keywords))
-    return Filter(
-        f"EXISTS (SELECT 1 FROM json_each(i.tags) AS t WHERE lower(t.value) IN ({marks}))",
-        tuple(k.lower().lstrip("#") for k in keywords),
-        pg=f"EXISTS (SELECT 1 FROM jsonb_array_elements_text(i.tags) AS t(value) "
-        f"WHERE lower(t.value) IN ({pg_marks}))",
-    )
+    return TagIn(tuple(k.lower().lstrip("#") for k in keywords))
 
 
 class NotesOptions(SearchOptions):

@@ -15,13 +15,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..storage.db import Database
+from ..storage.store import Store
 from .placeholders import Argument, arguments, placeholders, render, rendered_length, values_for
 
-LIBRARY_SQL = "SELECT id, item_id, title, content, meta FROM prompts_items ORDER BY id"
-FIELD_SPANS_SQL = """SELECT item_rowid, field, min(start_offset) AS start, max(end_offset) AS end
-FROM prompts_chunks WHERE field IN ('details', 'system_prompt', 'user_prompt')
-GROUP BY item_rowid, field"""
+SPAN_FIELDS = ("details", "system_prompt", "user_prompt")
 
 BODY_FIELDS = ("system_prompt", "user_prompt")
 NAME_LIMIT = 64
@@ -93,11 +90,11 @@ def library_prompt(
     )
 
 
-async def library(db: Database) -> list[LibraryPrompt]:
+async def library(db: Store) -> list[LibraryPrompt]:
     """Every prompt of the library in `db`, in import order."""
-    items = await db.fetchall(LIBRARY_SQL)
+    items = await db.items()
     spans: dict[int, dict[str, tuple[int, int]]] = {}
-    for row in await db.fetchall(FIELD_SPANS_SQL):
+    for row in await db.field_spans(SPAN_FIELDS):
         spans.setdefault(int(row["item_rowid"]), {})[str(row["field"])] = (row["start"], row["end"])
     names = unique_names([(str(r["title"]), str(r["item_id"])) for r in items])
     out = []

@@ -13,18 +13,14 @@ from pydantic import Field
 from ..errors import InvalidArgumentError, NotFoundError
 from ..models import GetResponse, Loc, Retrieval
 from ..retrieval import Defaults
-from ..search.request import Filter
 from ..source import ChunkedSource, Databases, SearchOptions, SearchScope
-from ..storage.db import Database
 from ..storage.items import ParsedItem
+from ..storage.store import Store
+from ..storage.store.filters import FieldIn, Filter
 from ..text.fields import field_anchor, field_loc, summary_loc
 from .migrations import MIGRATIONS
 from .models import PromptField, PromptResult
 from .parsing import FIELDS, FORMATS, parse_prompt_file
-
-ID_EXISTS_SQL = "SELECT item_id FROM prompts_items WHERE item_id = ?"
-ID_BY_NAME_SQL = "SELECT item_id FROM prompts_items WHERE lower(title) = lower(?) ORDER BY id LIMIT 1"
-ALL_NAMES_SQL = "SELECT item_id, title FROM prompts_items ORDER BY id"
 
 
 def field_filter(fields: Sequence[str]) -> Filter:
@@ -35,8 +31,7 @@ def field_filter(fields: Sequence[str]) -> Filter:
     if unknown:
         raise InvalidArgumentError("fields", f"unknown {unknown[0]!r}; allowed: {', '.join(FIELDS)}")
     chosen = tuple(dict.fromkeys(fields))
-    marks, pg_marks = ",".join("?" * len(chosen)), ",".join(["%s"] * len(chosen))
-    return Filter(f"c.field IN ({marks})", chosen, on_chunk=True, pg=f"c.field IN ({pg_marks})")
+    return FieldIn(chosen)
 
 
 class PromptsOptions(SearchOptions):
@@ -88,14 +83,14 @@ class PromptsSource(ChunkedSource[PromptResult]):
         anchor = field_anchor(loc, chunks)
         return anchor if anchor is not None else super().anchor_from_loc(loc, chunks)
 
-    async def resolve(self, db: Database, prompt_id_or_name: str) -> str:
+    async def resolve(self, db: Store, prompt_id_or_name: str) -> str:
         """The item id of a prompt given its id or its exact name (case-insensitive)."""
         value = prompt_id_or_name.strip()
-        row = await db.fetchone(ID_EXISTS_SQL, (value,)) or await db.fetchone(ID_BY_NAME_SQL, (value,))
+        row = await db.item(value) or await db.item_by_title(value)
         if row is not None:
-            return str(row[0])
+            return str(row["item_id"])
         folded = value.casefold()  # SQLite's lower() folds ASCII only
-        for r in await db.fetchall(ALL_NAMES_SQL):
+        for r in await db.titles():
             if str(r["title"]).casefold() == folded:
                 return str(r["item_id"])
         raise NotFoundError(
@@ -106,7 +101,7 @@ class PromptsSource(ChunkedSource[PromptResult]):
 
     async def get(
         self,
-        db: Database,
+        db: Store,
         item_id: str,
         *,
         loc: Loc | None = None,

@@ -13,7 +13,7 @@ from typing import Any, cast
 from ..errors import InvalidArgumentError
 from ..models import OrderBy, SearchResponse
 from ..retrieval import Defaults
-from ..storage.db import Database
+from ..storage.store import Store
 from ..text.snippets import clamp_snippet_length
 from . import results
 from .dense.fusion import HybridFuser
@@ -49,12 +49,12 @@ class SearchPipeline:
     async def run(
         self,
         source: SearchedSource,
-        db: Database,
+        store: Store,
         request: SearchRequest,
         defaults: Defaults,
         model: type[Any],
     ) -> SearchResponse[Any]:
-        """`request` over `source`'s database `db`, answered as `model` (its SearchResponse)."""
+        """`request` over `source`'s items in `store`, answered as `model` (its SearchResponse)."""
         if request.offset > MAX_OFFSET:
             raise InvalidArgumentError("offset", f"must be 0..{MAX_OFFSET}")
         warnings: list[str] = []
@@ -67,13 +67,14 @@ class SearchPipeline:
             warnings.append("query has no searchable words; use letters or digits")
             return results.empty(model, warnings)
         order_by = cast(OrderBy, request.order_by or defaults.order_by)  # settings validate the default
-        ctx = SearchContext(source, db, request, order_by, snippet_length, warnings)
+        ctx = SearchContext(source, store, request, order_by, snippet_length, warnings)
         ctx.glossary_file = defaults.glossary_file
         ctx.query_type = query_type(request.query)
         way = route(request.mode, ctx.query_type)
         ctx.lexical, ctx.dense = way.lexical, way.dense
         for expander in self.expanders:
             query = await expander.expand(ctx, query)
+        ctx.query = query
         pools = [p for p in (r.pool(ctx) for r in self.rerankers) if p is not None]
         work = ctx.deepened(max(pools)) if pools else ctx
         fused = await self.ranked(work, query)
@@ -81,7 +82,7 @@ class SearchPipeline:
             fused = await reranker.rerank(work, query, fused)
         if work is not ctx:
             fused, ctx = page_of(fused, ctx.request), replace(work, request=ctx.request)
-        fused = self.diversifier.diversify(ctx, fused)
+        fused = await self.diversifier.diversify(ctx, fused)
         return results.page(ctx, results.describe(ctx, query, fused), fused, model)
 
     async def ranked(self, ctx: SearchContext, query: ParsedQuery) -> Found:

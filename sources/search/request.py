@@ -12,10 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
-import aiosqlite
-
 from ..models import OrderBy, ScoreType
-from ..storage.db import Database
+from ..storage.store import Hit, Row, Store
+from ..storage.store.filters import Filter as Filter
 from .query import ParsedQuery
 from .rerank.backend import Reranking
 from .scoring import Norm
@@ -29,18 +28,6 @@ ResultField = Literal["content", "headings", "summary", "reason"]
 """What a search result can add on request: the hit chunk's full text, the item's headings, its
 summary, and why it matched."""
 MAX_PER_ITEM = 5
-
-
-@dataclass(frozen=True)
-class Filter:
-    """A WHERE clause on the item (`i.`) or chunk (`c.`) columns, with its bound values."""
-
-    sql: str
-    params: tuple[Any, ...] = ()
-    on_chunk: bool = False
-    pg: str | None = None
-    """The same clause on the PostgreSQL item store's rows (`pg_items`/`pg_chunks`: `tags` and
-    `meta` are jsonb, placeholders `%s`, the same `params`); None: it has no PostgreSQL form."""
 
 
 @dataclass
@@ -85,7 +72,7 @@ class SearchedSource(Protocol):
     @property
     def weights(self) -> tuple[float, float]: ...
 
-    def result(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, **hit: Any) -> Any: ...
+    def result(self, item: Row, chunk: Row | None, **hit: Any) -> Any: ...
 
 
 @dataclass
@@ -93,7 +80,7 @@ class SearchContext:
     """One search as every stage sees it. Stages add to `warnings`; nothing else changes."""
 
     source: SearchedSource
-    db: Database
+    store: Store
     request: SearchRequest
     order_by: OrderBy
     snippet_length: int
@@ -114,7 +101,7 @@ class SearchContext:
     expanded_terms: list[str] | None = None
     """What the expand stage added, as the response says it."""
     query: ParsedQuery | None = None
-    """The query as expanded, for the stages after retrieval that read the database again."""
+    """The query as expanded, for the stages after retrieval that read the store again."""
 
     def pooled(self) -> SearchContext:
         """The context a retriever sees: with a `pool`, the first `pool` items of the ranking
@@ -140,7 +127,7 @@ class Found:
     bm25 `b`, matching chunks `n`, and the estimated `total`), one row more than the page when
     there are more; the page's offset is already applied."""
 
-    rows: list[aiosqlite.Row]
+    rows: list[Hit]
     total: int | None
     """The estimated number of matching items; None: no query term matches anything."""
     terms_of: Callable[[int], list[str]] | None = None

@@ -15,17 +15,15 @@ so pages never overlap or skip; a page can show fewer than `limit` results.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from hashlib import blake2b
 from typing import Any
 
-import aiosqlite
-
 from ..models import ResultItem, ScoreType, SearchResponse
+from ..storage.store import Hit
 from ..text.reasons import match_reason
 from ..text.snippets import make_snippet
-from .lexical.sql import hit_chunk
 from .query import ParsedQuery
 from .request import Found, SearchContext
 from .scoring import calibrated
@@ -39,7 +37,7 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
     if not rows:
         return []
     offset, snippet_length = ctx.request.offset, ctx.snippet_length
-    hit_chunks = [hit_chunk(row) for row in rows]
+    hit_chunks = [row.chunk for row in rows]
     matcher = QueryMatcher(query)
     scored = found.scores or {}
     results: list[Any] = []
@@ -78,7 +76,7 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
     return results
 
 
-def page_rows(rows: list[Any], limit: int) -> list[Any]:
+def page_rows(rows: list[Hit], limit: int) -> list[Hit]:
     """The rows of the page's first `limit` items (an item's passages follow it). Pure."""
     items: set[Any] = set()
     for n, row in enumerate(rows):
@@ -156,7 +154,7 @@ def empty(model: type[Any], warnings: list[str], ctx: SearchContext | None = Non
     )
 
 
-def lexical_score(ctx: SearchContext, query: ParsedQuery, found: Found, row: aiosqlite.Row) -> float:
+def lexical_score(ctx: SearchContext, query: ParsedQuery, found: Found, row: Hit) -> float:
     """A row's calibrated bm25: on the scale the user's sources share, against the query's norm,
     the user's own terms weighing as unexpanded (`ParsedQuery.boost`)."""
     return calibrated(row["b"] / query.boost, len(query.own_terms), found.norm, ctx.request.bm25_scale)
@@ -182,7 +180,7 @@ def _transparency(ctx: SearchContext) -> dict[str, Any]:
 
 def _describe(
     result: ResultItem,
-    chunk: aiosqlite.Row,
+    chunk: Mapping[str, Any],
     found: Matches,
     snippet_length: int,
     fill: Callable[[ResultItem, Any, list[str]], None] | None = None,
@@ -199,7 +197,7 @@ def _describe(
 
 def _describe_later(
     result: ResultItem,
-    chunk: aiosqlite.Row,
+    chunk: Mapping[str, Any],
     matcher: QueryMatcher,
     snippet_length: int,
     terms_of: Callable[[int], list[str]] | None = None,
@@ -214,7 +212,7 @@ def _describe_later(
 
 
 def _describe_copy(
-    chunk: aiosqlite.Row,
+    chunk: Mapping[str, Any],
     matcher: QueryMatcher,
     snippet_length: int,
     terms_of: Callable[[int], list[str]] | None,

@@ -14,7 +14,7 @@ pipelines that leave a place empty, as the tests' lexical-only one does).
 | describe  | the query and the page's rows           | results (`results.describe`)               |
 | page      | the results and the `Found`             | `SearchResponse` (`results.page`)          |
 
-Every stage reads the `SearchContext` (source, database, request, order, snippet length) and
+Every stage reads the `SearchContext` (source, store, request, order, snippet length) and
 may add a line to its `warnings`. A new capability is a new stage object in the pipeline's
 list (`pipeline.SearchPipeline`), not an edit of the others. The default pipeline retrieves
 with the embeddings (`dense.retriever.DenseRetriever`, when the query's route, the model and
@@ -69,7 +69,7 @@ class Reranker(Protocol):
 class Diversifier(Protocol):
     """Keep one item, thread or conversation from crowding the page."""
 
-    def diversify(self, ctx: SearchContext, found: Found) -> Found: ...
+    async def diversify(self, ctx: SearchContext, found: Found) -> Found: ...
 
 
 class SameQuery:
@@ -99,5 +99,5 @@ class SameOrder:
 class AllItems:
     """diversify: every retrieved item."""
 
-    def diversify(self, ctx: SearchContext, found: Found) -> Found:
+    async def diversify(self, ctx: SearchContext, found: Found) -> Found:
         return found

@@ -22,7 +22,7 @@ from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings, load_settings
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.search.background import BackgroundIndexer
-from knowledge_mcp.sources.search.dense.stores import vector_store
+from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from tests.conftest import FIXTURES, ROOT, call, import_into, score_types, serve_args
 
@@ -183,7 +183,7 @@ async def _wait_for(data_dir: Path, done: Any) -> tuple[int, int, int]:
 async def _noticed(indexer: BackgroundIndexer, data_dir: Path) -> Database:
     db = await open_database(database_path(data_dir, "local", "notes"), notes.migrations)
     indexer.start()
-    indexer.notice(vector_store(db, notes, notes.migrations))
+    indexer.notice(SqliteVectorStore(db, notes, notes.migrations))
     return db
 
 
@@ -232,7 +232,7 @@ async def test_a_worker_embeds_chunks_imported_after_its_last_look(vault: Path, 
             encoding="utf-8",
         )
         await import_into(vault, "notes", later)
-        indexer.notice(vector_store(db, notes, notes.migrations))
+        indexer.notice(SqliteVectorStore(db, notes, notes.migrations))
         chunks, embedded, _ = await _wait_for(vault, lambda c: c[0] > before and c[1] == c[0])
         assert embedded == chunks
     finally:

@@ -11,6 +11,7 @@ from knowledge_mcp.sources.chats.links import CharacterLinks
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.storage.db import Migration, open_database
 from knowledge_mcp.sources.storage.schema import chunked_tables_v1
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.budgets import within_budget
 from tests.conftest import FIXTURES, call, error, import_into, item_id
 
@@ -120,12 +121,14 @@ async def test_character_links_resolve_card_names_case_insensitively(data_dir: P
     db = await open_database(data_dir / "cards.db", (Migration(1, "cards", chunked_tables_v1("characters")),))
     try:
         await db.conn.execute(CARD_SQL, ("card1", "o", "p", "Captain Mirelle", "", "h", "t", "t", "t"))
-        links = CharacterLinks(db)
+        links = CharacterLinks(SqliteStore(db, "characters"))
         assert await links.id_for("captain MIRELLE") == "card1"
         assert await links.name_of("card1") == "Captain Mirelle"
         assert await links.id_for("Nova") is None and await links.name_of("nope") is None
         await db.conn.execute("DROP TABLE characters_items")
-        assert await CharacterLinks(db).id_for("Captain Mirelle") is None  # no table: no link, no error
+        assert (
+            await CharacterLinks(SqliteStore(db, "characters")).id_for("Captain Mirelle") is None
+        )  # no table: no link, no error
     finally:
         await db.close()
     assert await CharacterLinks(None).ids_for(["Captain Mirelle"]) == {}

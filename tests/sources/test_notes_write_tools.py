@@ -19,6 +19,7 @@ from knowledge_mcp.sources.search.dense.embedder import embedder
 from knowledge_mcp.sources.search.dense.indexing import embed_missing
 from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from knowledge_mcp.sources.text.frontmatter import split_front_matter
 from tests.conftest import FIXTURES, call, import_into
 
@@ -237,7 +238,7 @@ async def test_the_duplicate_check_gives_up_past_its_budget(data_dir: Path, clie
     db = await open_database(database_path(data_dir, "local", "notes"), source.migrations)
     try:
         verdict = await duplicates.check(
-            db, "Starter", STARTER, exclude=None, budget_ms=0.001, defaults=Defaults()
+            SqliteStore(db, "notes"), "Starter", STARTER, exclude=None, budget_ms=0.001, defaults=Defaults()
         )
     finally:
         await db.close()

@@ -8,7 +8,7 @@ as a query is, while the search runs, and compared with each of the candidate's 
 vectors; the best counts), else by its word and word-pair counts (`similarity.resemblance`).
 `provider` says which measured. Past the budget the check gives up and the write answers
 `duplicate_check_timeout`. On the PostgreSQL item store the candidates come from its own
-lexical search (`PgItems`, bm25 in SQL) and are compared by the same cosines, with their windows'
+lexical search (`PgStore`, bm25 in SQL) and are compared by the same cosines, with their windows'
 vectors read from `pg_chunk_vectors` (`stores.PgNotes`).
 """
 
@@ -28,23 +28,17 @@ from ...search.request import SearchRequest
 from ..source import source
 from .models import MENTION, Duplicate, DuplicateCheck, Provider
 from .similarity import resemblance, top_terms
-from .stores import PgNotes, note_store
+from .stores import note_store
 
 CANDIDATES = 8
 SHOWN = 3
-ITEMS_SQL = "SELECT id, item_id, title, content FROM notes_items WHERE item_id IN ({marks})"
-VECTORS_SQL = """SELECT c.item_rowid, count(c.id) AS chunks, count(cv.chunk_id) AS embedded,
-    group_concat(cv.text_hash) AS hashes FROM notes_chunks AS c
-    LEFT JOIN notes_chunk_vectors AS cv ON cv.chunk_id = c.id
-    WHERE c.item_rowid IN ({marks}) GROUP BY c.item_rowid"""
-WINDOWS_SQL = "SELECT windows, vectors FROM notes_vectors WHERE text_hash IN ({marks})"
 
 
 async def check(
     db: Any, title: str, text: str, *, exclude: str | None, budget_ms: float, defaults: Defaults
 ) -> DuplicateCheck:
     """The check for a note titled `title` with body `text` (`exclude`: the note's own id), among
-    the notes of `db` (a SQLite `Database` or a PostgreSQL `PgItems`).
+    the notes of `db` (their `Store`).
 
     The model is loaded (once per process) before the budget starts, and only when the
     notes have vectors to compare with: without them the check is lexical and loads nothing."""
@@ -78,7 +72,7 @@ async def _check(
         ids = [r.id for r in found.results if r.id != exclude][:CANDIDATES] if found else []
         if not ids:
             return DuplicateCheck(provider=_provider(model is not None, model is None))
-        items = await db.fetchall(ITEMS_SQL.format(marks=",".join("?" * len(ids))), ids)
+        items = [item for item in [await db.item(i) for i in ids] if item is not None]
         dense = await _dense_scores(db, await embedding, items) if embedding is not None else {}
     finally:
         if embedding is not None and not embedding.done():
@@ -106,25 +100,8 @@ def _provider(dense: bool, lexical: bool) -> Provider:
 async def _dense_scores(db: Any, new: npt.NDArray[np.float32], items: Sequence[Any]) -> dict[int, float]:
     """Each candidate's best window cosine with the new text's vector (by rowid), for the
     candidates whose chunks all have vectors; empty when none has."""
-    store = note_store(db)
-    if isinstance(store, PgNotes):
-        found = await store.window_vectors([int(item["id"]) for item in items])
-        return {rowid: _best(np.asarray(w, dtype=np.float32), new) for rowid, w in found.items()}
-    rows = await db.fetchall(
-        VECTORS_SQL.format(marks=",".join("?" * len(items))), [item["id"] for item in items]
-    )
-    complete = {
-        row["item_rowid"]: row["hashes"].split(",") for row in rows if row["chunks"] == row["embedded"] > 0
-    }
-    scores: dict[int, float] = {}
-    for rowid, hashes in complete.items():
-        stored = await db.fetchall(WINDOWS_SQL.format(marks=",".join("?" * len(hashes))), hashes)
-        if stored:
-            matrix = np.vstack(
-                [np.frombuffer(r["vectors"], np.float32).reshape(int(r["windows"]), -1) for r in stored]
-            )
-            scores[rowid] = _best(matrix, new)
-    return scores
+    found = await note_store(db).window_vectors([int(item["id"]) for item in items])
+    return {rowid: _best(matrix, new) for rowid, matrix in found.items()}
 
 
 def _best(matrix: npt.NDArray[np.float32], new: npt.NDArray[np.float32]) -> float:

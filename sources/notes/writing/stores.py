@@ -1,5 +1,5 @@
 """Where a written note is indexed: the user's SQLite notes database, or the PostgreSQL item
-store (`item_store = "postgresql"`, where the tools hand the writer a `PgItems`).
+store (`item_store = "postgresql"`, where the tools hand the writer a `PgStore`).
 
 The writer itself is the same for both (`writer.py`); a `NoteStore` gives it what differs: the
 writer lock, the folders the user imported notes from, an imported file's record, the import
@@ -22,12 +22,18 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from ...storage.db import Database
 from ...storage.importing import Importer
 from ...storage.naming import stored_path
 from ...storage.runs import FileRecord, ItemStore
+from ...storage.store import Store
+from ...storage.store.sqlite import SqliteStore
 from ..source import source
 
+Matrix = npt.NDArray[np.float32]
 WRITE_LOCK = "notes_writing"
 """The SQLite database's cache entry holding its writer lock (the watcher takes it too)."""
 FOLDERS_SQL = "SELECT path, is_folder FROM notes_folders ORDER BY imported_at DESC, rowid DESC"
@@ -35,9 +41,14 @@ KNOWN_FILE_SQL = "SELECT path, file_hash, item_count, size, mtime_ns FROM notes_
 PG_KNOWN_FILE_SQL = """SELECT path, file_hash, item_count, size, mtime_ns FROM pg_files
     WHERE user_id = %s AND source = %s AND path = %s"""
 STORED_BYTES_SQL = "SELECT coalesce(sum(size), 0) FROM notes_files WHERE path >= ? AND path < ?"
-PG_STORED_BYTES_SQL = """SELECT coalesce(sum(size), 0) FROM pg_files
+PG_STORED_BYTES_SQL = """SELECT coalesce(sum(size), 0) AS bytes FROM pg_files
     WHERE user_id = %s AND source = %s AND path >= %s AND path < %s"""
 ANY_VECTOR_SQL = "SELECT 1 FROM notes_chunk_vectors LIMIT 1"
+VECTORS_SQL = """SELECT c.item_rowid, count(c.id) AS chunks, count(cv.chunk_id) AS embedded,
+    group_concat(cv.text_hash) AS hashes FROM notes_chunks AS c
+    LEFT JOIN notes_chunk_vectors AS cv ON cv.chunk_id = c.id
+    WHERE c.item_rowid IN ({marks}) GROUP BY c.item_rowid"""
+WINDOWS_SQL = "SELECT windows, vectors FROM notes_vectors WHERE text_hash IN ({marks})"
 PG_ANY_VECTOR_SQL = "SELECT 1 FROM pg_chunk_vectors WHERE user_id = %s AND source = %s LIMIT 1"
 PG_WINDOWS_SQL = """SELECT c.item, count(DISTINCT c.id) AS chunks, count(DISTINCT v.chunk) AS embedded,
     array_agg(v.embedding::real[]) FILTER (WHERE v.chunk IS NOT NULL) AS windows
@@ -48,7 +59,7 @@ PG_WINDOWS_SQL = """SELECT c.item, count(DISTINCT c.id) AS chunks, count(DISTINC
 
 class NoteStore(Protocol):
     db: Any
-    """What the sources read (search, get): a `Database` or a `PgItems`."""
+    """Where the notes are: a SQLite `Database`, or a `PgStore`."""
 
     def lock(self) -> AbstractAsyncContextManager[None]: ...
 
@@ -64,6 +75,10 @@ class NoteStore(Protocol):
 
     async def stored_bytes(self, folder: Path) -> int:
         """The bytes of the indexed note files under `folder` (as their records say)."""
+        ...
+
+    async def window_vectors(self, rowids: list[int]) -> dict[int, Matrix]:
+        """The window vectors (rows) of each of `rowids` whose chunks all have them."""
         ...
 
 
@@ -100,9 +115,21 @@ class SqliteNotes:
         row = await self.db.fetchone(STORED_BYTES_SQL, under(folder))
         return int(row[0]) if row is not None else 0
 
+    async def window_vectors(self, rowids: list[int]) -> dict[int, Matrix]:
+        rows = await self.db.fetchall(VECTORS_SQL.format(marks=",".join("?" * len(rowids))), rowids)
+        complete = {r["item_rowid"]: r["hashes"].split(",") for r in rows if r["chunks"] == r["embedded"] > 0}
+        found: dict[int, Matrix] = {}
+        for rowid, hashes in complete.items():
+            stored = await self.db.fetchall(WINDOWS_SQL.format(marks=",".join("?" * len(hashes))), hashes)
+            if stored:
+                found[rowid] = np.vstack(
+                    [np.frombuffer(r["vectors"], np.float32).reshape(int(r["windows"]), -1) for r in stored]
+                )
+        return found
+
 
 class PgNotes:
-    """A user's notes in the PostgreSQL store (`db`: a `PgItems`; psycopg is imported only here)."""
+    """A user's notes in the PostgreSQL store (`db`: a `PgStore`; psycopg is imported only here)."""
 
     def __init__(self, db: Any) -> None:
         self.db = db
@@ -131,16 +158,17 @@ class PgNotes:
 
     async def stored_bytes(self, folder: Path) -> int:
         rows = await self.db.rows(PG_STORED_BYTES_SQL, under(folder))
-        return int(rows[0][0]) if rows else 0
+        return int(rows[0]["bytes"]) if rows else 0
 
-    async def window_vectors(self, rowids: list[int]) -> dict[int, list[list[float]]]:
+    async def window_vectors(self, rowids: list[int]) -> dict[int, Matrix]:
         """The window vectors of each of `rowids` whose chunks all have them (`pg_chunk_vectors`)."""
         rows = await self.db.rows(PG_WINDOWS_SQL, (rowids,))
-        return {int(r[0]): r[3] for r in rows if int(r[1]) == int(r[2]) > 0}
+        complete = [r for r in rows if int(r["chunks"]) == int(r["embedded"]) > 0]
+        return {int(r["item"]): np.asarray(r["windows"], dtype=np.float32) for r in complete}
 
 
-def note_store(db: Any) -> NoteStore:
-    """The store of the notes `db` holds (a SQLite `Database`, or a PostgreSQL `PgItems`)."""
-    if getattr(db, "item_store", "sqlite") == "postgresql":
-        return PgNotes(db)
-    return SqliteNotes(db)
+def note_store(store: Store) -> NoteStore:
+    """Where the notes of `store` are written (the user's SQLite file, or the PostgreSQL store)."""
+    if isinstance(store, SqliteStore):
+        return SqliteNotes(store.db)
+    return PgNotes(store)

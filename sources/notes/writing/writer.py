@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import unicodedata
 from pathlib import Path
-from typing import Any
 
 from ...errors import InvalidArgumentError, NotFoundError, SourceUnavailableError
 from ...retrieval import Defaults
@@ -24,6 +23,7 @@ from ...storage.files.opening import LinkRefusedError
 from ...storage.files.walking import Found
 from ...storage.naming import stored_path
 from ...storage.runs import ImportRun
+from ...storage.store import Store
 from ...text import dates
 from ...text.decoding import decode_text
 from ...text.frontmatter import string_list
@@ -40,8 +40,6 @@ LEADS_OUT = "leads out of the notes folder (a link?); choose another"
 MAX_TITLE = 1000  # paper titles run past 200 characters; the file name keeps the first 80
 MAX_CONTENT = 1_000_000
 EMOJI_JOINER = "\u200d"  # joins emoji (👩‍💻) in a title; its file name leaves it out (`file_stem`)
-ITEM_BY_ORIGIN_SQL = "SELECT item_id, title, version FROM notes_items WHERE origin = ?"
-ITEM_BY_ID_SQL = "SELECT item_id, source_path, title, version FROM notes_items WHERE item_id = ?"
 
 
 def clean_title(title: str) -> str:
@@ -76,8 +74,8 @@ def new_body(body: str, content: str | None, append: str | None, section: str | 
 
 
 class NoteWriter:
-    def __init__(self, db: Any, permit: WritePermit, defaults: Defaults) -> None:
-        """`db`: the user's notes (a SQLite `Database`, or the PostgreSQL store's `PgItems`)."""
+    def __init__(self, db: Store, permit: WritePermit, defaults: Defaults) -> None:
+        """`db`: the user's notes (their `Store`: SQLite or PostgreSQL)."""
         self.db = db
         self.store = note_store(db)
         self.permit = permit
@@ -111,7 +109,7 @@ class NoteWriter:
         section: str | None,
         expected_version: int | None,
     ) -> WriteResult:
-        row = await self.db.fetchone(ITEM_BY_ID_SQL, (note_id,))
+        row = await self.db.item(note_id)
         if row is None:
             raise NotFoundError("note_id", note_id, "pass a notes_search result's uri")
         path = Path(row["source_path"])
@@ -125,7 +123,7 @@ class NoteWriter:
                     "note_id", "that note's file is outside the folders you may write to"
                 )
             await self.index(Found(path, real))  # an edit made outside becomes a version first
-            row = await self.db.fetchone(ITEM_BY_ID_SQL, (note_id,)) or row
+            row = await self.db.item(note_id) or row
             version = int(row["version"])
             if expected_version is not None and expected_version != version:
                 raise InvalidArgumentError(
@@ -192,7 +190,7 @@ class NoteWriter:
     async def indexed(self, root: Path, found: Found, verdict: DuplicateCheck) -> WriteResult:
         await self.index(found)
         path = found.path
-        row = await self.db.fetchone(ITEM_BY_ORIGIN_SQL, (str(stored_path(path.resolve())),))
+        row = await self.db.item_by_origin(str(stored_path(path.resolve())))
         if row is None:
             raise SourceUnavailableError("the note's file was written but has no importable content")
         return WriteResult(

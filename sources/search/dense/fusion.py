@@ -19,12 +19,11 @@ The page is then read in the fused order, item filters and paging applied (`Hybr
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...models import ScoreType
-from ..lexical.memory import memory_indexes, ranked_page
 from ..lexical.sql import RankedRow, SearchSpec
 from ..query import ParsedQuery
 from ..request import NOTHING, Found, SearchContext
@@ -117,18 +116,11 @@ def fused_score(
     return hybrid_score(calibrated(c.bm25 if c.bm25 is not None else 0.0, terms, within, scale), c.cosine)
 
 
-PageReader = Callable[[SearchContext, SearchSpec, list[RankedRow]], Awaitable[list[Any]]]
-"""Reads the page's rows of a fused window (`HybridFuser.page`'s signature)."""
-
-
 class HybridFuser:
     """fuse: bm25 alone when the embeddings did not answer; else the fused ranking."""
 
-    def __init__(self, method: Method = METHOD, page: PageReader | None = None) -> None:
+    def __init__(self, method: Method = METHOD) -> None:
         self.method = method
-        self.read_page = page
-        """Reads the fused page instead of `page` (the PostgreSQL store's, until the item Store
-        gives both stores one ranked-window page)."""
 
     async def fuse(self, ctx: SearchContext, query: ParsedQuery, found: Sequence[Found]) -> Found:
         dense = next((f for f in found if isinstance(f, DenseFound)), None)
@@ -163,7 +155,7 @@ class HybridFuser:
         # Without item filters the page is the ranking's window: only it is read (a small read
         # runs on the loop's thread, as the lexical page does).
         window = ranked if request.filters else ranked[: ctx.depth + 1]
-        rows = await (self.read_page or self.page)(ctx, spec, window)
+        rows = await self.page(ctx, spec, window)
         total = max(len(ranked), lexical.total or 0) if lexical is not None else len(ranked)
         return Found(
             rows,
@@ -175,7 +167,7 @@ class HybridFuser:
 
     async def page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
         """The page's rows of the fused `window` (item filters and paging applied)."""
-        return await ranked_page(memory_indexes(ctx.db, ctx.source), spec, window)
+        return await ctx.store.ranked_page(ctx, spec, window)
 
 
 def _below_floor(lexical: Found | None, dense: DenseFound) -> float | None:

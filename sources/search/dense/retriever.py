@@ -5,7 +5,7 @@ relevance over whole chunks, the model is installed and every chunk of the sourc
 vectors. Otherwise it passes (None), and says why in the response's `provider_hint` when the
 caller asked for it or the model or vectors are missing (`degraded`): bm25 answers alone.
 When it answers it asks every retriever for a pool of candidates (`ctx.pool`) for the fuser.
-The vectors are the source's `VectorStore` (`stores.vector_store`: SQLite or PostgreSQL).
+The vectors are the source's `VectorStore` (`Store.vectors`: SQLite or PostgreSQL).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from ..query import ParsedQuery
 from ..request import Found, SearchContext
 from .embedder import embedder, unavailable
 from .query_vectors import QUERY_VECTORS
-from .stores import vector_store
 
 POOL = SYNC_PAGE_ITEMS - 1
 """Candidates each retriever gives the fuser (at least the page's depth): bm25's pool (one row
@@ -72,7 +71,7 @@ class DenseRetriever:
     async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
         if not ctx.dense:
             return None
-        store = vector_store(ctx.db, ctx.source)
+        store = ctx.store.vectors(ctx.source)
         reason = skipped_because(ctx)
         if reason is None and ctx.request.filters and not store.filters:
             return lexical_instead(ctx, FILTERS_HINT)

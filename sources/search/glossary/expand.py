@@ -69,7 +69,7 @@ def glossary_of(ctx: SearchContext) -> Glossary:
     """The server's glossary (`ctx.glossary_file`) under the searching user's own, which sits
     beside their databases."""
     server = read_glossary(ctx.glossary_file, "the server glossary") if ctx.glossary_file else None
-    user = _user_glossary(Path(ctx.db.path))
+    user = _user_glossary(Path(ctx.store.path))
     return combined(server, user) if server is not None else user
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ...storage.db import Database
 from ..query import ParsedQuery, Term
 from ..request import NOTHING, Found, SearchContext
 from ..scoring import norm
@@ -24,23 +25,23 @@ from .vocabulary import Vocabulary
 class FtsRetriever:
     """The page from FTS5 under a `plan_search` plan; always answers."""
 
-    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found:
-        indexes = memory_indexes(ctx.db, ctx.source)
+    async def retrieve(self, db: Database, ctx: SearchContext, query: ParsedQuery) -> Found:
+        indexes = memory_indexes(db, ctx.source)
         vocabulary = indexes.terms() if any(t.prefix for t in query.terms) else None
         noted: list[str] = []
-        found = await _planned(ctx, query, noted, vocabulary)
+        found = await _planned(db, ctx, query, noted, vocabulary)
         if vocabulary is not None and not indexes.still(vocabulary):
             # A commit since the vocabulary was read may have added a term a prefix matches.
             noted = []
-            found = await _planned(ctx, query, noted, None)
+            found = await _planned(db, ctx, query, noted, None)
         ctx.warnings += noted
         return found
 
 
 async def _planned(
-    ctx: SearchContext, query: ParsedQuery, warnings: list[str], vocabulary: Vocabulary | None
+    db: Database, ctx: SearchContext, query: ParsedQuery, warnings: list[str], vocabulary: Vocabulary | None
 ) -> Found:
-    db, request = ctx.db, ctx.request
+    request = ctx.request
     same_rows = _expansions(query.terms, vocabulary) if vocabulary is not None else {}
     keys = [k for t in query.terms for k in estimate_keys(t)]
     stats = await term_stats(db, ctx.source.name).lookup(db, keys, same_rows)
@@ -65,7 +66,7 @@ async def _planned(
     )
     read = plan.cap
     if plan.flat_score is not None and plan.sample_items is not None:
-        rows, read, complete = await _newest_items(ctx, spec, plan.flat_score, plan.sample_items)
+        rows, read, complete = await _newest_items(db, ctx, spec, plan.flat_score, plan.sample_items)
         if complete:
             # The sample holds every matching row: it is the whole answer, newest first.
             # Scoring it by bm25 would read every row again (FTS5 counts a term's rows for
@@ -92,7 +93,7 @@ async def _planned(
 
 
 async def _newest_items(
-    ctx: SearchContext, spec: SearchSpec, score: float, want: int
+    db: Database, ctx: SearchContext, spec: SearchSpec, score: float, want: int
 ) -> tuple[list[Any], int, bool]:
     """An unranked sample's page: the newest matching chunks (at most `spec.cap`), read until
     they name `want` items, each item with its newest chunk and all `score`. Also how many rows
@@ -109,7 +110,7 @@ async def _newest_items(
     batch = want  # at least a row per item
     while len(found) < want and read < cap:
         asked = min(batch, cap - read)
-        rows = await ctx.db.fetchall(*build_sample_sql(spec, asked, before))
+        rows = await db.fetchall(*build_sample_sql(spec, asked, before))
         read += len(rows)
         for chunk_rowid, item_rowid in rows:
             entry = found.get(item_rowid)
@@ -122,7 +123,7 @@ async def _newest_items(
             break
         before = rows[-1][0]
         batch *= 4
-    indexes = memory_indexes(ctx.db, ctx.source)
+    indexes = memory_indexes(db, ctx.source)
     page = await ranked_page(indexes, spec, [tuple(v) for v in found.values()])
     return page, read, complete
 

@@ -78,7 +78,7 @@ def memory_indexes(db: Database, source: SearchedSource) -> ChunkIndexes:
 class MemoryRetriever:
     """The page from the source's current memory copy, exact; None when FTS5 must answer."""
 
-    async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found | None:
+    async def retrieve(self, db: Database, ctx: SearchContext, query: ParsedQuery) -> Found | None:
         request = ctx.request
         if (
             ctx.order_by != "relevance"
@@ -86,12 +86,12 @@ class MemoryRetriever:
             or any(f.on_chunk for f in request.filters)
         ):
             return None
-        indexes = memory_indexes(ctx.db, ctx.source)
+        indexes = memory_indexes(db, ctx.source)
         index = indexes.current()
         if index is None:
             return None
         want = max(CANDIDATE_CAP, PER_RESULT * ctx.depth) if request.filters else ctx.depth + 1
-        terms = await query_terms(ctx.db, ctx.source, query)
+        terms = await query_terms(db, ctx.source, query)
         ranked = index.rank(terms, want)
         if ranked.total == 0:
             return NOTHING if indexes.still(index) else None

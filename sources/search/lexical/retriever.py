@@ -1,4 +1,5 @@
-"""The lexical retrieve stage: the exact in-memory copy when it can answer, else FTS5.
+"""The lexical retrieve stage: bm25 from the store (`Store.lexical`; SQLite: the exact in-memory
+copy of FTS5 when it can answer, else FTS5; PostgreSQL: bm25 from the postings).
 
 Either way the hits carry the query's norm (`scoring.Norm`: its idf mass and the source's
 rarest-word idf), which the calibration measures each hit's bm25 against; in `knowledge_search`
@@ -11,20 +12,12 @@ from dataclasses import replace
 
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
-from .fts import FtsRetriever
-from .memory import MemoryRetriever
 
 
 class LexicalRetriever:
-    """bm25 over the source's FTS5 index, from whichever copy of it answers this query."""
-
-    def __init__(self) -> None:
-        self.memory = MemoryRetriever()
-        self.fts = FtsRetriever()
+    """bm25 over the source's chunks, ranked by the store."""
 
     async def retrieve(self, ctx: SearchContext, query: ParsedQuery) -> Found:
-        found = await self.memory.retrieve(ctx, query)
-        if found is None:
-            found = await self.fts.retrieve(ctx, query)
+        found = await ctx.store.lexical(ctx, query)
         shared = ctx.request.norm
         return replace(found, norm=shared) if shared is not None and found.rows else found

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...models import OrderBy
 from ..request import FTS_COLUMNS, Filter, FtsColumn
+from .filters import clauses
 
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -137,8 +138,8 @@ def build_ranked_sql(spec: SearchSpec, ranked: list[RankedRow]) -> tuple[str, li
 
 def _page_sql(p: str, spec: SearchSpec, best: str) -> str:
     """The page of the `best` CTE's items (item_rowid, chunk_rowid, b, n): each row is the item's
-    columns, the hit's (ending with `total`), then the hit chunk's columns (`hit_chunk`)."""
-    item_where = [f.sql for f in spec.filters if not f.on_chunk] or ["1"]
+    columns, the hit's (ending with `total`), then the hit chunk's columns (`store.sqlite.hits`)."""
+    item_where = clauses([f for f in spec.filters if not f.on_chunk])[0] or ["1"]
     order = (
         "b ASC, i.last_modified DESC, i.id ASC"
         if spec.order_by == "relevance"
@@ -158,25 +159,13 @@ FROM page JOIN {p}_items AS i ON i.id = page.item_rowid JOIN {p}_chunks AS c ON 
 ORDER BY {order}"""
 
 
-def hit_chunk(row: Any) -> Any:
-    """The hit chunk's columns of a page row (a dict), read by name as a chunk row is (the row itself
-    reads as the item: its columns come first)."""
-    names = row.keys()
-    start = names.index("total") + 1
-    return dict(zip(names[start:], tuple(row)[start:], strict=True))
-
-
 def _chunk_filters(spec: SearchSpec) -> tuple[list[str], list[Any]]:
     """The chunk filters' WHERE clauses (on `c.`) and their bound values, in order."""
-    chunk = [f for f in spec.filters if f.on_chunk]
-    return [f.sql for f in chunk], [value for f in chunk for value in f.params]
+    return clauses([f for f in spec.filters if f.on_chunk])
 
 
 def _page_params(spec: SearchSpec) -> list[Any]:
-    params: list[Any] = []
-    for f in spec.filters:
-        if not f.on_chunk:
-            params.extend(f.params)
+    params = clauses([f for f in spec.filters if not f.on_chunk])[1]
     return [*params, spec.limit + 1, spec.offset]
 
 
@@ -217,6 +206,31 @@ def build_anchor_sql(table: str) -> str:
     """The best-matching chunk of one item, for a get with a query but no loc."""
     p = ident(table)
     return (
-        f"SELECT c.chunk_index FROM {p}_chunks_fts JOIN {p}_chunks AS c ON c.id = {p}_chunks_fts.rowid "
+        f"SELECT c.id FROM {p}_chunks_fts JOIN {p}_chunks AS c ON c.id = {p}_chunks_fts.rowid "
         f"WHERE {p}_chunks_fts MATCH ? AND c.item_rowid = ? ORDER BY bm25({p}_chunks_fts) LIMIT 1"
     )
+
+
+def build_passages_sql(
+    table: str, weights: tuple[float, float], items: int, leads: int, chunk_filters: list[str]
+) -> str:
+    """The next best chunks of `items` item rowids matching the query, past their `leads` chunks,
+    at most a bound number per item; each row shaped as a page row (`_page_sql`:
+    item columns, the hit's chunk_rowid, b, n, total, then the chunk's). Pure."""
+    p = ident(table)
+    marks = ", ".join("?" * items)
+    lead_marks = ", ".join("?" * leads)
+    where = " AND ".join([f"c.item_rowid IN ({marks})", f"c.id NOT IN ({lead_marks})", *chunk_filters])
+    score = f"bm25({p}_chunks_fts, {float(weights[0])}, {float(weights[1])})"
+    return f"""
+WITH m AS MATERIALIZED (
+    SELECT c.id AS chunk_rowid, c.item_rowid AS item_rowid, {score} AS b
+    FROM {p}_chunks_fts JOIN {p}_chunks AS c ON c.id = {p}_chunks_fts.rowid
+    WHERE {p}_chunks_fts MATCH ? AND {where}
+), ranked AS (
+    SELECT m.*, ROW_NUMBER() OVER (PARTITION BY item_rowid ORDER BY b, chunk_rowid) AS k FROM m
+)
+SELECT {ITEM_COLUMNS}, ranked.chunk_rowid AS chunk_rowid, ranked.b AS b, NULL AS n, NULL AS total, c.*
+FROM ranked JOIN {p}_items AS i ON i.id = ranked.item_rowid JOIN {p}_chunks AS c ON c.id = ranked.chunk_rowid
+WHERE ranked.k <= ?
+ORDER BY ranked.item_rowid, ranked.k"""

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from cachetools import LRUCache
 
 from ...storage.db import Database
+from ...storage.store import Store
 from ..query import ParsedQuery, Term
 from ..scoring import Norm, norm
-from .plan import estimate_keys, estimated_df, idf
+from .plan import estimated_df, idf
 from .sql import ident
 
 CACHE_TERMS = 20_000
@@ -156,11 +157,6 @@ def term_stats(db: Database, name: str) -> TermStats:
     return stats  # type: ignore[no-any-return]
 
 
-async def index_stats(db: Database, name: str, query: ParsedQuery) -> IndexStats:
+async def index_stats(store: Store, name: str, query: ParsedQuery) -> IndexStats:
     """Source `name`'s row count and the row counts of `query`'s terms (as the planner counts them)."""
-    if getattr(db, "item_store", "sqlite") == "postgresql":
-        from ...storage.postgres.serving import stats  # psycopg: only with that store
-
-        return await stats.index_stats(db, query)  # type: ignore[arg-type]
-    keys = [k for t in query.terms for k in estimate_keys(t)]
-    return await term_stats(db, name).lookup(db, keys)
+    return await store.index_stats(query)

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import aiosqlite
 import anyio
 from loguru import logger
 
 from ...models import ScoreType
-from ..lexical.sql import hit_chunk
+from ...storage.store import Hit
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
 from ..results import lexical_score
@@ -70,7 +69,7 @@ class CrossRanker:
         head = found.rows[: backend.pool]
         if len(head) < 2:
             return found
-        passages = [passage(row["title"], hit_chunk(row).get("body")) for row in head]
+        passages = [passage(row["title"], row.chunk.get("body")) for row in head]
         try:
             with anyio.fail_after(rerank.timeout_s):
                 scores = await backend.score(ctx.request.query, passages)
@@ -104,7 +103,7 @@ def _reordered(ctx: SearchContext, query: ParsedQuery, found: Found, scores: lis
     return replace(found, rows=rows, scores=kept)
 
 
-def _fused_score(ctx: SearchContext, query: ParsedQuery, found: Found, row: aiosqlite.Row) -> float:
+def _fused_score(ctx: SearchContext, query: ParsedQuery, found: Found, row: Hit) -> float:
     """The score the fused ranking gives `row`: the fuser's, else its calibrated bm25 (as the
     results describe it)."""
     known = (found.scores or {}).get(row["id"])

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.media.source import date_filter, media_type_filter
 from knowledge_mcp.sources.notes.source import tag_filter
 from knowledge_mcp.sources.prompts.source import field_filter
-from knowledge_mcp.sources.search.request import Filter
-from knowledge_mcp.sources.storage.postgres.serving.filters import restriction
+from knowledge_mcp.sources.storage.postgres.store.filters import restriction
+from knowledge_mcp.sources.storage.store.filters import Filter
 
 CASES = [
     # filters, on the chunk, on the best item, bound values
@@ -34,7 +33,7 @@ CASES = [
 def test_filters_become_the_rankings_restriction_with_named_values(
     filters: list[Filter], on_chunk: str, on_item: str, values: dict[str, str]
 ) -> None:
-    made = restriction(filters, ["option"])
+    made = restriction(filters)
     assert on_chunk in made.chunks
     assert on_item in made.items
     assert made.params == values
@@ -42,17 +41,12 @@ def test_filters_become_the_rankings_restriction_with_named_values(
 
 
 def test_item_and_chunk_filters_are_checked_on_the_users_rows() -> None:
-    made = restriction([tag_filter(["x"]), field_filter(["name"])], ["keywords"])
+    made = restriction([tag_filter(["x"]), field_filter(["name"])])
     assert "c.id = scored.chunk" in made.chunks and "c.user_id = %(user)s" in made.chunks
     assert "i.id = best.item" in made.items and "i.user_id = %(user)s" in made.items
 
 
 def test_further_chunk_conditions_and_columns_are_kept() -> None:
-    made = restriction([], [], ("title",), ["scored.item = 1"])
+    made = restriction([], ("title",), ["scored.item = 1"])
     assert made.chunks == "scored.item = 1"
     assert made.columns == ("title",)
-
-
-def test_a_filter_without_a_postgresql_form_is_refused_naming_its_option() -> None:
-    with pytest.raises(InvalidArgumentError, match="by_magic"):
-        restriction([Filter("x = ?", (1,))], ["by_magic"])

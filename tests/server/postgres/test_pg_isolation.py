@@ -1,8 +1,8 @@
 """Row-level security as the second line of defence of the PostgreSQL item store.
 
-Every statement of `PgItems` binds the caller's user id, and its transaction names the user
+Every statement of `PgStore` binds the caller's user id, and its transaction names the user
 for the row policies (`as_user`). Here the two are made to disagree on purpose: alice's
-`PgItems` runs statements that bind bob, read his partitions by name, or count whole tables;
+`PgStore` runs statements that bind bob, read his partitions by name, or count whole tables;
 the policies still give nothing of bob's. The store is written and read by an ordinary login
 role, as a deployment should run it (the test server's admin is a superuser, which bypasses
 row-level security), and a real server logged in as that role serves alice nothing of bob's.
@@ -21,12 +21,8 @@ from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import partition_name
-from knowledge_mcp.sources.storage.postgres.serving.items import (
-    CHUNKS_OF_ITEM_SQL,
-    HITS_SQL,
-    ITEM_BY_ID_SQL,
-    PgItems,
-)
+from knowledge_mcp.sources.storage.postgres.store import PgStore
+from knowledge_mcp.sources.storage.postgres.store.rows import CHUNKS_OF_ITEM_SQL, HITS_SQL, ITEM_BY_ID_SQL
 from tests.conftest import call, import_into_store, store_settings
 from tests.pgvector_probe import pgvector_in_use
 from tests.server.isolation_world import MARKERS, SOURCES, write_user_files
@@ -57,8 +53,8 @@ async def store(app_url: str, pg_url: str, tmp_path: Path) -> AsyncIterator[PgDa
         await pg.close()
 
 
-def items(pg: PgDatabase, user: str, source: str) -> PgItems:
-    return PgItems(pg, user, source, Path("/nonexistent"))
+def items(pg: PgDatabase, user: str, source: str) -> PgStore:
+    return PgStore(pg, user, source, Path("/nonexistent"))
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -66,7 +62,7 @@ async def test_alices_items_running_statements_that_name_bob_read_nothing_of_his
     store: PgDatabase, source: str
 ) -> None:
     bobs = items(store, "bob", source)
-    bob_row = (await bobs.fetchall(f"SELECT id, item_id FROM {source}_items ORDER BY id"))[0]  # the control
+    bob_row = (await bobs.items())[0]  # the control
     bob_rowid, bob_id = int(bob_row["id"]), str(bob_row["item_id"])
     bob_chunks = [int(r["id"]) for r in await bobs.chunks_of(bob_rowid)]
     assert bob_chunks and await bobs.item(bob_id) is not None
@@ -84,8 +80,10 @@ async def test_alices_items_running_statements_that_name_bob_read_nothing_of_his
         if table != "pg_corpus_stats":  # not partitioned
             theirs = await alices._run(f"SELECT count(*) AS n FROM {partition_name(table, 'bob')}", ())
             assert int(theirs[0]["n"]) == 0, table
-    # the same through the sources' own statements (rewritten by dialect.py)
-    seen = await alices.fetchall(f"SELECT item_id, title FROM {source}_items")
+    # the same through the store's named reads of the whole source
+    seen = await alices.titles()
+    assert [r["item_id"] for r in await alices.items()] == [r["item_id"] for r in seen]
+    assert [r["item_id"] for r in await alices.recent(10)] == [r["item_id"] for r in seen]
     assert [r["item_id"] for r in seen] != [bob_id] and len(seen) == 1
     assert MARKERS["bob"][source] not in str(seen).lower()
 

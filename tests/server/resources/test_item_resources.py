@@ -16,6 +16,7 @@ from mcp_types import INVALID_PARAMS
 
 from knowledge_mcp.sources.registry import ENTRIES, SOURCE_NAMES, get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.conftest import FIXTURES, ROOT, call, import_into, serve_args
 
 pytestmark = pytest.mark.anyio
@@ -44,7 +45,7 @@ async def stored_text(data_dir: Path, uri: str) -> str:
     source = get_source(scheme)
     db = await open_database(database_path(data_dir, "local", scheme), source.migrations)
     try:
-        item, _ = await source.load_item(db, item_id)
+        item, _ = await source.load_item(SqliteStore(db, source.name), item_id)
         return str(item["content"])
     finally:
         await db.close()

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from knowledge_mcp.sources.search.diversify import interleaved, passages_sql
+from knowledge_mcp.sources.search.diversify import interleaved
+from knowledge_mcp.sources.search.lexical.sql import build_passages_sql as passages_sql
 from knowledge_mcp.sources.search.results import page_rows
 
 

@@ -23,6 +23,7 @@ from knowledge_mcp.sources.search.stemming import stems
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.items import ParsedItem
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.conftest import FIXTURES, import_into
 
 QUERIES = [
@@ -45,7 +46,7 @@ async def fts_only(db: Database, request: SearchRequest, monkeypatch: pytest.Mon
     """The answer FTS5 gives, with the copy switched off for this one search."""
     with monkeypatch.context() as m:
         m.setattr(MemoryRetriever, "retrieve", _no_copy)
-        return await notes.search(db, request, Defaults())
+        return await notes.search(SqliteStore(db, "notes"), request, Defaults())
 
 
 async def _no_copy(*args: object) -> None:
@@ -94,7 +95,7 @@ async def test_a_search_answers_the_same_with_the_copy_as_with_fts5(
         return found
 
     monkeypatch.setattr(MemoryRetriever, "retrieve", spy)
-    got = await notes.search(notes_db, request, Defaults())
+    got = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
     assert used == [True]
     assert shape(got, snippets=False) == shape(expected, snippets=False)
     if any(len(t.words) > 1 for t in parse_query(query).terms):
@@ -127,7 +128,7 @@ async def test_item_filters_still_apply_and_a_short_page_is_refilled(
     # match is ranked again.
     monkeypatch.setattr("knowledge_mcp.sources.search.lexical.memory.CANDIDATE_CAP", 1)
     monkeypatch.setattr("knowledge_mcp.sources.search.lexical.memory.PER_RESULT", 0)
-    got = await notes.search(notes_db, request, Defaults())
+    got = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
     assert shape(got) == shape(expected)
     assert all("cooking" in r.tags for r in got.results)
 
@@ -143,7 +144,7 @@ async def test_a_new_item_is_found_at_once_and_the_copy_is_made_again(notes_db: 
     )
     await Importer(notes, notes_db).write_item(Path("inbox/quokka.md"), item)
     assert indexes.current() is None  # the old copy is not used for the changed database
-    found = await notes.search(notes_db, SearchRequest("quokka"), Defaults())
+    found = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("quokka"), Defaults())
     assert [r.title for r in found.results] == ["Quokka sighting"]
     after = await indexes.ready()
     assert after is not None and after is not before and after.version != before.version
@@ -161,7 +162,7 @@ async def test_a_change_by_another_connection_is_noticed(notes_db: Database) -> 
     finally:
         other.close()
     assert indexes.current() is None
-    found = await notes.search(notes_db, SearchRequest("sourdough"), Defaults())
+    found = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("sourdough"), Defaults())
     assert all("ourdough" not in r.title for r in found.results)
 
 
@@ -171,7 +172,7 @@ async def test_a_source_over_the_size_limit_is_not_copied(
 ) -> None:
     monkeypatch.setattr(memory_index, "MAX_CHUNKS", 3)
     assert await notes.memory_indexes(notes_db).ready() is None
-    found = await notes.search(notes_db, SearchRequest("sourdough bread"), Defaults())
+    found = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("sourdough bread"), Defaults())
     assert found.count > 0  # FTS5 answers
 
 
@@ -181,7 +182,7 @@ async def test_an_empty_source_has_an_empty_copy(tmp_path: Path) -> None:
     try:
         index = await notes.memory_indexes(db).ready()
         assert index is not None and index.chunks == 0
-        found = await notes.search(db, SearchRequest("anything"), Defaults())
+        found = await notes.search(SqliteStore(db, "notes"), SearchRequest("anything"), Defaults())
         assert found.count == 0 and found.total_estimated == 0
     finally:
         await db.close()
@@ -193,9 +194,9 @@ async def test_a_ranked_page_reads_the_same_bound_as_values_or_as_json(
 ) -> None:
     assert await notes.memory_indexes(notes_db).ready() is not None
     request = SearchRequest("bread postgres garden meeting", limit=7, offset=2)
-    as_values = await notes.search(notes_db, request, Defaults())
+    as_values = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
     monkeypatch.setattr(search_sql, "VALUES_ROWS", 0)
-    as_json = await notes.search(notes_db, request, Defaults())
+    as_json = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
     assert as_values.count == 7
     assert shape(as_json) == shape(as_values)
     assert as_json.total_estimated == as_values.total_estimated
@@ -211,7 +212,7 @@ async def test_the_server_setting_sets_which_sources_are_copied(
     try:
         db = await pool.get(database_path(tmp_path, "local", "notes"), "notes")
         assert (await notes.memory_indexes(db).ready() is not None) is copied
-        found = await notes.search(db, SearchRequest("sourdough bread"), Defaults())
+        found = await notes.search(SqliteStore(db, "notes"), SearchRequest("sourdough bread"), Defaults())
         assert found.count > 0
     finally:
         await pool.close()

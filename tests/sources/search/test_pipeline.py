@@ -19,6 +19,7 @@ from knowledge_mcp.sources.search.query import ParsedQuery, Term
 from knowledge_mcp.sources.search.request import NOTHING, Found, SearchContext, SearchRequest
 from knowledge_mcp.sources.search.stages import AllItems, FirstList, SameOrder, SameQuery
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 pytestmark = pytest.mark.anyio
 
@@ -42,11 +43,11 @@ async def test_the_default_pipeline_in_lexical_mode_is_the_lexical_retriever_bet
 ) -> None:
     assert [type(s) for s in DEFAULT_PIPELINE.retrievers] == [DenseRetriever, LexicalRetriever]
     request = SearchRequest("sourdough levain starter", limit=5, mode="lexical")
-    default = await notes.search(notes_db, request, Defaults())
+    default = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
     spelled_out = SearchPipeline(
         (SameQuery(),), (LexicalRetriever(),), FirstList(), (SameOrder(),), AllItems()
     )
-    explicit = await searching_with(spelled_out).search(notes_db, request, Defaults())
+    explicit = await searching_with(spelled_out).search(SqliteStore(notes_db, "notes"), request, Defaults())
     assert titles(default) and titles(explicit) == titles(default)
     assert [r.score for r in explicit.results] == [r.score for r in default.results]
 
@@ -59,8 +60,12 @@ async def test_an_expander_adds_terms_the_retriever_then_finds(notes_db: Databas
             return query
 
     expanded = searching_with(replace(DEFAULT_PIPELINE, expanders=(Glossary(),)))
-    found = await expanded.search(notes_db, SearchRequest("bread", limit=20), Defaults())
-    unexpanded = await notes.search(notes_db, SearchRequest("bread", limit=20), Defaults())
+    found = await expanded.search(
+        SqliteStore(notes_db, "notes"), SearchRequest("bread", limit=20), Defaults()
+    )
+    unexpanded = await notes.search(
+        SqliteStore(notes_db, "notes"), SearchRequest("bread", limit=20), Defaults()
+    )
     assert "sourdough" in {t for r in found.results for t in r.matched_terms}
     assert set(titles(unexpanded)) <= set(titles(found))
 
@@ -74,9 +79,9 @@ async def test_a_reranker_reorders_the_page_and_ranks_follow_the_new_order(notes
             return replace(found, rows=list(reversed(found.rows[: ctx.request.limit])))
 
     request = SearchRequest("sourdough bread flour", limit=4)
-    before = await notes.search(notes_db, request, Defaults())
+    before = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
     after = await searching_with(replace(DEFAULT_PIPELINE, rerankers=(Reverse(),))).search(
-        notes_db, request, Defaults()
+        SqliteStore(notes_db, "notes"), request, Defaults()
     )
     assert len(before.results) == 4
     assert titles(after) == list(reversed(titles(before)))
@@ -100,17 +105,21 @@ async def test_the_fuser_gets_every_answering_retrievers_list_and_a_passing_one_
     pipeline = replace(
         DEFAULT_PIPELINE, retrievers=(Passes(), LexicalRetriever(), Passes()), fuser=LastList()
     )
-    response = await searching_with(pipeline).search(notes_db, SearchRequest("sourdough"), Defaults())
+    response = await searching_with(pipeline).search(
+        SqliteStore(notes_db, "notes"), SearchRequest("sourdough"), Defaults()
+    )
     assert seen == [1] and response.results
 
 
 async def test_a_diversifier_that_drops_every_row_leaves_an_empty_page(notes_db: Database) -> None:
     class Nothing:
-        def diversify(self, ctx: SearchContext, found: Found) -> Found:
+        async def diversify(self, ctx: SearchContext, found: Found) -> Found:
             ctx.warnings.append("diversified")
             return NOTHING
 
     pipeline = replace(DEFAULT_PIPELINE, diversifier=Nothing())
-    response = await searching_with(pipeline).search(notes_db, SearchRequest("sourdough"), Defaults())
+    response = await searching_with(pipeline).search(
+        SqliteStore(notes_db, "notes"), SearchRequest("sourdough"), Defaults()
+    )
     assert response.results == [] and response.total_estimated == 0
     assert "diversified" in response.warnings

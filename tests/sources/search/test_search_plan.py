@@ -25,6 +25,7 @@ from knowledge_mcp.sources.search.lexical.term_stats import term_stats
 from knowledge_mcp.sources.search.query import Term, parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.conftest import FIXTURES, import_into
 
 
@@ -133,7 +134,7 @@ async def test_pruned_search_scores_its_candidates_exactly_as_the_full_search(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     query = "sourdough bread recipe"
-    exact = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    exact = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest(query, limit=50), Defaults())
     stats = await term_stats(notes_db, notes.name).lookup(
         notes_db, [t.fts() for t in parse_query(query).terms]
     )
@@ -142,7 +143,7 @@ async def test_pruned_search_scores_its_candidates_exactly_as_the_full_search(
     monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
     monkeypatch.setattr(search_plan, "CANDIDATE_CAP", rarest)
     monkeypatch.setattr(search_plan, "REFILL_CAP", 0)
-    pruned = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    pruned = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest(query, limit=50), Defaults())
     assert 0 < pruned.count < exact.count  # only the rarest term's items were candidates
     full = {r.id: r.score for r in exact.results}
     assert all(r.score == full[r.id] for r in pruned.results)
@@ -155,11 +156,11 @@ async def test_a_short_candidate_page_is_refilled_by_the_exact_search(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     query = "sourdough bread recipe"
-    exact = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    exact = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest(query, limit=50), Defaults())
     monkeypatch.setattr(search_plan, "PER_RESULT", 0)
     monkeypatch.setattr(search_plan, "EXACT_CAP", 0)
     monkeypatch.setattr(search_plan, "CANDIDATE_CAP", 1)
-    refilled = await notes.search(notes_db, SearchRequest(query, limit=50), Defaults())
+    refilled = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest(query, limit=50), Defaults())
     assert [r.id for r in refilled.results] == [r.id for r in exact.results]
 
 
@@ -186,7 +187,7 @@ async def test_a_sampled_search_answers_the_newest_matching_items_first(
 ) -> None:
     sample_every_term(monkeypatch)
     monkeypatch.setattr(search_plan, "SAMPLE_CAP", 6)  # fewer rows than "the" is in
-    out = await notes.search(notes_db, SearchRequest("the", limit=50), Defaults())
+    out = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("the", limit=50), Defaults())
     assert out.count > 2
     assert len({r.score for r in out.results}) == 1
     modified = [r.last_modified for r in out.results]
@@ -204,7 +205,7 @@ async def test_a_sample_that_read_every_matching_row_is_the_whole_answer(
         "ON c.id = notes_chunks_fts.rowid WHERE notes_chunks_fts MATCH ?"
     )
     every = await notes_db.fetchall(sql, ('"the"',))
-    out = await notes.search(notes_db, SearchRequest("the", limit=50), Defaults())
+    out = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("the", limit=50), Defaults())
     assert 2 < len(every) <= 50
     assert out.count == out.total_estimated == len(every)  # every match, counted exactly
     assert not out.has_more
@@ -234,7 +235,7 @@ async def test_an_unranked_sample_reads_the_newest_rows_only_until_it_has_its_it
     )
     newest = [row[0] for row in await notes_db.fetchall(sql, ('"the"',))]
     assert len(set(newest)) > 2
-    out = await notes.search(notes_db, SearchRequest("the", limit=2), Defaults())
+    out = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("the", limit=2), Defaults())
     first_two = list(dict.fromkeys(newest))[:2]
     ids = {row[0]: row[1] for row in await notes_db.fetchall("SELECT id, item_id FROM notes_items")}
     assert {r.id for r in out.results} == {ids[rowid] for rowid in first_two}

@@ -19,6 +19,7 @@ from knowledge_mcp.sources.search.stemming import stems
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.items import ParsedItem
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio
@@ -102,10 +103,10 @@ async def test_prefix_searches_of_a_large_source_answer_as_fts5_alone_would(
     for name, value in (("EXACT_CAP", 0), ("CANDIDATE_CAP", 1), ("PER_RESULT", 0), ("REFILL_CAP", 0)):
         monkeypatch.setattr(f"knowledge_mcp.sources.search.lexical.plan.{name}", value)
     for request in requests:
-        with_terms = await notes.search(notes_db, request, Defaults())
+        with_terms = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
         with monkeypatch.context() as m:
             m.setattr(indexes, "terms", lambda: None)
-            alone = await notes.search(notes_db, request, Defaults())
+            alone = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
         assert [(r.id, r.score) for r in with_terms.results] == [(r.id, r.score) for r in alone.results]
         assert with_terms.total_estimated == alone.total_estimated
 
@@ -122,7 +123,7 @@ async def test_a_vocabulary_is_not_used_once_the_database_changed(notes_db: Data
         ParsedItem("brewing", "Zymurgy", "Zymurgy is the chemistry of brewing.", stamp, stamp),
     )
     assert indexes.terms() is None  # changed: FTS5's prefixes until the new one is read
-    found = await notes.search(notes_db, SearchRequest("zymu*"), Defaults())
+    found = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("zymu*"), Defaults())
     assert [r.title for r in found.results] == ["Zymurgy"]
     await indexes.ready()
     after = indexes.terms()
@@ -139,6 +140,6 @@ async def test_a_search_rerun_without_a_stale_vocabulary_warns_once(
     for name, value in caps:
         monkeypatch.setattr(f"knowledge_mcp.sources.search.lexical.plan.{name}", value)
     monkeypatch.setattr(indexes, "still", lambda _: False)  # a commit came in during the search
-    found = await notes.search(notes_db, SearchRequest("th*", limit=5), Defaults())
+    found = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("th*", limit=5), Defaults())
     sampled = [w for w in found.warnings if "most recently indexed" in w]
     assert len(sampled) == 1, found.warnings

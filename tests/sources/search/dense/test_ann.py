@@ -23,6 +23,7 @@ from knowledge_mcp.sources.search.dense.sqlite.index import DenseIndex, dense_in
 from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.conftest import import_into
 
 from .test_hybrid_search import NOTES, QUESTION, vault
@@ -71,7 +72,7 @@ async def ann_db(data_dir: Path, approximate: None) -> AsyncIterator[Database]:
 
 
 async def search(db: Database, query: str, mode: SearchMode) -> Any:
-    return await notes.search(db, SearchRequest(query, mode=mode, limit=5), Defaults())
+    return await notes.search(SqliteStore(db, "notes"), SearchRequest(query, mode=mode, limit=5), Defaults())
 
 
 def uris(response: Any) -> list[str]:

@@ -13,6 +13,7 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.fusion import FLOOR_COSINE, FLOOR_WARNING
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.sources.search.dense.test_hybrid_search import QUESTION, vault
 
 pytestmark = pytest.mark.anyio
@@ -33,7 +34,7 @@ async def embedded(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Da
 
 
 async def search(db: Database, query: str, mode: SearchMode) -> Any:
-    return await notes.search(db, SearchRequest(query, mode=mode, limit=10), Defaults())
+    return await notes.search(SqliteStore(db, "notes"), SearchRequest(query, mode=mode, limit=10), Defaults())
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "auto"])

@@ -19,6 +19,7 @@ from knowledge_mcp.sources.search.dense.indexing import embed_missing
 from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +59,7 @@ async def embedded(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Da
 
 
 async def search(db: Database, query: str, mode: SearchMode = "auto", **more: Any) -> Any:
-    return await notes.search(db, SearchRequest(query, mode=mode, **more), Defaults())
+    return await notes.search(SqliteStore(db, "notes"), SearchRequest(query, mode=mode, **more), Defaults())
 
 
 def titles(response: Any) -> list[str]:

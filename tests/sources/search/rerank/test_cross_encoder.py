@@ -16,6 +16,7 @@ from knowledge_mcp.sources.search.rerank.backend import RerankError, Reranking
 from knowledge_mcp.sources.search.rerank.choice import NO_RERANKER, reranking
 from knowledge_mcp.sources.search.rerank.cross_encoder import CrossEncoder, local_cross_encoder
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.sources.search.rerank.tiny_model import build, expected_scores, piece_weights
 
 pytestmark = pytest.mark.anyio
@@ -82,7 +83,7 @@ def test_a_model_with_other_inputs_names_them(tmp_path: Path) -> None:
 async def search(db: Database, rerank: Reranking | None, query: str = "the") -> Any:
     request = SearchRequest(query, limit=5, mode="lexical")
     request.rerank = rerank
-    return await notes.search(db, request, Defaults())
+    return await notes.search(SqliteStore(db, "notes"), request, Defaults())
 
 
 async def test_the_configured_model_reorders_a_search_by_its_scores(

@@ -15,6 +15,7 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +58,7 @@ class Failing:
 async def search(db: Database, rerank: Reranking | None = None, **kw: Any) -> Any:
     request = SearchRequest(QUERY, **{"limit": 5, "mode": "lexical", **kw})
     request.rerank = rerank
-    return await notes.search(db, request, Defaults())
+    return await notes.search(SqliteStore(db, "notes"), request, Defaults())
 
 
 def uris(response: Any) -> list[str]:

@@ -1,6 +1,6 @@
 """A source's term statistics in the PostgreSQL item store, as `knowledge_search` weighs sources.
 
-`index_stats` is the store's `search/lexical/term_stats.index_stats`: the source's chunk and
+`index_stats` is `PgStore.index_stats`: the source's chunk and
 item counts and each FTS term expression's number of chunks (a word's from `pg_term_docs`, a
 prefix's as the chunks of the lexemes it starts), so `SharedStats` puts PostgreSQL's bm25 on the
 scale of all the user's sources exactly as it does SQLite's. A multi-word prefix phrase
@@ -13,8 +13,8 @@ from ....search.lexical.plan import estimate_keys
 from ....search.lexical.term_stats import IndexStats
 from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
+from ..pool import PgDatabase
 from ..schema import as_user
-from .items import PgItems
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
@@ -32,8 +32,8 @@ STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user
 each prefix's chunks (the lexemes in [low, low + TOP)), in the order of `lows`."""
 
 
-async def index_stats(items: PgItems, query: ParsedQuery) -> IndexStats:
-    """`items`' source's chunk and item counts and the chunk counts of `query`'s term keys
+async def index_stats(pg: PgDatabase, user_id: str, source: str, query: ParsedQuery) -> IndexStats:
+    """`user_id`'s `source`'s chunk and item counts and the chunk counts of `query`'s term keys
     (`plan.estimate_keys`)."""
     wanted = {key: term for t in query.terms for key, term in _keyed(t)}
     words = sorted(
@@ -41,10 +41,10 @@ async def index_stats(items: PgItems, query: ParsedQuery) -> IndexStats:
     )
     prefixes = {key: stems(t.words)[0] for key, t in wanted.items() if t.prefix and len(t.words) == 1}
     lows = list(prefixes.values())
-    params = {"user": items.user_id, "source": items.source, "lexemes": words, "lows": lows}
+    params = {"user": user_id, "source": source, "lexemes": words, "lows": lows}
     params["highs"] = [low + TOP for low in lows]
-    async with items.pg.transaction() as conn:
-        await as_user(conn, items.user_id)
+    async with pg.transaction() as conn:
+        await as_user(conn, user_id)
         row = await (await conn.execute(STATS_SQL, params)).fetchone()
     assert row is not None  # one row: two counts, three arrays
     chunks, count = int(row[0] or 0), int(row[1] or 0)

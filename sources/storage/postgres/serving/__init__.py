@@ -1,1 +1,0 @@
-"""The PostgreSQL item store as the search and get tools read it (item_store = postgresql)."""

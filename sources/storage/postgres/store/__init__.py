@@ -1,0 +1,143 @@
+"""`PgStore`: the `Store` of one user's items of one source in the PostgreSQL item store.
+
+What the server hands a source's tools with `item_store = "postgresql"`: the store's pool, the
+authenticated user (never a tool argument) and the source. Every statement runs in a
+transaction made the user's by `as_user` (row-level security) and binds the user id besides.
+bm25 is ranked from the postings (`bm25.rank`, `lexical.py`); term statistics come from the
+store's counts (`stats.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...db import validate_user_id
+from ...store.filters import meta_key
+from ..bm25 import Restriction, rank
+from ..embeddings.store import PgVectorStore
+from ..pool import PgDatabase
+from ..schema import as_user
+from . import lexical, stats
+from . import rows as statements
+
+if TYPE_CHECKING:
+    from ....search.lexical.sql import RankedRow, SearchSpec
+    from ....search.lexical.term_stats import IndexStats
+    from ....search.query import ParsedQuery
+    from ....search.request import Found, SearchContext, SearchedSource
+    from ...db import Migration
+    from ...vector_store import VectorStore
+
+__all__ = ["PgStore"]
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PgStore:
+    """`user_id`'s items of `source` in the PostgreSQL store `pg`. `path` is where the user's
+    SQLite database of the source would be: the user's folder, where their glossary lives."""
+
+    pg: PgDatabase
+    user_id: str
+    source: str
+    path: Path
+
+    def __post_init__(self) -> None:
+        validate_user_id(self.user_id)
+
+    def vectors(self, source: SearchedSource, migrations: Sequence[Migration] = ()) -> VectorStore:
+        return PgVectorStore(self.pg, self.user_id, self.source)
+
+    async def rows(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """`sql` (its first two parameters the user id and the source) as the user."""
+        return await self._run(sql, (self.user_id, self.source, *params))
+
+    async def _run(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        """`sql` as the user, its rows as dicts by column name."""
+        async with self.pg.transaction() as conn:
+            await as_user(conn, self.user_id)
+            cursor = await conn.execute(sql, tuple(params))
+            if cursor.description is None:
+                return []
+            names = [d.name for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+
+    async def hits(
+        self, item_rowids: Sequence[int], chunk_rowids: Sequence[int]
+    ) -> dict[int, tuple[Row, Row]]:
+        """Each hit's item row and chunk row, by chunk rowid (a hit replaced since it was ranked
+        is missing)."""
+        user, source = self.user_id, self.source
+        ids = (list(item_rowids), list(chunk_rowids))
+        async with self.pg.transaction() as conn:
+            await as_user(conn, user)
+            cursor = await conn.execute(statements.HITS_SQL, (*ids, user, source, user, source))
+            found = await cursor.fetchall()
+        split = len(statements.ITEM_NAMES)
+        out: dict[int, tuple[Row, Row]] = {}
+        for values in found:  # the item's columns, then the chunk's (their names clash)
+            chunk = dict(zip(statements.CHUNK_NAMES, values[split:], strict=True))
+            out[int(chunk["id"])] = (dict(zip(statements.ITEM_NAMES, values[:split], strict=True)), chunk)
+        return out
+
+    async def item(self, item_id: str) -> Row | None:
+        return _first(await self.rows(statements.ITEM_BY_ID_SQL, (item_id,)))
+
+    async def chunks_of(self, item_rowid: int) -> list[Row]:
+        return await self.rows(statements.CHUNKS_OF_ITEM_SQL, (item_rowid,))
+
+    async def best_chunk(self, query: ParsedQuery, item_rowid: int) -> int | None:
+        """The rowid of the item's chunk that `query` ranks best (bm25, as a get's anchor on
+        SQLite), or None when no chunk of it matches a scored term."""
+        only = Restriction("scored.item = %(anchor_item)s", params={"anchor_item": item_rowid})
+        ranking = await rank(self.pg, self.source, self.user_id, query, 1, statements.ANCHOR_WEIGHTS, only)
+        if ranking is None or not len(ranking.ranked.chunk_rowids):
+            return None
+        return int(ranking.ranked.chunk_rowids[0])
+
+    async def lexical(self, ctx: SearchContext, query: ParsedQuery) -> Found:
+        return await lexical.lexical_page(self, ctx, query)
+
+    async def ranked_page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
+        return await lexical.window_page(self, spec, window)
+
+    async def passages(self, ctx: SearchContext, query: ParsedQuery, rows: list[Any], more: int) -> list[Any]:
+        return await lexical.passages(self, ctx, query, rows, more)
+
+    async def index_stats(self, query: ParsedQuery) -> IndexStats:
+        return await stats.index_stats(self.pg, self.user_id, self.source, query)
+
+    async def item_by_title(self, title: str) -> Row | None:
+        return _first(await self.rows(statements.ITEM_BY_TITLE_SQL, (title,)))
+
+    async def item_by_origin(self, origin: str) -> Row | None:
+        return _first(await self.rows(statements.ITEM_BY_ORIGIN_SQL, (origin,)))
+
+    async def items(self) -> list[Row]:
+        return await self.rows(statements.ITEMS_SQL, ())
+
+    async def titles(self, item_ids: Sequence[str] | None = None) -> list[Row]:
+        if item_ids is None:
+            return await self.rows(statements.TITLES_SQL, ())
+        return await self.rows(statements.TITLES_OF_SQL, (list(item_ids),))
+
+    async def recent(self, limit: int) -> list[Row]:
+        return await self.rows(statements.RECENT_SQL, (limit,))
+
+    async def has_chunk(self, item_id: str, chunk_uuid: str) -> bool:
+        return bool(await self.rows(statements.HAS_CHUNK_SQL, (item_id, chunk_uuid)))
+
+    async def counts_by(self, key: str) -> list[tuple[Any, int]]:
+        found = await self._run(statements.COUNTS_SQL, (meta_key(key), self.user_id, self.source))
+        return [(row["value"], int(row["n"])) for row in found]
+
+    async def field_spans(self, fields: Sequence[str]) -> list[Row]:
+        return await self.rows(statements.FIELD_SPANS_SQL, (list(fields),))
+
+
+def _first(found: list[Row]) -> Row | None:
+    return found[0] if found else None
