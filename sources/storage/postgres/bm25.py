@@ -31,8 +31,9 @@ from ...search.scoring import Norm, norm
 from ...search.stemming import stems
 from ..db import validate_user_id
 from .phrases import TOP, PhraseHits, phrase_hits
+from .pipelined import user_transaction
 from .pool import PgDatabase
-from .schema import as_user, has_postings, on_postings
+from .schema import HAS_PARTITION_SQL, on_postings, partition_name
 
 K1 = 1.2
 B = 0.75
@@ -185,18 +186,23 @@ async def rank(
         return None
     user_id = validate_user_id(user_id)
     terms = plan(query)
-    async with db.transaction() as conn:
-        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        # one user's ranking reads a few index ranges: workers would only add their start-up
-        await conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
-        await as_user(conn, user_id)
-        if not await has_postings(conn, user_id):  # a user who never wrote
+    phrase_words = {s for _, t in terms.phrases for s in stems(t.words)}
+    lexemes = sorted({lexeme for _, lexeme in terms.words} | phrase_words)
+    found: list[Any] | None = None
+    async with user_transaction(db, user_id, snapshot=True) as conn:
+        # one round trip: the transaction's set-up, the user's postings, the source's size and
+        # the df of every word of the query (phrases' words too)
+        partition = await conn.execute(HAS_PARTITION_SQL, (partition_name("pg_posting_blocks", user_id),))
+        sizes = await conn.execute(STATS_SQL, (user_id, source))
+        counted = await conn.execute(DOCS_SQL, (user_id, source, lexemes))
+        if not (await partition.fetchone())[0]:  # type: ignore[index]  # a user who never wrote
             nothing = norm([0 for _ in {t.fts() for t in query.terms}], 0)
             return PgRanking(_ranked([], {}), nothing, query.term_texts)
-        stats = await (await conn.execute(STATS_SQL, (user_id, source))).fetchone()
+        stats = await sizes.fetchone()
         chunks, tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
-        rows = await _rows(conn, source, user_id, terms, query)
-        hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases])
+        docs = {str(lexeme): int(n) for lexeme, n in await counted.fetchall()}
+        rows = await _rows(conn, source, user_id, terms, query, docs)
+        hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases], docs)
         for (n, _), phrase in zip(terms.phrases, hits, strict=True):
             rows[n] = len(phrase.chunks)
         kept = _kept(rows, chunks)
@@ -206,11 +212,15 @@ async def rank(
         params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, want)
         params.update(restriction.params)
         sql = rank_sql(params, restriction)
-        found = await (await conn.execute(on_postings(sql, user_id), params)).fetchall() if sql else []  # type: ignore[arg-type]
+        ranking = await conn.execute(on_postings(sql, user_id), params) if sql else None  # type: ignore[arg-type]
         left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
-        extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
-        words = await _word_docs(conn, source, user_id, [t for _, t in terms.phrases])
-    distinct = {t.fts(): _norm_rows(t, rows[n], words) for n, t in enumerate(query.terms)}
+        extra: dict[int, int] = {}
+        if left_out and ranking is not None:  # rare: a term in most chunks matched but not scored
+            found = list(await ranking.fetchall())
+            extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
+    if found is None:  # the ranking came back with the COMMIT
+        found = list(await ranking.fetchall()) if ranking is not None else []
+    distinct = {t.fts(): _norm_rows(t, rows[n], docs) for n, t in enumerate(query.terms)}
     return PgRanking(_ranked(found, extra), norm(distinct.values(), chunks), query.term_texts)
 
 
@@ -275,12 +285,12 @@ def _bit(n: int) -> int:
     return 1 << n if n < MAX_TERM_BITS else 0
 
 
-async def _rows(conn: Any, source: str, user_id: str, terms: _Plan, query: ParsedQuery) -> list[int]:
-    """Each query term's number of chunks (its df); phrases are filled in by the caller."""
+async def _rows(
+    conn: Any, source: str, user_id: str, terms: _Plan, query: ParsedQuery, docs: dict[str, int]
+) -> list[int]:
+    """Each query term's number of chunks (its df: a word's from `docs`, a prefix's counted
+    here); phrases are filled in by the caller."""
     rows = [0] * len(query.terms)
-    lexemes = sorted({lexeme for _, lexeme in terms.words})
-    found = await (await conn.execute(DOCS_SQL, (user_id, source, lexemes))).fetchall()
-    docs = {lexeme: int(n) for lexeme, n in found}
     for n, lexeme in terms.words:
         rows[n] = docs.get(lexeme, 0)
     if terms.prefixes:
@@ -349,16 +359,6 @@ PHRASE_COLUMNS = (
     "phrase_bodies",
     "phrase_dls",
 )
-
-
-async def _word_docs(conn: Any, source: str, user_id: str, phrases: list[Term]) -> dict[str, int]:
-    """The df of each word of the phrases (a phrase's norm counts its rarest word, as FTS5's
-    planner estimates it: `plan.estimated_df`)."""
-    lexemes = sorted({s for t in phrases for s in stems(t.words)})
-    if not lexemes:
-        return {}
-    found = await (await conn.execute(DOCS_SQL, (user_id, source, lexemes))).fetchall()
-    return {lexeme: int(n) for lexeme, n in found}
 
 
 def _norm_rows(term: Term, rows: int, words: dict[str, int]) -> int:

@@ -30,6 +30,7 @@ from ..db import validate_user_id
 from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
 from ..items import ItemParser, ParsedItem
 from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
+from . import arrays
 from .pool import PgDatabase
 from .postings import blocks
 from .schema import as_user, ensure_user
@@ -54,6 +55,8 @@ INSERT_CHUNKS_SQL = """INSERT INTO pg_chunks (user_id, source, item, chunk_index
     SELECT %s, %s, %s, u.* FROM unnest(%s::int[], %s::text[], %s::text[], %s::int[], %s::int[],
         %s::text[], %s::text[], %s::jsonb[], %s::int[]) AS u
     RETURNING id, chunk_index"""
+CHUNK_TEXTS = frozenset({1, 2, 5, 6, 7})
+"""Which of `INSERT_CHUNKS_SQL`'s arrays (after the item) are texts: uuid, field, title, body, meta."""
 ADD_DOCS_SQL = """INSERT INTO pg_term_docs (user_id, source, lexeme, docs)
     SELECT %s, %s, u.lexeme, u.docs FROM unnest(%s::text[], %s::bigint[]) AS u(lexeme, docs)
     ORDER BY u.lexeme
@@ -221,8 +224,8 @@ class PgItemWriter:
             await blocks.append(conn, self.user_id, self.p, batch.postings)
         if batch.docs:
             docs = sorted(batch.docs.items())
-            params = (self.user_id, self.p, [d for d, _ in docs], [n for _, n in docs])
-            await conn.execute(ADD_DOCS_SQL, params)
+            lexemes, counts = arrays.texts(d for d, _ in docs), arrays.numbers(n for _, n in docs)
+            await conn.execute(ADD_DOCS_SQL, (self.user_id, self.p, lexemes, counts))
         if batch.gone:
             await conn.execute(FORGET_TERMS_SQL, (self.user_id, self.p, sorted(batch.gone)))
         if batch.chunks or batch.tokens:
@@ -252,9 +255,11 @@ class PgItemWriter:
 
     async def _insert_chunks(self, conn: Any, batch: _Batch, rowid: int, rows: list[tuple[Any, ...]]) -> None:
         tokens = tokenize([(row[6], row[7]) for row in rows])
-        columns = [list(c) for c in zip(*(row[1:] for row in rows), strict=True)]
+        columns = list(zip(*(row[1:] for row in rows), strict=True))
         lengths = [t.length for t in tokens]
-        cursor = await conn.execute(INSERT_CHUNKS_SQL, (self.user_id, self.p, rowid, *columns, lengths))
+        literals = [arrays.texts(v) if c in CHUNK_TEXTS else arrays.numbers(v) for c, v in enumerate(columns)]
+        params = (self.user_id, self.p, rowid, *literals, arrays.numbers(lengths))
+        cursor = await conn.execute(INSERT_CHUNKS_SQL, params)
         ids = {index: chunk for chunk, index in await cursor.fetchall()}
         self.written += len(rows)
         if not self.bm25:
