@@ -26,4 +26,10 @@ def numbers(values: Iterable[int | float | None]) -> str:
 
 def texts(values: Iterable[object]) -> str:
     """An array literal of texts (each quoted and escaped; None: NULL), for `::text[]` or `::jsonb[]`."""
-    return "{" + ",".join(map(_quoted, values)) + "}"
+    listed = list(values)
+    if None not in listed:
+        strings = list(map(str, listed))
+        plain = "".join(strings)
+        if '"' not in plain and "\\" not in plain:  # nothing to escape: quoted in one join
+            return '{"' + '","'.join(strings) + '"}' if strings else "{}"
+    return "{" + ",".join(map(_quoted, listed)) + "}"
