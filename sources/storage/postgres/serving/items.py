@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 from ....search.query import ParsedQuery
 from ...db import validate_user_id
 from ..bm25 import Restriction, rank
+from ..pipelined import read_as
 from ..pool import PgDatabase
-from ..schema import as_user
 from .dialect import to_postgres
 
 ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.content_hash, i.created_at,
@@ -109,13 +109,8 @@ class PgItems:
         return rows[0] if rows else None
 
     async def _run(self, sql: str, params: Sequence[Any]) -> list[PgRow]:
-        async with self.pg.transaction() as conn:
-            await as_user(conn, self.user_id)
-            cursor = await conn.execute(sql, tuple(params))
-            if cursor.description is None:
-                return []
-            names = [d.name for d in cursor.description]
-            return [PgRow(names, row) for row in await cursor.fetchall()]
+        names, rows = await read_as(self.pg, self.user_id, sql, tuple(params))  # one round trip
+        return [PgRow(names, row) for row in rows]
 
     async def hits(
         self, item_rowids: Sequence[int], chunk_rowids: Sequence[int]
