@@ -63,6 +63,6 @@ class Explaining:
         return getattr(self.db, name)
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Any]:
-        async with self.db.transaction() as conn:
+    async def transaction(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
+        async with self.db.transaction(pipeline=pipeline) as conn:
             yield _Connection(conn, self.tally)

@@ -80,8 +80,7 @@ RANK_SQL = """
 WITH hits AS (
     {parts}
 ), per_term AS (
-    SELECT n, chunk, item, %(wt)s * sum(tf_title) + %(wb)s * sum(tf_body) AS f, max(dl) AS dl
-    FROM hits GROUP BY n, chunk, item HAVING {fields}
+    {per_term}
 ), scored AS (
     SELECT chunk, item,
         sum((%(idf)s::float8[])[n + 1] * f * %(k1p)s / (f + %(k1)s * (%(one_b)s + %(b_avg)s * dl))) AS score,
@@ -115,6 +114,15 @@ class Restriction:
 EVERYTHING = Restriction()
 
 
+PER_TERM_SQL = """SELECT n, chunk, item, %(wt)s * sum(tf_title) + %(wb)s * sum(tf_body) AS f, max(dl) AS dl
+    FROM hits GROUP BY n, chunk, item HAVING {fields}"""
+"""A term's count in a chunk: the sum over the lexemes a prefix starts, or a phrase's hits."""
+WORDS_ONLY_SQL = (
+    """SELECT n, chunk, item, %(wt)s * tf_title + %(wb)s * tf_body AS f, dl FROM hits WHERE {fields}"""
+)
+"""The same when every term is one word: a word has one posting per chunk, nothing to sum."""
+
+
 def rank_sql(params: dict[str, Any], restriction: Restriction = EVERYTHING) -> str | None:
     """The ranking statement for the kinds of terms `params` has (None: no term matches)."""
     parts = [
@@ -124,8 +132,11 @@ def rank_sql(params: dict[str, Any], restriction: Restriction = EVERYTHING) -> s
     ]
     union = "\n    UNION ALL\n    ".join(parts)
     cols = restriction.columns or ("title", "body")
-    fields = " OR ".join(f"sum(tf_{c}) > 0" for c in ("title", "body") if c in cols) or "FALSE"
-    format_ = {"parts": union, "chunks": restriction.chunks, "items": restriction.items, "fields": fields}
+    words_only = parts == [WORDS_PART] and len(set(params["word_ns"])) == len(params["word_ns"])
+    summed = "" if words_only else "sum"
+    fields = " OR ".join(f"{summed}(tf_{c}) > 0" for c in ("title", "body") if c in cols) or "FALSE"
+    per_term = (WORDS_ONLY_SQL if words_only else PER_TERM_SQL).format(fields=fields)
+    format_ = {"parts": union, "chunks": restriction.chunks, "items": restriction.items, "per_term": per_term}
     return RANK_SQL.format(**format_) if parts else None
 
 

@@ -35,7 +35,7 @@ async def user_transaction(
     """BEGIN … COMMIT as `user_id` (row-level security) on one borrowed connection, in pipeline
     mode; `snapshot`: read-only, every statement seeing the same snapshot (repeatable read), no
     parallel workers. Results fetched after the block are there: COMMIT went with them."""
-    async with db.pool.connection() as conn, conn.pipeline(), conn.transaction():
+    async with db.transaction(pipeline=True) as conn:
         if snapshot:
             await conn.execute(READ_ONLY_SQL)
             await conn.execute(SERIAL_SQL)

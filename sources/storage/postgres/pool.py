@@ -80,10 +80,17 @@ class PgDatabase:
             await conn.execute(sql, params)
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """BEGIN … COMMIT on one borrowed connection, rolled back on any error."""
-        async with self.pool.connection() as conn, conn.transaction():
-            yield conn
+    async def transaction(self, *, pipeline: bool = False) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """BEGIN … COMMIT on one borrowed connection, rolled back on any error. `pipeline`: in
+        pipeline mode (`pipelined.py`): statements queued, sent when a result is fetched, and
+        COMMIT sent with the last ones."""
+        async with self.pool.connection() as conn:
+            if not pipeline:
+                async with conn.transaction():
+                    yield conn
+                return
+            async with conn.pipeline(), conn.transaction():
+                yield conn
 
     async def close(self) -> None:
         await self.pool.close()
