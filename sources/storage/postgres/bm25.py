@@ -20,6 +20,7 @@ them, so a result means the same whichever store ranked it.
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,16 +32,25 @@ from ...search.scoring import Norm, norm
 from ...search.stemming import stems
 from ..db import validate_user_id
 from .phrases import TOP, PhraseHits, phrase_hits
-from .pipelined import user_transaction
 from .pool import PgDatabase
-from .schema import HAS_PARTITION_SQL, on_postings, partition_name
+from .schema import on_postings, partition_name
 
 K1 = 1.2
 B = 0.75
 
-STATS_SQL = "SELECT chunks, tokens FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
-DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
-    WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[])"""
+BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+"""A ranking reads the statistics and the postings of one snapshot."""
+SETUP_SQL = """SELECT set_config('knowledge.user_id', %s, true),
+    set_config('max_parallel_workers_per_gather', '0', true), to_regclass(%s) IS NOT NULL"""
+"""The user (`schema.as_user`), no parallel workers (one user's ranking reads a few index
+ranges: workers would only add their start-up), and whether the user has postings."""
+SIZES_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+    (SELECT tokens FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+    ARRAY(SELECT lexeme FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
+        AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
+    ARRAY(SELECT docs FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
+        AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme)"""
+"""The source's chunks and tokens, and the query words' chunk counts (those in any chunk)."""
 PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT c.chunk) FROM {postings} p
         CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
         WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
@@ -197,40 +207,63 @@ async def rank(
         return None
     user_id = validate_user_id(user_id)
     terms = plan(query)
-    phrase_words = {s for _, t in terms.phrases for s in stems(t.words)}
-    lexemes = sorted({lexeme for _, lexeme in terms.words} | phrase_words)
-    found: list[Any] | None = None
-    async with user_transaction(db, user_id, snapshot=True) as conn:
-        # one round trip: the transaction's set-up, the user's postings, the source's size and
-        # the df of every word of the query (phrases' words too)
-        partition = await conn.execute(HAS_PARTITION_SQL, (partition_name("pg_posting_blocks", user_id),))
-        sizes = await conn.execute(STATS_SQL, (user_id, source))
-        counted = await conn.execute(DOCS_SQL, (user_id, source, lexemes))
-        if not (await partition.fetchone())[0]:  # type: ignore[index]  # a user who never wrote
-            nothing = norm([0 for _ in {t.fts() for t in query.terms}], 0)
-            return PgRanking(_ranked([], {}), nothing, query.term_texts)
-        stats = await sizes.fetchone()
-        chunks, tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
-        docs = {str(lexeme): int(n) for lexeme, n in await counted.fetchall()}
-        rows = await _rows(conn, source, user_id, terms, query, docs)
-        hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases], docs)
-        for (n, _), phrase in zip(terms.phrases, hits, strict=True):
-            rows[n] = len(phrase.chunks)
-        kept = _kept(rows, chunks)
-        scoring, weights = await _in_columns(
-            conn, source, user_id, terms, hits, rows, weights, restriction.columns
+    lexemes = sorted(
+        {lexeme for _, lexeme in terms.words} | {s for _, t in terms.phrases for s in stems(t.words)}
+    )
+    async with db.connection() as conn:
+        try:
+            return await _rank(db, conn, source, user_id, query, terms, lexemes, want, weights, restriction)
+        except BaseException:
+            with suppress(Exception):  # a broken connection: the pool discards it
+                await conn.execute("ROLLBACK")
+            raise
+
+
+async def _rank(
+    db: PgDatabase,
+    conn: Any,
+    source: str,
+    user_id: str,
+    query: ParsedQuery,
+    terms: _Plan,
+    lexemes: list[str],
+    want: int,
+    weights: tuple[float, float],
+    restriction: Restriction,
+) -> PgRanking:
+    """`rank` on a borrowed connection: a snapshot opened with the user, the postings partition,
+    the source's size and every query word's df in one round trip; the ranking and COMMIT in
+    another (`PgDatabase.send`); prefixes, phrases and field limits read between them."""
+    sizes = {"user": user_id, "source": source, "lexemes": lexemes}
+    begin = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id)))]
+    [_, (_, [(_, _, has)]), (_, [stats])] = await db.send(conn, [*begin, (SIZES_SQL, sizes)])
+    if not has:  # a user who never wrote
+        await db.send(conn, [("COMMIT", None)])
+        return PgRanking(
+            _ranked([], {}), norm([0 for _ in {t.fts() for t in query.terms}], 0), query.term_texts
         )
-        params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, want)
-        params.update(restriction.params)
-        sql = rank_sql(params, restriction)
-        ranking = await conn.execute(on_postings(sql, user_id), params) if sql else None  # type: ignore[arg-type]
-        left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
-        extra: dict[int, int] = {}
-        if left_out and ranking is not None:  # rare: a term in most chunks matched but not scored
-            found = list(await ranking.fetchall())
-            extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
-    if found is None:  # the ranking came back with the COMMIT
-        found = list(await ranking.fetchall()) if ranking is not None else []
+    chunks, tokens = int(stats[0] or 0), int(stats[1] or 0)
+    docs = {str(lexeme): int(n) for lexeme, n in zip(stats[2], stats[3], strict=True)}
+    rows = await _rows(conn, source, user_id, terms, query, docs)
+    hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases], docs)
+    for (n, _), phrase in zip(terms.phrases, hits, strict=True):
+        rows[n] = len(phrase.chunks)
+    kept = _kept(rows, chunks)
+    scoring, weights = await _in_columns(
+        conn, source, user_id, terms, hits, rows, weights, restriction.columns
+    )
+    params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, want)
+    params.update(restriction.params)
+    sql = rank_sql(params, restriction)
+    left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
+    ranking = [(on_postings(sql, user_id), params)] if sql else []
+    # the ranking comes back with the COMMIT, unless a term in most chunks matched unscored (rare)
+    results = await db.send(conn, ranking + ([] if left_out and sql else [("COMMIT", None)]))
+    found = results[0][1] if sql else []
+    extra: dict[int, int] = {}
+    if left_out and sql:
+        extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
+        await db.send(conn, [("COMMIT", None)])
     distinct = {t.fts(): _norm_rows(t, rows[n], docs) for n, t in enumerate(query.terms)}
     return PgRanking(_ranked(found, extra), norm(distinct.values(), chunks), query.term_texts)
 

@@ -29,6 +29,10 @@ except ImportError as exc:  # pragma: no cover - the dev install always has it
     ) from exc
 
 Row = dict[str, Any]
+Statement = tuple[str, Sequence[Any] | dict[str, Any] | None]
+"""A statement and its parameters."""
+Result = tuple[list[str], list[tuple[Any, ...]]]
+"""A statement's column names and rows."""
 OPEN_TIMEOUT_S = 10.0
 """How long opening the pool waits for a first connection before it says the server is unreachable."""
 
@@ -80,17 +84,30 @@ class PgDatabase:
             await conn.execute(sql, params)
 
     @asynccontextmanager
-    async def transaction(self, *, pipeline: bool = False) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """BEGIN … COMMIT on one borrowed connection, rolled back on any error. `pipeline`: in
-        pipeline mode (`pipelined.py`): statements queued, sent when a result is fetched, and
-        COMMIT sent with the last ones."""
+    async def transaction(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """BEGIN … COMMIT on one borrowed connection, rolled back on any error."""
+        async with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """One borrowed connection, in autocommit (`send` opens and ends its transactions)."""
         async with self.pool.connection() as conn:
-            if not pipeline:
-                async with conn.transaction():
-                    yield conn
-                return
-            async with conn.pipeline(), conn.transaction():
-                yield conn
+            yield conn
+
+    async def send(self, conn: psycopg.AsyncConnection[Any], statements: Sequence[Statement]) -> list[Result]:
+        """Several statements in one round trip: bound here (psycopg's client-side binding, its
+        quoting) and sent as one simple query; each one's column names and rows (a command: none).
+        Without BEGIN among them they run as one implicit transaction, so a `set_config(…, true)`
+        (`schema.as_user`) holds for the statements after it, and ends with them."""
+        cursor = psycopg.AsyncClientCursor(conn)
+        await cursor.execute(";\n".join(cursor.mogrify(sql, params) for sql, params in statements))  # type: ignore[arg-type]
+        results: list[Result] = []
+        while True:
+            names = [d.name for d in cursor.description] if cursor.description is not None else []
+            results.append((names, list(await cursor.fetchall()) if names else []))
+            if not cursor.nextset():
+                return results
 
     async def close(self) -> None:
         await self.pool.close()
