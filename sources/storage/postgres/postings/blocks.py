@@ -20,8 +20,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from .. import arrays
 from ..schema import BLOCK, on_postings
+from ..writers import arrays
 
 Posting = tuple[str, int, int, int, int, int, str]
 """(lexeme, chunk, item, count in title, count in body, chunk length, positions "4,17")."""

@@ -21,8 +21,7 @@ from typing import Any, ClassVar
 from ....search.query import ParsedQuery
 from ...db import validate_user_id
 from ..bm25 import Restriction, rank
-from ..pool import PgDatabase
-from ..statements import read_as
+from ..pool import PgDatabase, read_as
 from .dialect import to_postgres
 
 ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.content_hash, i.created_at,

@@ -13,7 +13,7 @@ from ....search.lexical.plan import estimate_keys
 from ....search.lexical.term_stats import IndexStats
 from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
-from ..statements import read_as
+from ..pool import read_as
 from .items import PgItems
 
 TOP = "\U0010ffff"

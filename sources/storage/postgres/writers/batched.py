@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import arrays
+from . import arrays
 
 SELECT_ITEMS_SQL = """SELECT origin, id, item_id, content_hash FROM pg_items
     WHERE user_id = %s AND source = %s AND origin = ANY(%s::text[])"""
