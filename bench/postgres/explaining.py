@@ -11,12 +11,14 @@ partition, opening its relations) is what grows, not the execution.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
+import psycopg
+
+from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, Result, Statement
 
 READS = ("SELECT", "WITH")
 
@@ -66,3 +68,15 @@ class Explaining:
     async def transaction(self) -> AsyncIterator[Any]:
         async with self.db.transaction() as conn:
             yield _Connection(conn, self.tally)
+
+    async def send(self, conn: Any, statements: Sequence[Statement]) -> list[Result]:
+        """The statements one by one (each read explained first), with the results `send` gives."""
+        results: list[Result] = []
+        for sql, params in statements:
+            if is_read(sql):
+                cursor = psycopg.AsyncClientCursor(conn)
+                await cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {cursor.mogrify(sql, params)}")  # type: ignore[arg-type]
+                row = await cursor.fetchone()
+                self.tally.add(row[0][0])  # type: ignore[index]
+            results += await self.db.send(conn, [(sql, params)])
+        return results

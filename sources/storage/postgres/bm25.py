@@ -20,6 +20,7 @@ them, so a result means the same whichever store ranked it.
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,14 +33,25 @@ from ...search.stemming import stems
 from ..db import validate_user_id
 from .phrases import TOP, PhraseHits, phrase_hits
 from .pool import PgDatabase
-from .schema import as_user, has_postings, on_postings
+from .postings.ranking import rank_sql
+from .schema import on_postings, partition_name
 
 K1 = 1.2
 B = 0.75
 
-STATS_SQL = "SELECT chunks, tokens FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
-DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
-    WHERE user_id = %s AND source = %s AND lexeme = ANY(%s::text[])"""
+BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+"""A ranking reads the statistics and the postings of one snapshot."""
+SETUP_SQL = """SELECT set_config('knowledge.user_id', %s, true),
+    set_config('max_parallel_workers_per_gather', '0', true), to_regclass(%s) IS NOT NULL"""
+"""The user (`schema.as_user`), no parallel workers (one user's ranking reads a few index
+ranges: workers would only add their start-up), and whether the user has postings."""
+SIZES_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+    (SELECT tokens FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+    ARRAY(SELECT lexeme FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
+        AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
+    ARRAY(SELECT docs FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
+        AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme)"""
+"""The source's chunks and tokens, and the query words' chunk counts (those in any chunk)."""
 PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT c.chunk) FROM {postings} p
         CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
         WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
@@ -56,45 +68,6 @@ MATCHES_SQL = """SELECT DISTINCT q.n, c.chunk
         WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS p
     CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
     WHERE c.chunk = ANY(%(chunks)s::bigint[])"""
-# Each part reads its terms' posting blocks by the (source, lexeme, block) btree of the user's
-# postings partition, driven by the small array of terms (LATERAL: the planner cannot turn it
-# round into a scan of the whole partition, as it did for an empty array of prefixes), and
-# unnests them: a row per (chunk, term) as a row-per-posting table had them.
-UNNESTED = """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.tf_titles, b.tf_bodies, b.dls)
-        AS p(chunk, item, tf_title, tf_body, dl)"""
-WORDS_PART = f"""SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
-    FROM unnest(%(words)s::text[], %(word_ns)s::int[]) AS q(lexeme, n)
-    CROSS JOIN LATERAL (SELECT chunks, items, tf_titles, tf_bodies, dls FROM {{postings}}
-        WHERE source = %(source)s AND lexeme = q.lexeme) AS b
-    {UNNESTED}"""
-PREFIXES_PART = f"""SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
-    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(prefix_ns)s::int[]) AS q(low, high, n)
-    CROSS JOIN LATERAL (SELECT chunks, items, tf_titles, tf_bodies, dls FROM {{postings}}
-        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS b
-    {UNNESTED}"""
-PHRASES_PART = """SELECT * FROM unnest(%(phrase_ns)s::int[], %(phrase_chunks)s::bigint[],
-    %(phrase_items)s::bigint[], %(phrase_titles)s::int[], %(phrase_bodies)s::int[], %(phrase_dls)s::int[])
-    AS u(n, chunk, item, tf_title, tf_body, dl)"""
-RANK_SQL = """
-WITH hits AS (
-    {parts}
-), per_term AS (
-    SELECT n, chunk, item, %(wt)s * sum(tf_title) + %(wb)s * sum(tf_body) AS f, max(dl) AS dl
-    FROM hits GROUP BY n, chunk, item HAVING {fields}
-), scored AS (
-    SELECT chunk, item,
-        sum((%(idf)s::float8[])[n + 1] * f * %(k1p)s / (f + %(k1)s * (%(one_b)s + %(b_avg)s * dl))) AS score,
-        bit_or(CASE WHEN n < %(bits)s THEN 1::bigint << n ELSE 0 END) AS bits
-    FROM per_term GROUP BY chunk, item
-), best AS (
-    SELECT DISTINCT ON (item) item, chunk, score, bits, count(*) OVER (PARTITION BY item) AS matching
-    FROM scored WHERE {chunks} ORDER BY item, score DESC, chunk
-)
-SELECT * FROM (
-    SELECT item, chunk, score, matching, bits, count(*) OVER () AS total
-    FROM best WHERE {items} ORDER BY score DESC FETCH FIRST %(want)s ROWS WITH TIES
-) AS cut ORDER BY score DESC, chunk
-"""
 
 
 @dataclass(frozen=True)
@@ -112,20 +85,6 @@ class Restriction:
 
 
 EVERYTHING = Restriction()
-
-
-def rank_sql(params: dict[str, Any], restriction: Restriction = EVERYTHING) -> str | None:
-    """The ranking statement for the kinds of terms `params` has (None: no term matches)."""
-    parts = [
-        sql
-        for sql, key in ((WORDS_PART, "words"), (PREFIXES_PART, "lows"), (PHRASES_PART, "phrase_ns"))
-        if params[key]
-    ]
-    union = "\n    UNION ALL\n    ".join(parts)
-    cols = restriction.columns or ("title", "body")
-    fields = " OR ".join(f"sum(tf_{c}) > 0" for c in ("title", "body") if c in cols) or "FALSE"
-    format_ = {"parts": union, "chunks": restriction.chunks, "items": restriction.items, "fields": fields}
-    return RANK_SQL.format(**format_) if parts else None
 
 
 @dataclass(frozen=True)
@@ -185,32 +144,64 @@ async def rank(
         return None
     user_id = validate_user_id(user_id)
     terms = plan(query)
-    async with db.transaction() as conn:
-        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        # one user's ranking reads a few index ranges: workers would only add their start-up
-        await conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
-        await as_user(conn, user_id)
-        if not await has_postings(conn, user_id):  # a user who never wrote
-            nothing = norm([0 for _ in {t.fts() for t in query.terms}], 0)
-            return PgRanking(_ranked([], {}), nothing, query.term_texts)
-        stats = await (await conn.execute(STATS_SQL, (user_id, source))).fetchone()
-        chunks, tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
-        rows = await _rows(conn, source, user_id, terms, query)
-        hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases])
-        for (n, _), phrase in zip(terms.phrases, hits, strict=True):
-            rows[n] = len(phrase.chunks)
-        kept = _kept(rows, chunks)
-        scoring, weights = await _in_columns(
-            conn, source, user_id, terms, hits, rows, weights, restriction.columns
+    lexemes = sorted(
+        {lexeme for _, lexeme in terms.words} | {s for _, t in terms.phrases for s in stems(t.words)}
+    )
+    async with db.connection() as conn:
+        try:
+            return await _rank(db, conn, source, user_id, query, terms, lexemes, want, weights, restriction)
+        except BaseException:
+            with suppress(Exception):  # a broken connection: the pool discards it
+                await conn.execute("ROLLBACK")
+            raise
+
+
+async def _rank(
+    db: PgDatabase,
+    conn: Any,
+    source: str,
+    user_id: str,
+    query: ParsedQuery,
+    terms: _Plan,
+    lexemes: list[str],
+    want: int,
+    weights: tuple[float, float],
+    restriction: Restriction,
+) -> PgRanking:
+    """`rank` on a borrowed connection: a snapshot opened with the user, the postings partition,
+    the source's size and every query word's df in one round trip; the ranking and COMMIT in
+    another (`PgDatabase.send`); prefixes, phrases and field limits read between them."""
+    sizes = {"user": user_id, "source": source, "lexemes": lexemes}
+    begin = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id)))]
+    [_, (_, [(_, _, has)]), (_, [stats])] = await db.send(conn, [*begin, (SIZES_SQL, sizes)])
+    if not has:  # a user who never wrote
+        await db.send(conn, [("COMMIT", None)])
+        return PgRanking(
+            _ranked([], {}), norm([0 for _ in {t.fts() for t in query.terms}], 0), query.term_texts
         )
-        params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, want)
-        params.update(restriction.params)
-        sql = rank_sql(params, restriction)
-        found = await (await conn.execute(on_postings(sql, user_id), params)).fetchall() if sql else []  # type: ignore[arg-type]
-        left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
+    chunks, tokens = int(stats[0] or 0), int(stats[1] or 0)
+    docs = {str(lexeme): int(n) for lexeme, n in zip(stats[2], stats[3], strict=True)}
+    rows = await _rows(conn, source, user_id, terms, query, docs)
+    hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases], docs)
+    for (n, _), phrase in zip(terms.phrases, hits, strict=True):
+        rows[n] = len(phrase.chunks)
+    kept = _kept(rows, chunks)
+    scoring, weights = await _in_columns(
+        conn, source, user_id, terms, hits, rows, weights, restriction.columns
+    )
+    params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, want)
+    params.update(restriction.params)
+    sql = rank_sql(params, restriction.chunks, restriction.items, restriction.columns)
+    left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
+    ranking = [(on_postings(sql, user_id), params)] if sql else []
+    # the ranking comes back with the COMMIT, unless a term in most chunks matched unscored (rare)
+    results = await db.send(conn, ranking + ([] if left_out and sql else [("COMMIT", None)]))
+    found = results[0][1] if sql else []
+    extra: dict[int, int] = {}
+    if left_out and sql:
         extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
-        words = await _word_docs(conn, source, user_id, [t for _, t in terms.phrases])
-    distinct = {t.fts(): _norm_rows(t, rows[n], words) for n, t in enumerate(query.terms)}
+        await db.send(conn, [("COMMIT", None)])
+    distinct = {t.fts(): _norm_rows(t, rows[n], docs) for n, t in enumerate(query.terms)}
     return PgRanking(_ranked(found, extra), norm(distinct.values(), chunks), query.term_texts)
 
 
@@ -275,12 +266,12 @@ def _bit(n: int) -> int:
     return 1 << n if n < MAX_TERM_BITS else 0
 
 
-async def _rows(conn: Any, source: str, user_id: str, terms: _Plan, query: ParsedQuery) -> list[int]:
-    """Each query term's number of chunks (its df); phrases are filled in by the caller."""
+async def _rows(
+    conn: Any, source: str, user_id: str, terms: _Plan, query: ParsedQuery, docs: dict[str, int]
+) -> list[int]:
+    """Each query term's number of chunks (its df: a word's from `docs`, a prefix's counted
+    here); phrases are filled in by the caller."""
     rows = [0] * len(query.terms)
-    lexemes = sorted({lexeme for _, lexeme in terms.words})
-    found = await (await conn.execute(DOCS_SQL, (user_id, source, lexemes))).fetchall()
-    docs = {lexeme: int(n) for lexeme, n in found}
     for n, lexeme in terms.words:
         rows[n] = docs.get(lexeme, 0)
     if terms.prefixes:
@@ -349,16 +340,6 @@ PHRASE_COLUMNS = (
     "phrase_bodies",
     "phrase_dls",
 )
-
-
-async def _word_docs(conn: Any, source: str, user_id: str, phrases: list[Term]) -> dict[str, int]:
-    """The df of each word of the phrases (a phrase's norm counts its rarest word, as FTS5's
-    planner estimates it: `plan.estimated_df`)."""
-    lexemes = sorted({s for t in phrases for s in stems(t.words)})
-    if not lexemes:
-        return {}
-    found = await (await conn.execute(DOCS_SQL, (user_id, source, lexemes))).fetchall()
-    return {lexeme: int(n) for lexeme, n in found}
 
 
 def _norm_rows(term: Term, rows: int, words: dict[str, int]) -> int:

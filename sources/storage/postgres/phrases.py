@@ -79,18 +79,24 @@ class PhraseHits:
     chunks: list[tuple[int, int, int, int, int]]
 
 
-async def phrase_hits(conn: Any, source: str, user_id: str, terms: list[Term]) -> list[PhraseHits]:
-    """Each phrase's hits among `user_id`'s chunks of `source`."""
-    return [await _hits(conn, source, user_id, term) for term in terms]
+async def phrase_hits(
+    conn: Any, source: str, user_id: str, terms: list[Term], known: dict[str, int] | None = None
+) -> list[PhraseHits]:
+    """Each phrase's hits among `user_id`'s chunks of `source`. `known`: the chunk counts of
+    (at least) the phrases' words, read already (a word missing there is in no chunk)."""
+    return [await _hits(conn, source, user_id, term, known) for term in terms]
 
 
-async def _hits(conn: Any, source: str, user_id: str, term: Term) -> PhraseHits:
+async def _hits(conn: Any, source: str, user_id: str, term: Term, known: dict[str, int] | None) -> PhraseHits:
     words = stems(term.words)
     whole = words[:-1] if term.prefix else words
     # no prefix: an empty range (low = high)
     low, high = (words[-1], words[-1] + TOP) if term.prefix else ("", "")
     params = {"user": user_id, "source": source, "lexemes": sorted(set(whole)), "low": low, "high": high}
-    docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+    if known is None:
+        docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+    else:
+        docs = {lexeme: known[lexeme] for lexeme in params["lexemes"] if lexeme in known}
     if len(docs) < len(params["lexemes"]):
         return PhraseHits([])  # a word no chunk holds
     if not term.prefix:

@@ -29,6 +29,10 @@ except ImportError as exc:  # pragma: no cover - the dev install always has it
     ) from exc
 
 Row = dict[str, Any]
+Statement = tuple[str, Sequence[Any] | dict[str, Any] | None]
+"""A statement and its parameters."""
+Result = tuple[list[str], list[tuple[Any, ...]]]
+"""A statement's column names and rows."""
 OPEN_TIMEOUT_S = 10.0
 """How long opening the pool waits for a first connection before it says the server is unreachable."""
 
@@ -85,6 +89,26 @@ class PgDatabase:
         async with self.pool.connection() as conn, conn.transaction():
             yield conn
 
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """One borrowed connection, in autocommit (`send` opens and ends its transactions)."""
+        async with self.pool.connection() as conn:
+            yield conn
+
+    async def send(self, conn: psycopg.AsyncConnection[Any], statements: Sequence[Statement]) -> list[Result]:
+        """Several statements in one round trip: bound here (psycopg's client-side binding, its
+        quoting) and sent as one simple query; each one's column names and rows (a command: none).
+        Without BEGIN among them they run as one implicit transaction, so a `set_config(…, true)`
+        (`schema.as_user`) holds for the statements after it, and ends with them."""
+        cursor = psycopg.AsyncClientCursor(conn)
+        await cursor.execute(";\n".join(cursor.mogrify(sql, params) for sql, params in statements))  # type: ignore[arg-type]
+        results: list[Result] = []
+        while True:
+            names = [d.name for d in cursor.description] if cursor.description is not None else []
+            results.append((names, list(await cursor.fetchall()) if names else []))
+            if not cursor.nextset():
+                return results
+
     async def close(self) -> None:
         await self.pool.close()
 
@@ -107,3 +131,19 @@ async def open_pg(
             "check database_url and that the server is running"
         ) from None
     return PgDatabase(pool, url)
+
+
+SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
+"""`schema.as_user`'s statement: the row policies admit this user's rows until the transaction ends."""
+
+
+async def read_as(
+    db: PgDatabase, user_id: str, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+) -> Result:
+    """One statement as `user_id` (row-level security) in one round trip: the user and the
+    statement sent together (`PgDatabase.send`: one implicit transaction, the user set for this
+    statement alone), where BEGIN, the user, the statement and COMMIT were four (~0.4 ms of the
+    client's CPU in psycopg and the pool against ~0.15). Its column names and rows."""
+    async with db.connection() as conn:
+        results = await db.send(conn, [(SET_USER_SQL, (user_id,)), (sql, params)])
+    return results[1]

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..db import validate_user_id
 from .migrations import PgMigration
+from .pool import SET_USER_SQL
 
 COMPONENT = "items"
 PARTITIONED = ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs", "pg_files", "pg_chunk_vectors")
@@ -246,7 +247,6 @@ MIGRATIONS = (
     PgMigration(4, "postings packed in blocks of chunks per term", BLOCKS_V4),
 )
 
-SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
 PARTITION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('knowledge_partition'), hashtext(%s))"
 HAS_PARTITION_SQL = "SELECT to_regclass(%s) IS NOT NULL AS found"
 CREATE_PARTITION_SQL = "CREATE TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"

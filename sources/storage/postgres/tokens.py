@@ -36,11 +36,13 @@ class Tokens:
     def postings(self) -> dict[str, tuple[int, int, list[int]]]:
         """Each term's count in the title and in the body, and its positions (`position`)."""
         found: dict[str, list[int]] = {}
-        for at, term in enumerate(self.title):
-            found.setdefault(term, []).append(at + TITLE_BASE)
+        for at, term in enumerate(self.title, TITLE_BASE):
+            found.setdefault(term, []).append(at)
+        in_title = {term: len(ps) for term, ps in found.items()}
         for at, term in enumerate(self.body):
             found.setdefault(term, []).append(at)
-        return {term: (sum(p < 0 for p in ps), sum(p >= 0 for p in ps), ps) for term, ps in found.items()}
+        counts = ((term, in_title.get(term, 0), ps) for term, ps in found.items())
+        return {term: (title, len(ps) - title, ps) for term, title, ps in counts}
 
 
 class _Tokenizer:

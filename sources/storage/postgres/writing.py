@@ -34,26 +34,17 @@ from .pool import PgDatabase
 from .postings import blocks
 from .schema import as_user, ensure_user
 from .tokens import tokenize
+from .writers import arrays, batched
 from .writers.analyzing import analyze_after
 from .writers.folders import record_paths
 
 STATS_ROW_SQL = """INSERT INTO pg_corpus_stats (user_id, source) VALUES (%s, %s)
     ON CONFLICT (user_id, source) DO NOTHING"""
 LOCK_STATS_SQL = "SELECT chunks FROM pg_corpus_stats WHERE user_id = %s AND source = %s FOR UPDATE"
-SELECT_ITEM_SQL = """SELECT id, item_id, content_hash FROM pg_items
-    WHERE user_id = %s AND source = %s AND origin = %s"""
-INSERT_ITEM_SQL = """INSERT INTO pg_items (user_id, source, item_id, origin, source_path, title, content,
-    content_hash, created_at, last_modified, tags, meta, imported_at)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s) RETURNING id"""
 UPDATE_ITEM_SQL = """UPDATE pg_items SET title = %s, content = %s, content_hash = %s, created_at = %s,
     last_modified = %s, tags = %s::jsonb, meta = %s::jsonb, imported_at = %s, version = version + 1
     WHERE user_id = %s AND id = %s"""
 DELETE_ITEM_SQL = "DELETE FROM pg_items WHERE user_id = %s AND id = %s"
-INSERT_CHUNKS_SQL = """INSERT INTO pg_chunks (user_id, source, item, chunk_index, chunk_uuid, field,
-    start_offset, end_offset, title, body, meta, tokens)
-    SELECT %s, %s, %s, u.* FROM unnest(%s::int[], %s::text[], %s::text[], %s::int[], %s::int[],
-        %s::text[], %s::text[], %s::jsonb[], %s::int[]) AS u
-    RETURNING id, chunk_index"""
 ADD_DOCS_SQL = """INSERT INTO pg_term_docs (user_id, source, lexeme, docs)
     SELECT %s, %s, u.lexeme, u.docs FROM unnest(%s::text[], %s::bigint[]) AS u(lexeme, docs)
     ORDER BY u.lexeme
@@ -141,7 +132,9 @@ class PgItemWriter:
         async with self._transaction() as (conn, batch):
             for work in works:
                 items = work.items or []
-                per_file.append([await self._write(conn, batch, work.key, item) for item in items])
+                per_file.append(
+                    await self._write_all(conn, batch, [(work.key, item, None) for item in items])
+                )
                 if work.items is not None:
                     keep = {item.origin_in(work.key) for item in items}
                     await self._delete(conn, batch, [str(work.key)], keep)
@@ -174,11 +167,9 @@ class PgItemWriter:
         so the next import of the same files skips them as unchanged)."""
         await ensure_user(self.db, self.user_id)
         known = list(hashes) if hashes is not None else [None] * len(items)
+        pairs = [(path, item, content_hash) for (path, item), content_hash in zip(items, known, strict=True)]
         async with self._transaction() as (conn, batch):
-            return [
-                await self._write(conn, batch, path, item, content_hash)
-                for (path, item), content_hash in zip(items, known, strict=True)
-            ]
+            return await self._write_all(conn, batch, pairs)
 
     async def record_files(self, rows: Sequence[tuple[str, str, int, str, int | None, int | None]]) -> None:
         """Record imported files as another store did: (path, file hash, item count, imported
@@ -221,47 +212,72 @@ class PgItemWriter:
             await blocks.append(conn, self.user_id, self.p, batch.postings)
         if batch.docs:
             docs = sorted(batch.docs.items())
-            params = (self.user_id, self.p, [d for d, _ in docs], [n for _, n in docs])
-            await conn.execute(ADD_DOCS_SQL, params)
+            lexemes, counts = arrays.texts(d for d, _ in docs), arrays.numbers(n for _, n in docs)
+            await conn.execute(ADD_DOCS_SQL, (self.user_id, self.p, lexemes, counts))
         if batch.gone:
             await conn.execute(FORGET_TERMS_SQL, (self.user_id, self.p, sorted(batch.gone)))
         if batch.chunks or batch.tokens:
             await conn.execute(ADD_STATS_SQL, (batch.chunks, batch.tokens, self.user_id, self.p))
         batch.clear()
 
-    async def _write(
-        self, conn: Any, batch: _Batch, path: Path, item: ParsedItem, content_hash: str | None = None
-    ) -> str:
-        origin = item.origin_in(path)
-        content_hash = content_hash or item.content_hash()
-        found = await conn.execute(SELECT_ITEM_SQL, (self.user_id, self.p, origin))
-        existing = await found.fetchone()
-        if existing is not None and existing[2] == content_hash:
-            return "unchanged"
-        values = item_values(item, content_hash)
-        if existing is not None:
-            rowid, item_id = existing[0], existing[1]
-            await self._remove_chunks(conn, batch, rowid)
-            await conn.execute(UPDATE_ITEM_SQL, (*values, self.user_id, rowid))
-        else:
-            item_id = item_id_for(origin)
-            params = (self.user_id, self.p, item_id, origin, str(path), *values)
-            rowid = (await (await conn.execute(INSERT_ITEM_SQL, params)).fetchone())[0]
-        await self._insert_chunks(conn, batch, rowid, chunk_rows(rowid, item_id, item))
-        return "updated" if existing is not None else "added"
+    async def _write_all(
+        self, conn: Any, batch: _Batch, pairs: Sequence[tuple[Path, ParsedItem, str | None]]
+    ) -> list[str]:
+        """Insert or update items in order (a content hash given is kept): each one's outcome.
+        Their stored rows are read at once and runs of new items inserted together
+        (`writers/batched.py`); an item that replaces a stored one is written alone."""
+        origins = [item.origin_in(path) for path, item, _ in pairs]
+        if len(set(origins)) < len(origins):  # one origin twice: each write sees the one before
+            return [(await self._write_all(conn, batch, [pair]))[0] for pair in pairs]
+        stored = await batched.existing(conn, self.user_id, self.p, origins) if pairs else {}
+        outcomes: list[str] = []
+        new: list[tuple[Path, ParsedItem, str, str]] = []
+        for (path, item, known), origin in zip(pairs, origins, strict=True):
+            content_hash = known or item.content_hash()
+            found = stored.get(origin)
+            if found is None:
+                new.append((path, item, origin, content_hash))
+                outcomes.append("added")
+            elif found[2] == content_hash:
+                outcomes.append("unchanged")
+            else:
+                await self._add(conn, batch, new)  # the rowids in the order written
+                new = []
+                rowid, item_id = found[0], found[1]
+                await self._remove_chunks(conn, batch, rowid)
+                await conn.execute(UPDATE_ITEM_SQL, (*item_values(item, content_hash), self.user_id, rowid))
+                await self._insert_chunks(conn, batch, chunk_rows(rowid, item_id, item))
+                outcomes.append("updated")
+        await self._add(conn, batch, new)
+        return outcomes
 
-    async def _insert_chunks(self, conn: Any, batch: _Batch, rowid: int, rows: list[tuple[Any, ...]]) -> None:
+    async def _add(self, conn: Any, batch: _Batch, new: list[tuple[Path, ParsedItem, str, str]]) -> None:
+        """Insert new items (path, item, origin, content hash) and their chunks, two statements."""
+        if not new:
+            return
+        rows = [
+            (item_id_for(origin), origin, str(path), *item_values(item, h)) for path, item, origin, h in new
+        ]
+        rowids = await batched.insert_items(conn, self.user_id, self.p, rows)
+        chunks = [
+            c
+            for (_, item, origin, _), row in zip(new, rows, strict=True)
+            for c in chunk_rows(rowids[origin], row[0], item)
+        ]
+        await self._insert_chunks(conn, batch, chunks)
+
+    async def _insert_chunks(self, conn: Any, batch: _Batch, rows: list[tuple[Any, ...]]) -> None:
+        """Insert chunk rows (of one or more items) and queue their postings and counts."""
         tokens = tokenize([(row[6], row[7]) for row in rows])
-        columns = [list(c) for c in zip(*(row[1:] for row in rows), strict=True)]
         lengths = [t.length for t in tokens]
-        cursor = await conn.execute(INSERT_CHUNKS_SQL, (self.user_id, self.p, rowid, *columns, lengths))
-        ids = {index: chunk for chunk, index in await cursor.fetchall()}
+        ids = await batched.chunk_ids(conn, self.user_id, self.p, rows, lengths)
         self.written += len(rows)
         if not self.bm25:
             return
         docs = batch.docs
-        for index, chunk_tokens in enumerate(tokens):
-            chunk, length = ids[index], chunk_tokens.length
+        for row, chunk_tokens in zip(rows, tokens, strict=True):
+            rowid, length = int(row[0]), chunk_tokens.length
+            chunk = ids[(rowid, int(row[1]))]
             for lexeme, (tf_title, tf_body, at) in chunk_tokens.postings().items():
                 positions = ",".join(map(str, at))  # stored as text (`postings/blocks.py`)
                 batch.postings.append((lexeme, chunk, rowid, tf_title, tf_body, length, positions))

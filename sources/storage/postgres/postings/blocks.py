@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..schema import BLOCK, on_postings
+from ..writers import arrays
 
 Posting = tuple[str, int, int, int, int, int, str]
 """(lexeme, chunk, item, count in title, count in body, chunk length, positions "4,17")."""
@@ -68,6 +69,7 @@ CUT_SQL = """UPDATE {postings} AS b SET n = k.n, first_chunk = k.first_chunk, la
 DROP_EMPTY_SQL = """DELETE FROM {postings}
     WHERE source = %(source)s AND lexeme = ANY(%(lexemes)s::text[]) AND n = 0"""
 COLUMNS = ("lexemes", "blocks", "chunks", "items", "tf_titles", "tf_bodies", "dls", "positions")
+TEXTS = frozenset({"lexemes", "positions"})
 
 
 def placed(postings: Sequence[Posting], last: dict[str, tuple[int, int]]) -> tuple[list[Any], list[Any]]:
@@ -98,8 +100,9 @@ async def append(conn: Any, user_id: str, source: str, postings: Sequence[Postin
     appended, fresh = placed(postings, {lexeme: (int(b), int(n)) for lexeme, b, n in found})
     for rows, sql in ((appended, APPEND_SQL), (fresh, INSERT_SQL)):
         if rows:
-            arrays = dict(zip(COLUMNS, (list(c) for c in zip(*rows, strict=True)), strict=True))
-            await conn.execute(on_postings(sql, user_id), params | arrays)
+            columns = zip(COLUMNS, zip(*rows, strict=True), strict=True)
+            literals = {n: arrays.texts(c) if n in TEXTS else arrays.numbers(c) for n, c in columns}
+            await conn.execute(on_postings(sql, user_id), params | literals)
 
 
 async def cut(

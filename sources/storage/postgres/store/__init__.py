@@ -1,8 +1,8 @@
 """`PgStore`: the `Store` of one user's items of one source in the PostgreSQL item store.
 
 What the server hands a source's tools with `item_store = "postgresql"`: the store's pool, the
-authenticated user (never a tool argument) and the source. Every statement runs in a
-transaction made the user's by `as_user` (row-level security) and binds the user id besides.
+authenticated user (never a tool argument) and the source. Every statement is made the user's
+by `pool.read_as` (row-level security, in one round trip) and binds the user id besides.
 bm25 is ranked from the postings (`bm25.rank`, `lexical.py`); term statistics come from the
 store's counts (`stats.py`).
 """
@@ -18,8 +18,7 @@ from ...db import validate_user_id
 from ...store.filters import meta_key
 from ..bm25 import Restriction, rank
 from ..embeddings.store import PgVectorStore
-from ..pool import PgDatabase
-from ..schema import as_user
+from ..pool import PgDatabase, read_as
 from . import lexical, stats
 from . import rows as statements
 
@@ -58,13 +57,8 @@ class PgStore:
 
     async def _run(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """`sql` as the user, its rows as dicts by column name."""
-        async with self.pg.transaction() as conn:
-            await as_user(conn, self.user_id)
-            cursor = await conn.execute(sql, tuple(params))
-            if cursor.description is None:
-                return []
-            names = [d.name for d in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in await cursor.fetchall()]
+        names, rows = await read_as(self.pg, self.user_id, sql, tuple(params))
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     async def hits(
         self, item_rowids: Sequence[int], chunk_rowids: Sequence[int]
@@ -73,10 +67,7 @@ class PgStore:
         is missing)."""
         user, source = self.user_id, self.source
         ids = (list(item_rowids), list(chunk_rowids))
-        async with self.pg.transaction() as conn:
-            await as_user(conn, user)
-            cursor = await conn.execute(statements.HITS_SQL, (*ids, user, source, user, source))
-            found = await cursor.fetchall()
+        _, found = await read_as(self.pg, user, statements.HITS_SQL, (*ids, user, source, user, source))
         split = len(statements.ITEM_NAMES)
         out: dict[int, tuple[Row, Row]] = {}
         for values in found:  # the item's columns, then the chunk's (their names clash)

@@ -13,8 +13,7 @@ from ....search.lexical.plan import estimate_keys
 from ....search.lexical.term_stats import IndexStats
 from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
-from ..pool import PgDatabase
-from ..schema import as_user
+from ..pool import PgDatabase, read_as
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
@@ -43,10 +42,7 @@ async def index_stats(pg: PgDatabase, user_id: str, source: str, query: ParsedQu
     lows = list(prefixes.values())
     params = {"user": user_id, "source": source, "lexemes": words, "lows": lows}
     params["highs"] = [low + TOP for low in lows]
-    async with pg.transaction() as conn:
-        await as_user(conn, user_id)
-        row = await (await conn.execute(STATS_SQL, params)).fetchone()
-    assert row is not None  # one row: two counts, three arrays
+    _, [row] = await read_as(pg, user_id, STATS_SQL, params)  # one row: two counts, three arrays
     chunks, count = int(row[0] or 0), int(row[1] or 0)
     docs = {str(lexeme): int(n) for lexeme, n in zip(row[2], row[3], strict=True)}
     by_prefix = {low: int(n) for low, n in zip(lows, row[4], strict=True)}
