@@ -13,8 +13,6 @@ from .source import ChunkedSource
 if TYPE_CHECKING:  # the SDK is loaded only when a server is built (`registrars`)
     from mcp.server.mcpserver import MCPServer
 
-    from .tooling import ToolHost
-
 SOURCE_NAMES: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")
 
 
@@ -34,8 +32,9 @@ _MODULES = _load()
 SOURCES: dict[str, ChunkedSource[Any]] = {name: m.source for name, m in _MODULES.items()}
 
 
-def registrars() -> list[Callable[[MCPServer, ToolHost], None]]:
-    """Each source's `tools.register`. Imported here, when a server is built, so that the
+def registrars() -> list[Callable[[MCPServer, Callable[[str], str]], None]]:
+    """Each source's `tools.register(mcp, rename)`: its tool table (and resources), published under
+    the names `rename` spells. Imported here, when a server is built, so that the
     command line's import and search never load the MCP SDK."""
     return [importlib.import_module(f"{m.__name__}.tools").register for m in _MODULES.values()]
 

@@ -1,17 +1,18 @@
-"""What a source needs from the server to publish its tools, and the shared tool plumbing.
+"""The shared tool plumbing: argument types, the tool table, errors as tool errors.
 
-Sources do not import the server: the server hands each source's `register` a `ToolHost`
-that resolves the caller's database and defaults from the authenticated request context.
+A source's tools are plain functions listed in its `TOOLS` table; they read the request they
+serve with `calls.current_call()` (built once per request by the server, from its
+authentication), so sources never import the server.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, ParamSpec, Protocol
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Annotated, Any, NamedTuple, ParamSpec
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
@@ -19,10 +20,8 @@ from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 from .errors import KnowledgeError
 from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse
 from .registry import SOURCE_NAMES
-from .retrieval import Defaults
 from .search.request import MAX_PER_ITEM, ResultField, SearchMode
-from .search.rerank.backend import Reranking
-from .storage.db import Database, source_failure
+from .storage.db import source_failure
 from .wire import dump
 
 P = ParamSpec("P")
@@ -70,34 +69,6 @@ READ_ONLY = ToolAnnotations(
 )
 
 
-class ToolHost(Protocol):
-    async def database(self, ctx: Context, source: str) -> Database:
-        """The caller's database of `source`, for a tool (or template) given the request Context."""
-        ...
-
-    async def current_database(self, source: str) -> Database:
-        """The same for the request being served, for handlers given no Context (static resources)."""
-        ...
-
-    def defaults(self, ctx: Context) -> Defaults: ...
-
-    def tool_name(self, name: str) -> str: ...
-
-
-def reranking_of(host: ToolHost, ctx: Context, rerank: bool) -> Reranking | None:
-    """A search request's `rerank`: None unless asked; the host's choice of reranker (a host
-    that has none says so in the response)."""
-    if not rerank:
-        return None
-    choose = getattr(host, "reranking", None)
-    return choose(ctx) if choose is not None else Reranking(None, "this server has no reranker")
-
-
-def databases_of(host: ToolHost, ctx: Context) -> Callable[[str], Awaitable[Database]]:
-    """The caller's databases by source name, for sources whose filters read another source."""
-    return lambda name: host.database(ctx, name)
-
-
 def tool_errors(
     fn: Callable[P, Awaitable[CallToolResult]], source: str | None = None
 ) -> Callable[P, Awaitable[CallToolResult]]:
@@ -121,10 +92,22 @@ def tool_errors(
     return wrapper
 
 
-def add_read_tool(mcp: MCPServer, host: ToolHost, name: str, title: str, fn: Callable[..., Any]) -> None:
-    source = name.partition("_")[0]
-    wrapped = tool_errors(fn, source if source in SOURCE_NAMES else None)
-    mcp.add_tool(wrapped, name=host.tool_name(name), title=title, annotations=READ_ONLY)
+class Tool(NamedTuple):
+    """One row of a tool table: the published name, its title and hints, the function."""
+
+    name: str
+    title: str
+    fn: Callable[..., Awaitable[CallToolResult]]
+    annotations: ToolAnnotations = READ_ONLY
+
+
+def add_tools(mcp: MCPServer, tools: Iterable[Tool], rename: Callable[[str], str]) -> None:
+    """Publish `tools` under their names as `rename` spells them (`tool_names`); a source's own
+    tools name that source in the errors of its damaged database."""
+    for tool in tools:
+        source = tool.name.partition("_")[0]
+        wrapped = tool_errors(tool.fn, source if source in SOURCE_NAMES else None)
+        mcp.add_tool(wrapped, name=rename(tool.name), title=tool.title, annotations=tool.annotations)
 
 
 def _hit_line(r: ResultItem) -> str:

@@ -12,12 +12,14 @@ templates: the SDK matches concrete uris first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
+from knowledge_mcp.sources.calls import current_call
 from knowledge_mcp.sources.errors import KnowledgeError, NotFoundError
 from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
 from knowledge_mcp.sources.source import ChunkedSource
@@ -70,20 +72,20 @@ async def item_text(
     )
 
 
-def register(mcp: MCPServer, host: Any, max_chars: int) -> None:
+def register(mcp: MCPServer, rename: Callable[[str], str], max_chars: int) -> None:
     """A resource template for each source."""
     for name in SOURCE_NAMES:
-        _register_source(mcp, host, name, max_chars)
+        _register_source(mcp, rename, name, max_chars)
 
 
-def _register_source(mcp: MCPServer, host: Any, name: str, max_chars: int) -> None:
+def _register_source(mcp: MCPServer, rename: Callable[[str], str], name: str, max_chars: int) -> None:
     source = get_source(name)
 
     async def read(item_id: str, ctx: Context) -> str:
         uri = source.uri(item_id)
         try:
-            db = await host.database(ctx, name)
-            return await item_text(db, source, item_id, max_chars, host.tool_name)
+            db = await current_call().database(name)
+            return await item_text(db, source, item_id, max_chars, rename)
         except NotFoundError:
             raise unknown_resource(uri, f"use a uri from {name}_search or knowledge_search results") from None
         except KnowledgeError as exc:
