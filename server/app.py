@@ -25,9 +25,9 @@ from knowledge_mcp.sources.storage.db import Database
 from .auth.limits import RateLimiter, SharedBuckets, rate_limit
 from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
-from .call import serve_calls
+from .call import SERVER_CALL, serve_calls
 from .config import Settings
-from .context import DatabasePool, RequestContext, current_request, remember_request
+from .context import DatabasePool, RequestContext
 from .logs import log_requests
 from .logs.guard import guard_logs
 from .protocol_errors import protocol_guard
@@ -142,9 +142,9 @@ class Services:
         return user
 
     def current_user(self) -> str | None:
-        """The user of the request being served, or None outside a request."""
+        """The user of the request being served, or None outside a request (or with none verified)."""
         try:
-            return self.user_of(current_request())
+            return SERVER_CALL.get().user_id
         except (RuntimeError, KnowledgeError):
             return None
 
@@ -255,9 +255,8 @@ def add_middleware(mcp: MCPServer, services: Services) -> None:
     mcp.middleware.append(protocol_guard)
     mcp.middleware.append(services.quote_work.counting)
     mcp.middleware.append(rate_limit(limiter, services.user_of, lambda: _tool_names(mcp)))
-    mcp.middleware.append(remember_request)
-    mcp.middleware.append(services.notifier.track)
     mcp.middleware.append(serve_calls(services))
+    mcp.middleware.append(services.notifier.track)
     mcp.middleware.append(plain_argument_errors(mcp))
     mcp.middleware.append(WriteGate(services.write_refusal))
 
