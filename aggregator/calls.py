@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from knowledge_mcp.sources.calls import Call, CallSlot
+from knowledge_mcp.sources.tooling import Call, CallSlot
 
 from .quotes.work import QuoteWork
 

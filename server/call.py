@@ -4,7 +4,7 @@
 only (the user, exactly as `Services.user_of` decides), its client, its paths, the transport's
 session (loaded before a tool runs), the request config under it and the caller's permit to
 write or why not; then it serves the request inside the call. Tools read it through their
-layer's slot: `sources.calls.current_call()`, `aggregator.calls.current_call()`, the notes'
+layer's slot: `sources.tooling.current_call()`, `aggregator.calls.current_call()`, the notes'
 `WRITING_CALL` and the server's own `current_call()` here. A request whose user cannot be
 decided (authentication on, no verified credentials) is served with the reason instead, which
 any read of the call raises.
@@ -22,13 +22,13 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 
 from knowledge_mcp.aggregator.calls import AGGREGATOR_CALL, AggregatorCall
 from knowledge_mcp.aggregator.quotes.work import QuoteWork
-from knowledge_mcp.sources.calls import CALL, CallSlot
 from knowledge_mcp.sources.errors import KnowledgeError, WriteNotAllowedError
 from knowledge_mcp.sources.notes.writing import WRITING_CALL, WritePermit, WritingCall
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.choice import reranking
 from knowledge_mcp.sources.storage.db import Database, user_dir
+from knowledge_mcp.sources.tooling import CALL, CallSlot
 
 from .config import Settings
 from .context import RequestContext

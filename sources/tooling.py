@@ -1,16 +1,22 @@
-"""The shared tool plumbing: argument types, the tool table, errors as tool errors.
+"""The shared tool plumbing: the call a tool serves, argument types, the tool table, errors as
+tool errors.
 
-A source's tools are plain functions listed in its `TOOLS` table; they read the request they
-serve with `calls.current_call()` (built once per request by the server, from its
-authentication), so sources never import the server.
+A source's tools are plain functions listed in its `TOOLS` table. They read the request they
+serve with `current_call()`: the server builds one call per MCP request (`server/call.py`), from
+its authentication only, and serves the request inside it, so sources never import the server.
+Each layer names what it reads of the call with a protocol of its own and a `CallSlot` typed by
+it (the aggregator's adds the session, the notes' writing its permit, the server's its
+services); the server fills every slot with the same call.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Annotated, Any, NamedTuple, ParamSpec
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Annotated, Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,11 +26,76 @@ from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 from .errors import KnowledgeError
 from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse
 from .registry import SOURCE_NAMES
+from .retrieval import Defaults
 from .search.request import MAX_PER_ITEM, ResultField, SearchMode
-from .storage.db import source_failure
+from .search.rerank.backend import Reranking
+from .storage.db import Database, source_failure
 from .wire import dump
 
 P = ParamSpec("P")
+C = TypeVar("C")
+
+
+class Call(Protocol):
+    """What a source's tools read of the request they serve."""
+
+    @property
+    def user_id(self) -> str:
+        """The authenticated user (or the single local user); never from a tool's arguments."""
+        ...
+
+    @property
+    def client_name(self) -> str | None:
+        """The client's clientInfo.name, when it gave one."""
+        ...
+
+    def defaults(self) -> Defaults:
+        """Server config, overlaid by the request's config, then by the session's defaults
+        (a tool's explicit input wins later, in the tool)."""
+        ...
+
+    async def database(self, source: str) -> Database:
+        """The caller's database of `source`."""
+        ...
+
+    def reranking(self, rerank: bool) -> Reranking | None:
+        """A search's `rerank`: None unless asked, else the configured reranker or the client's
+        model (sampling)."""
+        ...
+
+
+class CallSlot(Generic[C]):
+    """Where one layer finds the call of the request being served, typed by what it reads."""
+
+    def __init__(self, name: str) -> None:
+        self._var: ContextVar[C | KnowledgeError | None] = ContextVar(name, default=None)
+
+    def get(self) -> C:
+        """The call being served; the reason there is none (no verified user) is raised as is."""
+        call = self._var.get()
+        if call is None:
+            raise RuntimeError("no MCP request is being served here")
+        if isinstance(call, KnowledgeError):
+            raise call
+        return call
+
+    @contextmanager
+    def serving(self, call: C | KnowledgeError) -> Iterator[None]:
+        """Serve a request inside `call` (or, when it could not be built, the reason why)."""
+        token = self._var.set(call)
+        try:
+            yield
+        finally:
+            self._var.reset(token)
+
+
+CALL: CallSlot[Call] = CallSlot("call")
+
+
+def current_call() -> Call:
+    """The call of the request being served (what a source's tool reads)."""
+    return CALL.get()
+
 
 # The argument types every search tool shares: bounds here are what the tool errors name.
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]

@@ -19,11 +19,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
-from knowledge_mcp.sources.calls import current_call
 from knowledge_mcp.sources.errors import KnowledgeError, NotFoundError
 from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
 from knowledge_mcp.sources.source import ChunkedSource
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.tooling import current_call
 
 from ..protocol_errors import unknown_resource
 from .capping import cap, marker

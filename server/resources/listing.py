@@ -16,8 +16,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp_types import Annotations, ListResourcesResult, PaginatedRequestParams, Resource
 
-from knowledge_mcp.sources.calls import current_call
 from knowledge_mcp.sources.registry import SOURCE_NAMES
+from knowledge_mcp.sources.tooling import current_call
 
 from .items import MIME_TYPES
 

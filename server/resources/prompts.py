@@ -26,9 +26,9 @@ from mcp_types import (
     TextContent,
 )
 
-from knowledge_mcp.sources.calls import current_call
 from knowledge_mcp.sources.prompts.library import LibraryPrompt, find, library
 from knowledge_mcp.sources.prompts.placeholders import missing
+from knowledge_mcp.sources.tooling import current_call
 
 from ..protocol_errors import missing_arguments, unknown_prompt
 

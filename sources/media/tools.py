@@ -10,7 +10,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from ..calls import current_call
 from ..models import OrderBy
 from ..tooling import (
     AnchorLoc,
@@ -24,6 +23,7 @@ from ..tooling import (
     SnippetLength,
     Tool,
     add_tools,
+    current_call,
     item_id_of,
     render_get,
     render_search,

@@ -9,7 +9,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from ..calls import current_call
 from ..models import OrderBy
 from ..tooling import (
     AnchorLoc,
@@ -23,6 +22,7 @@ from ..tooling import (
     SnippetLength,
     Tool,
     add_tools,
+    current_call,
     item_id_of,
     render_get,
     render_search,

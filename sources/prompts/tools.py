@@ -9,7 +9,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field, WithJsonSchema
 
-from ..calls import current_call
 from ..models import Loc
 from ..tooling import (
     AnchorQuery,
@@ -22,6 +21,7 @@ from ..tooling import (
     SnippetLength,
     Tool,
     add_tools,
+    current_call,
     item_id_of,
     render_get,
     render_search,

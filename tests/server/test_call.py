@@ -10,7 +10,7 @@ from mcp import Client
 
 from knowledge_mcp.server.app import Services, build_server
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.calls import current_call
+from knowledge_mcp.sources.tooling import current_call
 
 from ..conftest import FIXTURES, call, import_into
 

@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from ...calls import Call, CallSlot
+from ...tooling import Call, CallSlot
 
 Provider = Literal["dense", "lexical", "dense+lexical"]
 REVIEW_FIRST = 0.85
