@@ -43,17 +43,19 @@ bundle: dist $(MCPB)
 	$(BIN)/python packaging/bundle.py --dist $(DIST) --mcpb $(MCPB)
 
 lint: $(STAMP)
-	$(BIN)/ruff check knowledge_mcp $(PACKAGES) tests setup.py packaging
-	$(BIN)/ruff format --check knowledge_mcp $(PACKAGES) tests setup.py packaging
+	$(BIN)/ruff check knowledge_mcp $(PACKAGES) experiments tests setup.py packaging
+	$(BIN)/ruff format --check knowledge_mcp $(PACKAGES) experiments tests setup.py packaging
 
 # mypy reads the packages by their installed names (knowledge_mcp.server, …): a staging folder
-# of links maps the top-level folders into the namespace, as setup.py does for an install.
+# of links maps the top-level folders into the namespace, as setup.py does for an install;
+# experiments/ (not installed) sits beside it, as in a clone.
 TYPECHECK := build/typecheck
 typecheck: $(STAMP)
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/knowledge_mcp
 	cp knowledge_mcp/*.py $(TYPECHECK)/knowledge_mcp/
 	for d in $(PACKAGES); do ln -s $(CURDIR)/$$d $(TYPECHECK)/knowledge_mcp/$$d; done
-	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p knowledge_mcp
+	ln -s $(CURDIR)/experiments $(TYPECHECK)/experiments
+	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p knowledge_mcp -p experiments
 
 eval: $(STAMP)
 	$(BIN)/knowledge-mcp eval --beir ../shared/data/scifact --split train

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializeAsAny
 
-from knowledge_mcp.sources.characters.models import CharacterResult
-from knowledge_mcp.sources.chats.models import ChatResult
-from knowledge_mcp.sources.media.models import MediaResult
-from knowledge_mcp.sources.models import NoteResult, SearchResponse
-from knowledge_mcp.sources.prompts.models import PromptResult
+from knowledge_mcp.sources.models import ResultItem, SearchResponse
 
-AnyResult = NoteResult | MediaResult | ChatResult | CharacterResult | PromptResult
-"""A hit of any source; it keeps its source's type-aware fields (`source` says which)."""
+AnyResult = SerializeAsAny[ResultItem]
+"""A hit of any registered source, as its source made it: its own result model, whose
+type-aware fields it keeps on the wire (`source` says which). No list of sources here."""
 
 
 class SeenApplied(BaseModel):

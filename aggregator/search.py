@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import anyio
 from loguru import logger
@@ -31,16 +31,15 @@ from knowledge_mcp.sources.storage.db import source_failure
 from .calls import AggregatorCall, Session
 from .diversity import capped, sorted_lists
 from .merge import Candidates, SeenMode, cut_page, fetch_size
-from .models import AnyResult, KnowledgeSearchResponse, SeenApplied
+from .models import KnowledgeSearchResponse, SeenApplied
 
 DEFAULT_LIMIT = 20
 SEEN_URIS_SHOWN = 20
 DOWNRANK_WINDOW = 100
 """`seen = downrank` halves the scores of the session's last this many returned URIs (about the
 last five pages): what the assistant has just been shown. Older ones rank as if unseen, so a
-long session does not bury the collection: over a 300-query SciFact session, halving every seen
-URI scored nDCG@10 0.018 below `seen = show`, this window 0.009 (`eval --split-sources
---session 300`). `hide` drops every seen URI."""
+long session does not bury the collection (`docs/performance.md`, "Sessions: the downrank
+window"). `hide` drops every seen URI."""
 """`seen_applied` names at most this many of the items the session hid or down-ranked."""
 
 
@@ -287,7 +286,7 @@ def merged_response(
     ]
     return KnowledgeSearchResponse(
         seen_applied=applied,
-        results=cast("list[AnyResult]", page.results),
+        results=page.results,
         count=len(page.results),
         has_more=page.has_more,
         next_offset=page.next_offset,

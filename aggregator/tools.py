@@ -9,10 +9,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from knowledge_mcp.sources.chats.models import ChatGetResponse
-from knowledge_mcp.sources.chats.tools import render_get as render_chat
-from knowledge_mcp.sources.models import OrderBy, SourceName
-from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.models import OrderBy
+from knowledge_mcp.sources.registry import SOURCES, SourceChoice
 from knowledge_mcp.sources.tooling import (
     AnchorLoc,
     AnchorQuery,
@@ -27,14 +25,13 @@ from knowledge_mcp.sources.tooling import (
     SnippetLength,
     Tool,
     add_tools,
-    render_get,
-    render_search,
     tool_result,
 )
 from knowledge_mcp.sources.wire import GetOutput, SearchOutput
 
 from .calls import current_call
 from .merge import SeenMode
+from .rendering import render_knowledge_get, render_knowledge_search
 from .routing import routed_get
 from .search import DEFAULT_LIMIT, KnowledgeQuery, knowledge_search
 
@@ -55,7 +52,7 @@ async def knowledge_search_tool(
     query: Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix.')],
     ctx: Context,
     sources: Annotated[
-        list[SourceName] | None, Field(description="Search only these sources (default: all).")
+        list[SourceChoice] | None, Field(description="Search only these sources (default: all).")
     ] = None,
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,
@@ -108,18 +105,13 @@ async def knowledge_search_tool(
         fields,
     )
     response = await knowledge_search(call, q, timeout_s=call.source_timeout_s)
-    text = render_search(response)
-    if response.seen_applied is not None:
-        applied = response.seen_applied
-        done = "hidden" if applied.mode == "hide" else "down-ranked (score halved)"
-        text += f"\nseen in this session, {done}: {applied.count} ({', '.join(applied.uris)})"
-    return tool_result(response, text)
+    return tool_result(response, render_knowledge_search(response))
 
 
 async def knowledge_get_tool(
     ctx: Context,
     uri: Annotated[str | None, Field(description="A search result's uri, e.g. notes://<id>.")] = None,
-    source: Annotated[SourceName | None, Field(description="Instead of uri: the source and…")] = None,
+    source: Annotated[SourceChoice | None, Field(description="Instead of uri: the source and…")] = None,
     id: Annotated[str | None, Field(description="…the item's id.")] = None,
     loc: AnchorLoc = None,
     query: AnchorQuery = None,
@@ -141,8 +133,7 @@ async def knowledge_get_tool(
         retrieval=retrieval,
         session_id=session_id,
     )
-    text = render_chat(response) if isinstance(response, ChatGetResponse) else render_get(response)
-    return tool_result(response, text)
+    return tool_result(response, render_knowledge_get(response))
 
 
 TOOLS = (

@@ -28,6 +28,7 @@ from knowledge_mcp.sources.storage.db import database_path, open_database
 
 from . import loading
 from .corpus import Corpus, CorpusStream, default_query_count
+from .dense.speed import bench_dense
 from .phases import USER, bench_aggregator, bench_http_e2e, bench_load, bench_sources, bench_stdio
 from .report import print_table
 
@@ -118,8 +119,6 @@ async def run_bench(options: BenchOptions) -> dict[str, Any]:
             lap("load", t0)
         dense = None
         if options.dense:
-            from .dense.speed import bench_dense
-
             t0 = time.perf_counter()
             dense = await bench_dense(corpus, data_dir, options.dense_vectors)
             lap("dense", t0)

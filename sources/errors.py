@@ -19,13 +19,6 @@ class InvalidArgumentError(KnowledgeError):
         self.field = field
 
 
-class InvalidQueryError(InvalidArgumentError):
-    """The query cannot be searched; the message says how to retry."""
-
-    def __init__(self, message: str, hint: str = "retry with plain words") -> None:
-        super().__init__("query", f"{message}; {hint}")
-
-
 class NotFoundError(KnowledgeError):
     """No item with that id exists for this user."""
 

@@ -11,7 +11,9 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-SourceName = Literal["notes", "media", "chats", "characters", "prompts"]
+SourceName = str
+"""A registered source's name (`registry.SOURCE_NAMES`); a tool argument takes
+`registry.SourceChoice`, which publishes the registered names as an enum."""
 ScoreType = Literal["fts", "hybrid", "dense", "rerank"]
 OrderBy = Literal["relevance", "recent"]
 RetrievalMode = Literal["snippet", "chunk", "chunk_with_siblings", "full", "auto"]
@@ -36,10 +38,8 @@ class ResultItem(BaseModel):
     """One search hit: enough to decide whether to read the item, and where."""
 
     id: str
-    source: SourceName
-    uri: str = Field(
-        description="notes://<id>, media://<id>, chats://<id>, characters://<id>, prompts://<id>"
-    )
+    source: SourceName = Field(description="The source's name, the scheme of `uri`.")
+    uri: str = Field(description="<source>://<id> (notes://<id>, chats://<id>…), for the get tools.")
     title: str
     snippet: str = Field(description="Plain text around the first match.")
     score: float = Field(ge=0.0, le=1.0, description="0..1, higher is better; comparable across sources.")

@@ -20,6 +20,7 @@ from .search.query import ParsedQuery, parse_query
 from .search.stemming import QueryMatcher
 from .storage.db import Database
 from .text.snippets import make_snippet
+from .wire import render_get
 
 ITEM_BY_ID_SQL = "SELECT * FROM {p}_items WHERE item_id = ?"
 CHUNKS_OF_ITEM_SQL = "SELECT * FROM {p}_chunks WHERE item_rowid = ? ORDER BY chunk_index"
@@ -133,9 +134,7 @@ async def get(
 
 
 def render_text(response: GetResponse[Any]) -> str:
-    """The text rendering a get tool sends with `response` (`tooling.render_get`)."""
-    from .tooling import render_get  # the MCP SDK is loaded only when a get runs
-
+    """The text rendering a get tool sends with `response` (`wire.render_get`)."""
     return render_get(response)
 
 

@@ -1,45 +1,98 @@
-"""The one place sources are registered: a source is a package `sources.<name>` listed here,
-exporting its `source`; its MCP tools are `sources.<name>.tools.register`."""
+"""The one place sources are registered.
+
+A source is a package that declares its `entry` (a `source.SourceEntry`): its `source` (name,
+id field, result model, migrations, parser), the MIME type and label of its items as resources,
+and whether it has its own tools (`<package>.tools.register`). The built-in sources are the
+packages `knowledge_mcp.sources.<name>` named in `BUILT_IN`: adding one is a package and a line
+there. An application, or a test, adds a package of its own with `register_source` before it
+builds the server.
+
+Everything that names the sources reads them here: the CLI's choices, the aggregator's fan-out
+and filters, the resource templates and listing, and the `sources`/`source` arguments of
+`knowledge_search`/`knowledge_get` (`SourceChoice`, an enum of the names registered when the
+server's tools are built).
+"""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import CoreSchema
 
 from .errors import InvalidArgumentError
-from .source import ChunkedSource
+from .source import ChunkedSource, SourceEntry
 
 if TYPE_CHECKING:  # the SDK is loaded only when a server is built (`registrars`)
     from mcp.server.mcpserver import MCPServer
 
-SOURCE_NAMES: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")
+BUILT_IN: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")
+"""The sources this package ships, in the order they are listed and searched."""
+
+ENTRIES: dict[str, SourceEntry] = {}
+SOURCES: dict[str, ChunkedSource[Any]] = {}
+SOURCE_NAMES: list[str] = []
+"""The registered sources by name, in order (changed only by `register_source` and
+`unregister_source`: read them, never assign them)."""
+_PACKAGES: dict[str, str] = {}
 
 
-def _load() -> dict[str, Any]:
-    modules = {}
-    for name in SOURCE_NAMES:
+def register_source(package: str) -> SourceEntry:
+    """Register the source package `package` (a module path whose `entry` is a `SourceEntry`)."""
+    entry = importlib.import_module(package).entry
+    if not isinstance(entry, SourceEntry):
+        raise TypeError(f"{package}.entry is not a SourceEntry")
+    if entry.name in ENTRIES:
+        raise ValueError(f"a source named {entry.name!r} is registered already")
+    ENTRIES[entry.name], SOURCES[entry.name], _PACKAGES[entry.name] = entry, entry.source, package
+    SOURCE_NAMES.append(entry.name)
+    return entry
+
+
+def unregister_source(name: str) -> None:
+    """Forget the source `name` (a test's own source, once the test is done)."""
+    del ENTRIES[name], SOURCES[name], _PACKAGES[name]
+    SOURCE_NAMES.remove(name)
+
+
+def _register_built_in() -> None:
+    for name in BUILT_IN:
         try:
-            modules[name] = importlib.import_module(f"knowledge_mcp.sources.{name}")
-        except ModuleNotFoundError as exc:
+            register_source(f"knowledge_mcp.sources.{name}")
+        except ModuleNotFoundError as exc:  # a source left out of this install
             if exc.name != f"knowledge_mcp.sources.{name}":
                 raise
-    return modules
 
 
-_MODULES = _load()
-
-SOURCES: dict[str, ChunkedSource[Any]] = {name: m.source for name, m in _MODULES.items()}
+_register_built_in()
 
 
 def registrars() -> list[Callable[[MCPServer, Callable[[str], str]], None]]:
     """Each source's `tools.register(mcp, rename)`: its tool table (and resources), published under
-    the names `rename` spells. Imported here, when a server is built, so that the
-    command line's import and search never load the MCP SDK."""
-    return [importlib.import_module(f"{m.__name__}.tools").register for m in _MODULES.values()]
+    the names `rename` spells. Imported here, when a server is built, so that the command line's
+    import and search never load the MCP SDK."""
+    return [
+        importlib.import_module(f"{_PACKAGES[name]}.tools").register
+        for name, entry in ENTRIES.items()
+        if entry.tools
+    ]
 
 
 def get_source(name: str) -> ChunkedSource[Any]:
     if name not in SOURCES:
         raise InvalidArgumentError("source", f"must be one of {', '.join(SOURCES)}")
     return SOURCES[name]
+
+
+class _Registered:
+    """A tool argument naming a source: its schema is an enum of the sources registered when
+    the schema is built (when a server builds its tools), its value one of them."""
+
+    def __get_pydantic_core_schema__(self, source_type: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return handler.generate_schema(Literal[tuple(SOURCE_NAMES)])
+
+
+SourceChoice = Annotated[str, _Registered()]
+"""A registered source's name, as a tool argument (`knowledge_search(sources=[...])`)."""

@@ -8,7 +8,6 @@ tokens, or ceil(chars / chars_per_token) when `chars_per_token` is given.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +37,6 @@ class Budget:
     max_tokens: int
     chars_per_token: int | None
     sibling_window: int
-    max_tokens_given: bool
 
     @property
     def counter(self) -> TokenCounter:
@@ -63,10 +61,6 @@ class Window:
     first_chunk: int
     last_chunk: int
     truncated: bool
-
-
-def estimate_tokens(text: str, chars_per_token: int) -> int:
-    return math.ceil(len(text) / max(1, chars_per_token))
 
 
 def with_default_mode(retrieval: Retrieval | None, mode: RetrievalMode) -> Retrieval:
@@ -101,7 +95,6 @@ def resolve_budget(retrieval: Retrieval | None, defaults: Defaults, warnings: li
         sibling_window=clamp(
             "retrieval.sibling_window", r.sibling_window, defaults.sibling_window, 0, 20, warnings
         ),
-        max_tokens_given=r.max_tokens is not None,
     )
 
 

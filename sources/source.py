@@ -202,3 +202,30 @@ class ChunkedSource(Generic[R]):
     async def rank_in_memory(self, db: Database, query: str, want: int = 10) -> Ranked | None:
         """Only the ranking step of a search, from the memory copy (for `eval`)."""
         return await rank_in_memory(db, self, query, want)
+
+
+class SourceEntry(BaseModel):
+    """What a source package declares beside its `source`, so that nothing outside the package
+    names it: `entry = SourceEntry(source=source, mime_type=..., label=...)` ends its
+    `__init__.py`, and `registry.py` collects the entries."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    source: ChunkedSource[Any]
+    """The source itself: name, id field, result model, migrations, parser, search options."""
+    mime_type: str
+    """The MIME type of an item's text read as an MCP resource (`<name>://<id>`)."""
+    label: str
+    """What one item is, for people: the title of the source's resource template."""
+    uri_variable: str = "id"
+    """The variable of its resource template (`notes://{id}`; chats: `{conversation_id}`)."""
+    tools: bool = True
+    """Whether the package has a `tools` module publishing its own `<name>_search`/`_get`
+    (`knowledge_search`, `knowledge_get` and the resources reach every source without)."""
+    render_get: Callable[[Any], str] | None = None
+    """The text a get of one of its items sends, when not the shared `wire.render_get` (chats:
+    the messages)."""
+
+    @property
+    def name(self) -> str:
+        return self.source.name

@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Annotated, Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
+from typing import Annotated, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -24,7 +24,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 
 from .errors import KnowledgeError
-from .models import GetResponse, Loc, ResultItem, Retrieval, SearchResponse
+from .models import Loc, Retrieval
 from .registry import SOURCE_NAMES
 from .retrieval import Defaults
 from .search.request import MAX_PER_ITEM, ResultField, SearchMode
@@ -179,42 +179,6 @@ def add_tools(mcp: MCPServer, tools: Iterable[Tool], rename: Callable[[str], str
         source = tool.name.partition("_")[0]
         wrapped = tool_errors(tool.fn, source if source in SOURCE_NAMES else None)
         mcp.add_tool(wrapped, name=rename(tool.name), title=tool.title, annotations=tool.annotations)
-
-
-def _hit_line(r: ResultItem) -> str:
-    extras = []
-    if r.tags:
-        extras.append("tags: " + ", ".join(r.tags[:6]))
-    if r.matched_terms:
-        extras.append("matched: " + ", ".join(r.matched_terms))
-    if r.reason:
-        extras.append("why: " + r.reason)
-    tail = f" ({'; '.join(extras)})" if extras else ""
-    line = f"{r.rank}. [{r.score:.2f}] {r.title} — {r.uri}{tail}\n   {r.snippet}"
-    return line + (f"\n   content: {r.content}" if r.content else "")
-
-
-def render_search(response: SearchResponse[Any]) -> str:
-    head = f"{response.count} result(s), about {response.total_estimated} in all"
-    if response.has_more:
-        head += f"; next page: offset={response.next_offset}"
-    lines = [head, *(_hit_line(r) for r in response.results)]
-    if response.expanded_terms:
-        lines.append("expanded: " + "; ".join(response.expanded_terms))
-    lines += [f"warning: {w}" for w in response.warnings]
-    return "\n".join(lines)
-
-
-def render_get(response: GetResponse[Any]) -> str:
-    m = response.meta
-    head = f"{m.title} — {m.uri} ({response.mode_used}, ~{response.estimated_tokens} tokens"
-    head += ", truncated)" if response.truncated else ")"
-    content = response.content if isinstance(response.content, str) else str(response.content)
-    lines = [head, "", content]
-    if response.next is not None:
-        lines += ["", f"continue with loc={dump(response.next.loc)} retrieval={response.next.retrieval}"]
-    lines += [f"warning: {w}" for w in response.warnings]
-    return "\n".join(lines)
 
 
 def tool_result(model: BaseModel, text: str) -> CallToolResult:

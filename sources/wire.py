@@ -4,7 +4,10 @@
 default and copies of what another field already says (an item's `id` is the tail of its `uri`;
 a media `loc` repeats the media id). The published output schemas (`SearchOutput`, `GetOutput`)
 describe that form: the fields every result has, and room for the fields its source adds
-(DESIGN §5), so one small schema serves every source's tools.
+(DESIGN §5), so one small schema serves every source's tools. The text a tool sends beside
+it, for hosts whose model reads text, is rendered here too (`render_search`, `render_get`):
+pure functions of the response models (a source with a response of its own renders it beside
+its models: `chats/models.py`, `notes/rendering.py`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import ResultItem
+from .models import GetResponse, ResultItem, SearchResponse
 
 # Fields that stay on the wire as null: their absence would be ambiguous.
 KEEP_NULL = frozenset({"next_offset", "top_score", "next"})
@@ -191,3 +194,40 @@ class GetOutput(BaseModel):
     truncated: bool
     next: dict[str, Any] | None = Field(description="Arguments for the same get tool to read on.")
     warnings: list[str] = Field(default_factory=list)
+
+
+def hit_line(r: ResultItem) -> str:
+    """One search hit: rank, score, title, uri, tags, matched terms and why; then its snippet."""
+    extras = []
+    if r.tags:
+        extras.append("tags: " + ", ".join(r.tags[:6]))
+    if r.matched_terms:
+        extras.append("matched: " + ", ".join(r.matched_terms))
+    if r.reason:
+        extras.append("why: " + r.reason)
+    tail = f" ({'; '.join(extras)})" if extras else ""
+    line = f"{r.rank}. [{r.score:.2f}] {r.title} — {r.uri}{tail}\n   {r.snippet}"
+    return line + (f"\n   content: {r.content}" if r.content else "")
+
+
+def render_search(response: SearchResponse[Any]) -> str:
+    head = f"{response.count} result(s), about {response.total_estimated} in all"
+    if response.has_more:
+        head += f"; next page: offset={response.next_offset}"
+    lines = [head, *(hit_line(r) for r in response.results)]
+    if response.expanded_terms:
+        lines.append("expanded: " + "; ".join(response.expanded_terms))
+    lines += [f"warning: {w}" for w in response.warnings]
+    return "\n".join(lines)
+
+
+def render_get(response: GetResponse[Any]) -> str:
+    m = response.meta
+    head = f"{m.title} — {m.uri} ({response.mode_used}, ~{response.estimated_tokens} tokens"
+    head += ", truncated)" if response.truncated else ")"
+    content = response.content if isinstance(response.content, str) else str(response.content)
+    lines = [head, "", content]
+    if response.next is not None:
+        lines += ["", f"continue with loc={dump(response.next.loc)} retrieval={response.next.retrieval}"]
+    lines += [f"warning: {w}" for w in response.warnings]
+    return "\n".join(lines)

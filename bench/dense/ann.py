@@ -24,7 +24,7 @@ from knowledge_mcp.sources.search.dense.ann.hits import WINDOWS_PER_ITEM
 from knowledge_mcp.sources.search.dense.ann.store import DTYPE, new_index
 from knowledge_mcp.sources.search.dense.retriever import POOL
 
-from .speed import BLOCK, stats, the_model, unit_matrix
+from .synthetic import BLOCK, stats, the_model, unit_matrix
 
 CLUSTERS = 2_000
 SPREAD = 1.33

@@ -10,9 +10,6 @@
   best `POOL`, time per query and the matrix's memory; and the approximate index search builds
   for large sources (`sources/search/dense/ann/`): latency, recall@10 against exact.
 
-`python -m knowledge_mcp.bench.dense.speed --sizes 10000 100000` measures hybrid search alone
-on bench corpora of those sizes (in chunks; a source past `ann.MIN_WINDOWS` windows searches
-its approximate index).
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense import vectors
-from knowledge_mcp.sources.search.dense.embedder import Embedder, embedder, unavailable
+from knowledge_mcp.sources.search.dense.embedder import Embedder
 from knowledge_mcp.sources.search.dense.index import DenseIndex, dense_indexes
 from knowledge_mcp.sources.search.dense.query_vectors import QUERY_VECTORS
 from knowledge_mcp.sources.search.dense.retriever import POOL, _best
@@ -38,29 +35,18 @@ from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 
 from ..corpus import Corpus
-from ..evaluation import spread
 from ..phases import USER, bench_aggregator
+from .ann import compare
+from .synthetic import stats, the_model, unit_matrix
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "notes"
 PASSAGE_WORDS = 200
 SAMPLE = 64
 DENSE_QUERIES = 50
-BLOCK = 100_000
 CHILD = (
     "import json, sys; from knowledge_mcp.bench.dense.speed import _embed_in_child as run; "
     "print(json.dumps(run(json.load(sys.stdin))))"
 )
-
-
-def stats(ms: list[float]) -> dict[str, float]:
-    return spread(ms, 3)
-
-
-def the_model() -> Embedder:
-    model = embedder()
-    if model is None:
-        raise KnowledgeError(f"--dense: {unavailable()}")
-    return model
 
 
 def passages(folder: Path = FIXTURES, words: int = PASSAGE_WORDS, limit: int = SAMPLE) -> list[str]:
@@ -160,22 +146,10 @@ async def hybrid_search(queries: list[str], dbs: dict[str, Database]) -> dict[st
     return {"queries": len(queries), "query_embedded_each_time": True, "per_source": per_source}
 
 
-def unit_matrix(n: int, dim: int, seed: int = 1) -> np.ndarray:
-    """`n` random unit rows of float32, made a block at a time (no float64 copy of the whole)."""
-    rng = np.random.default_rng(seed)
-    out = np.empty((n, dim), np.float32)
-    for start in range(0, n, BLOCK):
-        block = rng.standard_normal((min(BLOCK, n - start), dim), dtype=np.float32)
-        out[start : start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
-    return out
-
-
 def dense_stage(n: int, dim: int = 384, queries: int = DENSE_QUERIES) -> dict[str, Any]:
     """The dense stage alone over `n` synthetic one-window items: exact cosine (every item's best,
     the top `POOL`) and the approximate index as search builds it (`bench.dense.ann`: latency
     and recall@10 against exact)."""
-    from .ann import compare
-
     t0 = time.perf_counter()
     matrix = unit_matrix(n, dim)
     ids = np.arange(n, dtype=np.int64)
@@ -222,41 +196,3 @@ async def bench_dense(corpus: Corpus, data_dir: Path, dense_vectors: int) -> dic
         "knowledge_search_hybrid": everywhere,
         "dense_stage": dense_stage(dense_vectors),
     }
-
-
-async def hybrid_at(size: int, seed: int = 1) -> dict[str, Any]:
-    """Hybrid search alone over a bench corpus of about `size` chunks (synthetic vectors)."""
-    import tempfile
-
-    from ..run import BenchOptions, prepare
-
-    with tempfile.TemporaryDirectory(prefix="knowledge-mcp-hybrid-") as tmp:
-        corpus, _, _ = await prepare(BenchOptions(size=size, seed=seed), Path(tmp))
-        queries = [q for _, q in corpus.queries]
-        spread = queries[:: max(1, len(queries) // DENSE_QUERIES)][:DENSE_QUERIES]
-        dbs = {
-            name: await open_database(database_path(Path(tmp), USER, name), source.migrations)
-            for name, source in SOURCES.items()
-        }
-        try:
-            return {"size": size, **await hybrid_search(spread, dbs)}
-        finally:
-            for db in dbs.values():
-                await db.close()
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    import anyio
-
-    parser = argparse.ArgumentParser(prog="python -m knowledge_mcp.bench.dense.speed")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    args = parser.parse_args(argv)
-    for size in args.sizes:
-        print(json.dumps(anyio.run(hybrid_at, size)), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,8 +2,8 @@
 
 A host attaches a resource whole, so `resources/read` returns at most `max_chars` characters of
 the item's text, cut at a paragraph, line or word boundary near the cap, then one marker line:
-how much was shown, and the `knowledge_get` (and the source's own get) call that reads on from
-the cut in `full` mode.
+how much was shown, and the `knowledge_get` (and the source's own get, if it has one) call that
+reads on from the cut in `full` mode.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def marker(
     shown: int,
     total: int,
     uri: str,
-    get_tool: str,
+    get_tool: str | None,
     id_field: str,
     item_id: str,
     loc: dict[str, Any],
@@ -53,8 +53,8 @@ def marker(
     """The line after a cut text: what was shown and the call that reads on from the cut."""
     where = json.dumps(loc, separators=(", ", ": "))
     how = json.dumps({"mode": "full", "max_tokens": CONTINUE_MAX_TOKENS}, separators=(", ", ": "))
+    own = f' or {get_tool}({id_field}="{item_id}", loc={where}, retrieval={how})' if get_tool else ""
     return (
         f"\n\n[truncated: {shown:,} of {total:,} characters shown. Read on with "
-        f'{knowledge_get}(uri="{uri}", loc={where}, retrieval={how}) '
-        f'or {get_tool}({id_field}="{item_id}", loc={where}, retrieval={how})]'
+        f'{knowledge_get}(uri="{uri}", loc={where}, retrieval={how}){own}]'
     )

@@ -16,10 +16,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp_types import Annotations, ListResourcesResult, PaginatedRequestParams, Resource
 
-from knowledge_mcp.sources.registry import SOURCE_NAMES
+from knowledge_mcp.sources.registry import ENTRIES, SOURCE_NAMES
 from knowledge_mcp.sources.tooling import current_call
-
-from .items import MIME_TYPES
 
 RECENT_SQL = """SELECT item_id, title, last_modified FROM {p}_items
     ORDER BY last_modified DESC, item_id LIMIT ?"""
@@ -35,7 +33,7 @@ def recent_resource(source: str, row: Any) -> Resource:
         name=title,
         title=title,
         description=f"{source} item, last modified {row['last_modified']}",
-        mime_type=MIME_TYPES[source],
+        mime_type=ENTRIES[source].mime_type,
         annotations=Annotations(last_modified=row["last_modified"]),
     )
 

@@ -22,13 +22,12 @@ from knowledge_mcp.sources.tooling import Tool, add_tools, tool_result
 
 from ..call import RequestCall, current_call
 from ..protocol_errors import protocol_error
-from . import export, timeline
+from . import export
 from .citations import mark_stale, titles
 from .store import StoredSession
 from .transport import validate_session_id
 
 NAME_LIMIT = 200
-NOTE_LIMIT = timeline.TEXT_LIMIT
 LIST_LIMIT = 100
 ExportFormat = Literal["markdown", "json"]
 

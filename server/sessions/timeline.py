@@ -17,7 +17,6 @@ from typing import Any, Protocol
 from knowledge_mcp.sources.storage.db import Database, Migration
 
 EVENT_LIMIT = 5000
-KINDS = ("search", "get", "verify", "cite", "note")
 DROPPABLE = ("search", "get", "verify")
 SEARCH_URIS = 20  # result URIs a search event keeps (the first page of knowledge_search)
 TEXT_LIMIT = 4000  # characters of a claim, quote or note kept

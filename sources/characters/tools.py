@@ -24,11 +24,9 @@ from ..tooling import (
     add_tools,
     current_call,
     item_id_of,
-    render_get,
-    render_search,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput
+from ..wire import GetOutput, SearchOutput, render_get, render_search
 from .source import source
 
 CharacterId = Annotated[

@@ -3,6 +3,16 @@
 The plain format is documented in `parsing.py`.
 """
 
+from ..source import SourceEntry
+from .models import render_get
 from .source import ChatsSource, source
 
-__all__ = ["ChatsSource", "source"]
+__all__ = ["ChatsSource", "entry", "source"]
+
+entry = SourceEntry(
+    source=source,
+    mime_type="text/plain",
+    label="Chat conversation",
+    uri_variable="conversation_id",
+    render_get=render_get,
+)

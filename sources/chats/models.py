@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..models import GetResponse, Loc, NextStep, ResultItem
+from ..wire import dump
 
 ChatMode = Literal["page", "snippet", "chunk", "chunk_with_siblings", "full", "auto"]
 
@@ -49,3 +50,18 @@ class ChatGetResponse(GetResponse[ChatResult]):
     page: int | None = Field(default=None, description="The page returned, in page mode.")
     page_count: int | None = Field(default=None, description="Pages in the conversation at this page_size.")
     message_count: int = Field(default=0, description="Messages in the whole conversation.")
+
+
+def render_get(response: ChatGetResponse) -> str:
+    """The text chats_get (and knowledge_get of a conversation) sends: its messages. Pure."""
+    m = response.meta
+    head = f"{m.title} — {m.uri} ({response.mode_used}, ~{response.estimated_tokens} tokens"
+    head += f", {response.message_count} messages" + (", truncated)" if response.truncated else ")")
+    lines = [head, ""]
+    for msg in response.content:
+        stamp = f" [{msg.timestamp}]" if msg.timestamp else ""
+        lines += [f"#{msg.message_index} {msg.sender} ({msg.role}){stamp}:", msg.text, ""]
+    if response.next is not None:
+        lines.append(f"continue with {dump(response.next)}")
+    lines += [f"warning: {w}" for w in response.warnings]
+    return "\n".join(lines).rstrip()

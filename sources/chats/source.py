@@ -30,7 +30,7 @@ from ..text.snippets import make_snippet
 from .exports import chatgpt_conversation, claude_conversation
 from .links import open_links
 from .migrations import MIGRATIONS
-from .models import ChatGetResponse, ChatMessage, ChatNextStep, ChatResult
+from .models import ChatGetResponse, ChatMessage, ChatNextStep, ChatResult, render_get
 from .parsing import Reader, build_item, conversations_from_json, loads, plain_conversation
 from .reading import Window, around, forward
 from .sillytavern import is_sillytavern, json_lines, sillytavern_conversation
@@ -294,8 +294,6 @@ class _Reading:
 
 
 def _render(response: ChatGetResponse) -> str:
-    from .tools import render_get  # the MCP SDK is loaded only when a get runs
-
     return render_get(response)
 
 

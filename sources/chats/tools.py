@@ -23,11 +23,10 @@ from ..tooling import (
     add_tools,
     current_call,
     item_id_of,
-    render_search,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput, dump
-from .models import ChatGetResponse
+from ..wire import GetOutput, SearchOutput, render_search
+from .models import render_get
 from .source import MAX_PAGE_SIZE, ChatsOptions, SearchBy, source
 
 By = Annotated[SearchBy, Field(description="both (default): title or messages; title; message.")]
@@ -45,20 +44,6 @@ PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE, description="Messages pe
 GetRetrieval = Annotated[
     Retrieval | None, Field(description="Omit for a page of messages; or a budgeted mode around loc.")
 ]
-
-
-def render_get(response: ChatGetResponse) -> str:
-    m = response.meta
-    head = f"{m.title} — {m.uri} ({response.mode_used}, ~{response.estimated_tokens} tokens"
-    head += f", {response.message_count} messages" + (", truncated)" if response.truncated else ")")
-    lines = [head, ""]
-    for msg in response.content:
-        stamp = f" [{msg.timestamp}]" if msg.timestamp else ""
-        lines += [f"#{msg.message_index} {msg.sender} ({msg.role}){stamp}:", msg.text, ""]
-    if response.next is not None:
-        lines.append(f"continue with {dump(response.next)}")
-    lines += [f"warning: {w}" for w in response.warnings]
-    return "\n".join(lines).rstrip()
 
 
 async def chats_search(

@@ -25,11 +25,9 @@ from ..tooling import (
     add_tools,
     current_call,
     item_id_of,
-    render_get,
-    render_search,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput, dump
+from ..wire import GetOutput, SearchOutput, dump, render_get, render_search
 from .models import MediaType, TranscriptFormat, TranscriptResponse
 from .source import MediaOptions, source
 

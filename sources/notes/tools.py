@@ -24,13 +24,12 @@ from ..tooling import (
     add_tools,
     current_call,
     item_id_of,
-    render_get,
-    render_search,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput
+from ..wire import GetOutput, SearchOutput, render_get, render_search
+from .rendering import render_write
 from .source import NotesOptions, source
-from .writing import WRITING_CALL, NoteWriter, WriteResult
+from .writing import WRITING_CALL, NoteWriter
 
 NoteId = Annotated[str, item_id_of("notes"), Field(description="A notes_search result's uri or id.")]
 
@@ -133,15 +132,6 @@ async def notes_update(
     )
     await WRITING_CALL.get().items_changed(source.name, updated=(result.uri,))
     return tool_result(result, render_write(result))
-
-
-def render_write(result: WriteResult) -> str:
-    lines = [f"{result.title} — {result.uri} ({result.path}, version {result.version})"]
-    if result.recommendation:
-        lines.append("recommendation: review_first (a near-identical note exists)")
-    lines += [f"similar: {d.title} — {d.uri} ({d.similarity:.2f})" for d in result.duplicates or []]
-    lines += [f"warning: {w}" for w in result.warnings or []]
-    return "\n".join(lines)
 
 
 TOOLS = (

@@ -40,9 +40,9 @@ MMAP_SIZE = 1 << 40
 """Memory-map the whole database file (SQLite caps this at its build's limit, 2 GB here).
 
 Reads then come straight from the mapped file (the OS page cache) instead of a read call and a
-copy into the connection's own page cache per page: a search's first look at a large
-source's term pages cost 20-35 ms through read calls at 1M chunks, 2-6 ms mapped. The mapping
-is address space, not memory: the pages are the OS's shared, reclaimable file cache.
+copy into the connection's own page cache per page, which a large source's first look at its
+term pages pays for (`docs/performance.md`, fourth pass). The mapping is address space, not
+memory: the pages are the OS's shared, reclaimable file cache.
 """
 
 

@@ -147,8 +147,8 @@ class Importer:
         """After a large import, merge the FTS index's segments into one (FTS5 `optimize`).
 
         A bulk load leaves the index in several segments, and every query term is looked up in
-        each: at 320,000 chunks one segment makes searches 20-30 % faster (docs/performance.md).
-        It rewrites the whole index (~10 s at that size), so only an import that wrote
+        each, so one segment makes a large source's searches faster (docs/performance.md, fourth pass).
+        It rewrites the whole index (seconds at that size), so only an import that wrote
         `OPTIMIZE_MIN_CHUNKS` chunks and a tenth of the source does it; smaller ones leave it to
         FTS5's own incremental merging. One transaction: a crash leaves the index as it was."""
         if self.chunks_written < OPTIMIZE_MIN_CHUNKS:
@@ -254,7 +254,7 @@ class Importer:
 
     async def _insert_chunks(self, conn: aiosqlite.Connection, rows: list[tuple[Any, ...]]) -> None:
         """Chunk rows in multi-row INSERTs: the FTS trigger then runs inside a few statements
-        instead of one per row, ~2.5× faster for FTS5 (5,750 SciFact chunks: 0.86 → 0.35 s)."""
+        instead of one per row, much faster for FTS5 (docs/performance.md, "Import")."""
         for at in range(0, len(rows), CHUNKS_PER_INSERT):
             part = rows[at : at + CHUNKS_PER_INSERT]
             values = ",".join([CHUNK_VALUES] * len(part))

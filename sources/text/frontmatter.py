@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-# libyaml's parser when PyYAML was built with it (its wheels are): the same safe loading, ~5×
-# faster than the pure-Python parser, which was most of a folder import's time.
+# libyaml's parser when PyYAML was built with it (its wheels are): the same safe loading, much
+# faster than the pure-Python parser, which was most of a folder import's time (docs/performance.md).
 SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FRONT_MATTER = re.compile(
     r"\A\ufeff?---[ \t]*\r?\n(?:(.*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL

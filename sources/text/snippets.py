@@ -1,7 +1,7 @@
 """Snippets: short plain text around the first match, cut at sentence or word boundaries.
 
-Pure: no I/O. Match positions come from FTS5 `highlight()` markers, so the snippet centres on
-what the index actually matched (stemmed forms included).
+Pure: no I/O. Match positions come from the query's matcher (`search/stemming.py`), so the
+snippet centres on what the query matched (stemmed forms included).
 """
 
 from __future__ import annotations
@@ -13,31 +13,12 @@ MIN_SNIPPET_LENGTH = 50
 MAX_SNIPPET_LENGTH = 1000
 ELLIPSIS = "…"
 
-# Markers FTS5 highlight() puts around matched tokens; control characters never in our text.
-MARK_OPEN = "\x02"
-MARK_CLOSE = "\x03"
-
 _SENTENCE_END = re.compile(r"[.!?。！？][\"')\]]?\s")
 
 
 def collapse(text: str) -> str:
     """Plain text with every whitespace run as one space, trimmed."""
     return " ".join(text.split())
-
-
-def split_marked(marked: str) -> tuple[str, list[tuple[int, int]], list[str]]:
-    """Strip highlight markers: the plain text, the match spans in it, and the matched words."""
-    plain: list[str] = []
-    spans: list[tuple[int, int]] = []
-    words: list[str] = []
-    pos = 0
-    for i, part in enumerate(re.split(f"[{MARK_OPEN}{MARK_CLOSE}]", marked)):
-        if i % 2:
-            spans.append((pos, pos + len(part)))
-            words.append(part)
-        plain.append(part)
-        pos += len(part)
-    return "".join(plain), spans, words
 
 
 def _collapse_with_position(text: str, position: int) -> tuple[str, int]:

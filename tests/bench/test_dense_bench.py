@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge_mcp.bench.dense.speed import bench_dense, dense_stage, passages, unit_matrix
+from knowledge_mcp.bench.dense.speed import bench_dense, dense_stage, passages
+from knowledge_mcp.bench.dense.synthetic import unit_matrix
 from knowledge_mcp.bench.report import print_dense
 from knowledge_mcp.bench.run import BenchOptions, prepare
 from knowledge_mcp.sources.registry import SOURCES

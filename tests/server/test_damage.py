@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from knowledge_mcp.server.cli import main
-from knowledge_mcp.server.cli.damage.findings import find_damage
+from knowledge_mcp.server.cli.damage.findings import damage_of
 from knowledge_mcp.sources.storage.damage import integrity
 from tests.conftest import FIXTURES, call, error, import_into, source_of
 from tests.server.cli.test_doctor import line, run
@@ -166,7 +166,7 @@ async def test_repair_restores_every_item_whose_file_exists_and_their_vectors(
     for path in gone:
         path.unlink()
     damaged = digest(db)
-    assert [(f.source, f.user) for f in find_damage(data_dir)] == [("notes", "local")]
+    assert damage_of(db) is not None
 
     code, out, _ = await cli(capsys, "repair", "notes", "--data-dir", str(data_dir))
 
@@ -185,7 +185,7 @@ async def test_repair_restores_every_item_whose_file_exists_and_their_vectors(
     assert all(h == text_hash(title, body) for title, body, h in links)
     assert len(texts) * 0.8 < len(links) <= len(texts)
     assert f"{len(links)} chunk(s) got their vectors back" in out
-    assert find_damage(data_dir) == []
+    assert damage_of(db) is None
 
 
 async def test_after_repair_the_server_answers_from_the_rebuilt_source(

@@ -1,4 +1,4 @@
-"""Retrieval modes under a token budget: resolve_budget, chunk_window, full_window, estimate_tokens."""
+"""Retrieval modes under a token budget: resolve_budget, chunk_window, full_window, the token count."""
 
 from __future__ import annotations
 
@@ -11,17 +11,17 @@ from knowledge_mcp.sources.retrieval import (
     Defaults,
     Span,
     chunk_window,
-    estimate_tokens,
     full_window,
     resolve_budget,
     with_default_mode,
 )
+from knowledge_mcp.sources.text.tokens import TokenCounter
 
 DEFAULTS = Defaults()
 
 
 def budget(max_tokens: int = 100, chars_per_token: int = 1, sibling_window: int = 2) -> Budget:
-    return Budget("chunk_with_siblings", 300, max_tokens, chars_per_token, sibling_window, True)
+    return Budget("chunk_with_siblings", 300, max_tokens, chars_per_token, sibling_window)
 
 
 def equal_chunks(count: int, size: int) -> tuple[str, list[Span]]:
@@ -57,7 +57,6 @@ def test_defaults_apply_when_nothing_is_given() -> None:
         None, Defaults(snippet_length=200, max_tokens=1000, chars_per_token=3, sibling_window=1), warnings
     )
     assert (b.snippet_length, b.max_tokens, b.chars_per_token, b.sibling_window) == (200, 1000, 3, 1)
-    assert b.max_tokens_given is False
     assert b.max_chars == 3000
     assert warnings == []
 
@@ -110,7 +109,6 @@ def test_in_range_knobs_are_used_as_given_without_warnings() -> None:
         warnings,
     )
     assert (b.max_tokens, b.chars_per_token, b.sibling_window, b.snippet_length) == (50, 10, 0, 1000)
-    assert b.max_tokens_given is True
     assert warnings == []
 
 
@@ -126,10 +124,10 @@ def test_in_range_knobs_are_used_as_given_without_warnings() -> None:
         ("abc", 0, 3),
     ],
 )
-def test_estimate_tokens_is_the_ceiling_of_chars_over_chars_per_token(
+def test_a_chars_per_token_count_is_the_ceiling_of_chars_over_chars_per_token(
     text: str, cpt: int, tokens: int
 ) -> None:
-    assert estimate_tokens(text, cpt) == tokens
+    assert TokenCounter(cpt).count(text) == tokens
 
 
 # (max_chars, sibling_window, anchor, expected first and last chunk) for 9 chunks of 10 chars
@@ -237,7 +235,7 @@ def test_the_token_budget_is_never_exceeded() -> None:
     for max_tokens in (50, 60, 100, 333):
         b = budget(max_tokens, 4, 20)
         window = chunk_window(text, chunks, 15, b, siblings=True)
-        assert estimate_tokens(text[window.start : window.end], b.chars_per_token) <= max_tokens
+        assert b.counter.count(text[window.start : window.end]) <= max_tokens
 
 
 @pytest.mark.parametrize("max_chars", [7, 20, 33, 100, 499, 500, 10_000])

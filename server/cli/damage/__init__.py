@@ -1,1 +1,1 @@
-"""`knowledge-mcp repair` (`repair`) and the damage findings `doctor` reports (`repair.find_damage`)."""
+"""`knowledge-mcp repair` (`repair`) and the damage `doctor` reports (`findings.doctor_finding`)."""

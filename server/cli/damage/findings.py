@@ -1,13 +1,11 @@
-"""What `doctor` reports about damage: SQLite's full `integrity_check` over every user's every
-source database, one finding (source, user, problem, remedy) per damaged one."""
+"""What `doctor` and `repair` find about damage: SQLite's full `integrity_check` of a source
+database, and `doctor`'s finding (the file, the damage, the `repair` to run) for a damaged one."""
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
-from knowledge_mcp.sources.registry import SOURCE_NAMES
 from knowledge_mcp.sources.storage.damage import integrity
 from knowledge_mcp.sources.storage.damage.failures import REPAIR_DOES, repair_command
 from knowledge_mcp.sources.storage.users import user_of_folder
@@ -25,35 +23,6 @@ def damage_of(path: Path) -> str | None:
     except (sqlite3.Error, OSError) as exc:  # not a SQLite file at all, unreadable
         return str(exc)
     return findings[0] if findings else None
-
-
-@dataclass(frozen=True)
-class IntegrityFinding:
-    """One damaged source database, for `doctor`: whose, what is wrong, what to run."""
-
-    source: str
-    user: str
-    problem: str
-    remedy: str
-
-
-def find_damage(data_dir: Path) -> list[IntegrityFinding]:
-    """Run SQLite's full `integrity_check` over every user's every source database under
-    `data_dir`: one finding per damaged one (none: the store is clean). Synchronous and as slow
-    as the check (it reads every page): for `doctor`, not for a request."""
-    findings = []
-    users = data_dir / "users"
-    for home in sorted(p for p in users.iterdir() if p.is_dir()) if users.is_dir() else ():
-        user = user_of_folder(home.name) or home.name
-        for source in SOURCE_NAMES:
-            path = home / f"{source}.db"
-            if integrity.stamp(path) is None:
-                continue
-            problem = damage_of(path)
-            if problem is not None:
-                remedy = repair_command(source, user).removeprefix("run ")
-                findings.append(IntegrityFinding(source, user, problem, f"{remedy} {REPAIR_DOES}"))
-    return findings
 
 
 def doctor_finding(conn: sqlite3.Connection, path: Path, source: str) -> Finding | None:

@@ -59,7 +59,7 @@ from ...request_config import EMPTY, RequestConfig, parse
 from ..inbound import Refusal, log_refusal, read_message
 
 SUBPROTOCOL = "mcp"
-CLOSE_NORMAL, CLOSE_GOING_AWAY, CLOSE_UNSUPPORTED_DATA, CLOSE_POLICY = 1000, 1001, 1003, 1008
+CLOSE_GOING_AWAY, CLOSE_UNSUPPORTED_DATA, CLOSE_POLICY = 1001, 1003, 1008
 LOOPBACK_SECURITY = TransportSecuritySettings(
     enable_dns_rebinding_protection=True,
     allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],

@@ -146,7 +146,7 @@ def declared_charset(raw: bytes) -> str | None:
 
 
 def _pdf_reader(raw: bytes) -> PdfReader:
-    from pypdf import PdfReader  # here: only PDFs need it (~70 ms to load)
+    from pypdf import PdfReader  # here: only PDFs need it, and it is slow to load
     from pypdf.errors import PyPdfError
 
     if b"%%EOF" not in raw.rstrip()[-4096:]:

@@ -46,7 +46,7 @@ async def check(
     """The check for a note titled `title` with body `text` (`exclude`: the note's own id), among
     the notes of `db` (a SQLite `Database` or a PostgreSQL `PgItems`).
 
-    The model is loaded (once per process, ~0.7 s) before the budget starts, and only when the
+    The model is loaded (once per process) before the budget starts, and only when the
     notes have vectors to compare with: without them the check is lexical and loads nothing."""
     if budget_ms <= 0:
         return DuplicateCheck()

@@ -2,10 +2,9 @@
 
 Words are lower-cased runs of letters and digits. `top_terms` picks the words that best find
 a text's look-alikes (frequent in it, not stop words, longest first on ties); `resemblance` is
-the cosine of the texts' content-word and word-pair counts. On the fixture vault it tracks the
-embedding cosine (`duplicates`): a re-saved note 1.0, 5 % of its words changed ~0.92, 15 %
-~0.70, the nearest other note ~0.12 (word 3-shingle Jaccard gave 0.76 / 0.46 / 0.005: a lightly
-edited note fell below the review line).
+the cosine of the texts' content-word and word-pair counts. It tracks the embedding cosine
+(`duplicates`) closely enough that a lightly edited note stays above the review line, which word
+shingles did not (`docs/performance.md`, "Note writes").
 """
 
 from __future__ import annotations

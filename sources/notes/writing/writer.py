@@ -178,7 +178,8 @@ class NoteWriter:
     async def index(self, found: Found) -> None:
         """Import the file through the import runner (one batch of one file: read, hashed, parsed
         and written with its record, skipped when unchanged), looking up only this file's record
-        (a whole run reads every file's: 40 ms a write at 5,000 notes); a failure is an error."""
+        (a whole run reads every file's, a cost that grows with the notes: docs/performance.md);
+        a failure is an error."""
         run = ImportRun(self.store.item_store())
         known = await self.store.known_file(str(stored_path(found.path)))
         run.known = {known["path"]: known} if known is not None else {}

@@ -20,7 +20,7 @@ queries, scored on the fifth) the former one scored the same out of fold (nDCG@1
 per-fold weights within ±0.05 of the fit on all of train. Only the ratio of the two weights
 orders the candidates: it was chosen on train nDCG@10 over a grid (0.081; the log-loss fit's
 0.0844 gives 0.7481), then scale and bias refitted by log-loss at that ratio
-(`python -m knowledge_mcp.bench.split.calibration`).
+(`python -m experiments.split.calibration`).
 
 `logistic` is a logistic regression of relevance on the two signals (the logit of the
 calibrated bm25 score, and the cosine), fitted on those candidates' qrels: the fused score is

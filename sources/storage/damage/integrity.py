@@ -27,7 +27,7 @@ QUICK_CHECK_ERRORS = 5
 """`quick_check(N)`: stop after N findings (one is enough to call the file damaged)."""
 QUICK_CHECK_SECONDS = 120.0
 """The longest a check at open may take; past it the file is served unchecked (and logged).
-Measured on notes.db (docs/damage.md): 47 ms at 10k chunks of the bench corpus, 0.95 s at 100k."""
+Far above what a check costs at the sizes measured (`docs/performance.md`, "The damage check")."""
 CORRUPTION_CODES = {11, 26}
 """SQLITE_CORRUPT and SQLITE_NOTADB (primary codes): the file itself is damaged."""
 WAL_HEADER_BYTES = 32

@@ -14,8 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from knowledge_mcp.server.resources.items import MIME_TYPES
-from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
+from knowledge_mcp.sources.registry import ENTRIES, SOURCE_NAMES, get_source
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from tests.conftest import FIXTURES, ROOT, call, import_into, serve_args
 
@@ -65,7 +64,7 @@ async def test_a_search_hits_uri_reads_as_that_items_text_with_its_mime_type_in_
             uri = (await first_hit(client, source))["uri"]
             read = await client.read_resource(uri)
             [content] = read.contents
-            assert content.uri == uri and content.mime_type == MIME_TYPES[source]
+            assert content.uri == uri and content.mime_type == ENTRIES[source].mime_type
             assert content.text == await stored_text(imported, uri), source
 
 
@@ -138,7 +137,7 @@ async def test_resources_list_is_the_static_resources_then_a_bounded_page_of_rec
         assert listed[0].uri == "media://types" and len(listed) == 6
         stamps = [r.annotations.last_modified for r in listed[1:] if r.annotations is not None]
         assert len(stamps) == 5 and stamps == sorted(stamps, reverse=True)
-        assert all(r.title and r.mime_type == MIME_TYPES[r.uri.split("://")[0]] for r in listed[1:])
+        assert all(r.title and r.mime_type == ENTRIES[r.uri.split("://")[0]].mime_type for r in listed[1:])
     async with client_factory(resource_list_limit=0) as client:
         assert [r.uri for r in (await client.list_resources()).resources] == ["media://types"]
 
@@ -149,5 +148,5 @@ async def test_over_stdio_a_hits_uri_reads_as_its_text(imported: Path) -> None:
         for source in ("notes", "chats"):
             uri = (await first_hit(client, source))["uri"]
             content = (await client.read_resource(uri)).contents[0]
-            assert content.mime_type == MIME_TYPES[source]
+            assert content.mime_type == ENTRIES[source].mime_type
             assert content.text == await stored_text(imported, uri)

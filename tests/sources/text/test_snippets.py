@@ -1,4 +1,4 @@
-"""make_snippet, split_marked and the size-knob clamps: tables of inputs, plus a seeded property run."""
+"""make_snippet and the size-knob clamps: tables of inputs, plus a seeded property run."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ import pytest
 
 from knowledge_mcp.sources.text.snippets import (
     ELLIPSIS,
-    MARK_CLOSE,
-    MARK_OPEN,
     _make_snippet,
     clamp,
     clamp_snippet_length,
     collapse,
     make_snippet,
-    split_marked,
 )
 
 PROSE = (
@@ -130,35 +127,6 @@ def test_seeded_random_texts_keep_every_snippet_invariant(length: int) -> None:
         assert len(snippet) <= length, (text, at)
         assert word in snippet, (text, at, snippet)
         assert_word_boundaries(snippet, collapse(text))
-
-
-def test_split_marked_strips_markers_and_reports_spans_and_words() -> None:
-    marked = f"The {MARK_OPEN}quick{MARK_CLOSE} brown {MARK_OPEN}foxes{MARK_CLOSE} run"
-    plain, spans, words = split_marked(marked)
-    assert plain == "The quick brown foxes run"
-    assert spans == [(4, 9), (16, 21)]
-    assert words == ["quick", "foxes"]
-    assert [plain[a:b] for a, b in spans] == words
-
-
-@pytest.mark.parametrize(
-    ("marked", "plain", "spans"),
-    [
-        ("no marks at all", "no marks at all", []),
-        (f"{MARK_OPEN}all{MARK_CLOSE}", "all", [(0, 3)]),
-        (f"{MARK_OPEN}a{MARK_CLOSE}{MARK_OPEN}b{MARK_CLOSE}", "ab", [(0, 1), (1, 2)]),
-        ("", "", []),
-    ],
-)
-def test_split_marked_edge_cases(marked: str, plain: str, spans: list[tuple[int, int]]) -> None:
-    assert split_marked(marked)[:2] == (plain, spans)
-
-
-def test_a_marked_match_positions_the_snippet() -> None:
-    marked = PROSE.replace("overnight", f"{MARK_OPEN}overnight{MARK_CLOSE}")
-    plain, spans, _ = split_marked(marked)
-    assert plain == PROSE
-    assert "overnight" in make_snippet(plain, 60, spans[0][0])
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,0 @@
-"""Reliability probes: the real server attacked as a hostile client would, figures as JSON.
-
-`python -m knowledge_mcp.bench.probes --json [--quick | --tiny]`; `docs/probes.md` has the figures.
-"""

@@ -1,1 +1,0 @@
-"""The rerank stage measured: `python -m knowledge_mcp.bench.rerank.latency`."""

@@ -1,1 +1,0 @@
-"""`serve --watch` measured (python -m knowledge_mcp.bench.watch.latency)."""

@@ -1,1 +1,0 @@
-"""The write tools measured: `python -m knowledge_mcp.bench.writes.latency`."""

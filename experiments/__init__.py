@@ -1,0 +1,1 @@
+"""One-off measurements and harnesses run from a clone (`python -m experiments.…`); not installed."""

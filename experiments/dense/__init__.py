@@ -1,0 +1,1 @@
+"""Hybrid search alone at several corpus sizes (`hybrid_sizes`)."""

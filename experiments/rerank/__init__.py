@@ -1,0 +1,1 @@
+"""The rerank stage measured: `python -m experiments.rerank.latency`."""

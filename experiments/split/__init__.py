@@ -1,0 +1,1 @@
+"""The bench split by source: the score fits and their signals (`calibration`, `signals`)."""

@@ -1,0 +1,1 @@
+"""`serve --watch` measured (python -m experiments.watch.latency)."""

@@ -1,0 +1,1 @@
+"""The write tools measured: `python -m experiments.writes.latency`."""

@@ -1,0 +1,1 @@
+"""Tests of the experiments (not installed; run from the clone root)."""
