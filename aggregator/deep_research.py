@@ -21,10 +21,10 @@ from pydantic import Field
 
 from knowledge_mcp.sources.chats.models import ChatGetResponse
 from knowledge_mcp.sources.models import GetResponse, Retrieval
-from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors
+from knowledge_mcp.sources.tooling import Tool, add_tools
 from knowledge_mcp.sources.wire import dump
 
-from .host import AggregatorHost
+from .calls import current_call
 from .routing import routed_get
 from .search import KnowledgeQuery, knowledge_search
 
@@ -61,56 +61,54 @@ def item_url(fields: dict[str, Any], uri: str) -> str:
     return url if isinstance(url, str) and url else uri
 
 
-def register(
-    mcp: MCPServer,
-    host: AggregatorHost,
-    *,
-    mode: AliasMode = "auto",
-    clients: Sequence[str] = (),
-    source_timeout_s: float = 5.0,
-) -> None:
-    """Add `search` and `fetch` (never renamed by `tool_names`), and with "auto" the middleware
-    that shows them only to deep-research clients."""
+async def search(
+    query: Annotated[str, Field(description="What to look for, in plain words.")], ctx: Context
+) -> CallToolResult:
+    """Search the user's own knowledge base (notes, documents, emails, web pages, chats,
+    character cards, prompts) and list the best matches. Plain words are matched with
+    stemming; "quoted words" as a phrase. Returns JSON {"results": [{"id", "title", "url"}]};
+    pass a result's id to fetch to read the item. Asking again in the same session
+    brings items not yet returned.
+    """
+    call = current_call()
+    response = await knowledge_search(call, KnowledgeQuery(query), timeout_s=call.source_timeout_s)
+    results = []
+    for r in response.results:
+        results.append({"id": r.uri, "title": r.title, "url": item_url(dump(r), r.uri)})
+    return text_result({"results": results})
+
+
+async def fetch(
+    id: Annotated[str, Field(description="The id of a search result (e.g. notes://…).")], ctx: Context
+) -> CallToolResult:
+    """Read one item of the user's knowledge base by the id a search result gave. Returns
+    JSON {"id", "title", "text", "url", "metadata"}: text is the item's full text (cut at
+    the configured token budget), metadata its source-specific fields (source, dates,
+    tags, email sender and subject, chat participants, prompt author…).
+    """
+    call = current_call()
+    budget = Retrieval(mode="full", max_tokens=call.defaults().max_tokens)
+    response = await routed_get(call, id, retrieval=budget)
+    fields = dump(response.meta)
+    payload = {
+        "id": response.meta.uri,
+        "title": response.meta.title,
+        "text": item_text(response),
+        "url": item_url(fields, response.meta.uri),
+        "metadata": {k: v for k, v in fields.items() if k not in NOT_METADATA},
+    }
+    return text_result(payload)
+
+
+TOOLS = (Tool("search", "Search (deep research)", search), Tool("fetch", "Fetch (deep research)", fetch))
+
+
+def register(mcp: MCPServer, *, mode: AliasMode = "auto", clients: Sequence[str] = ()) -> None:
+    """Add `search` and `fetch` (never renamed by `tool_names`: their names have no prefix), and
+    with "auto" the middleware that shows them only to deep-research clients."""
     if mode == "never":
         return
-
-    async def search(
-        query: Annotated[str, Field(description="What to look for, in plain words.")], ctx: Context
-    ) -> CallToolResult:
-        """Search the user's own knowledge base (notes, documents, emails, web pages, chats,
-        character cards, prompts) and list the best matches. Plain words are matched with
-        stemming; "quoted words" as a phrase. Returns JSON {"results": [{"id", "title", "url"}]};
-        pass a result's id to fetch to read the item. Asking again in the same session
-        brings items not yet returned.
-        """
-        response = await knowledge_search(host, ctx, KnowledgeQuery(query), timeout_s=source_timeout_s)
-        results = []
-        for r in response.results:
-            results.append({"id": r.uri, "title": r.title, "url": item_url(dump(r), r.uri)})
-        return text_result({"results": results})
-
-    async def fetch(
-        id: Annotated[str, Field(description="The id of a search result (e.g. notes://…).")], ctx: Context
-    ) -> CallToolResult:
-        """Read one item of the user's knowledge base by the id a search result gave. Returns
-        JSON {"id", "title", "text", "url", "metadata"}: text is the item's full text (cut at
-        the configured token budget), metadata its source-specific fields (source, dates,
-        tags, email sender and subject, chat participants, prompt author…).
-        """
-        budget = Retrieval(mode="full", max_tokens=host.defaults(ctx).max_tokens)
-        response = await routed_get(host, ctx, id, retrieval=budget)
-        fields = dump(response.meta)
-        payload = {
-            "id": response.meta.uri,
-            "title": response.meta.title,
-            "text": item_text(response),
-            "url": item_url(fields, response.meta.uri),
-            "metadata": {k: v for k, v in fields.items() if k not in NOT_METADATA},
-        }
-        return text_result(payload)
-
-    for fn, title in ((search, "Search (deep research)"), (fetch, "Fetch (deep research)")):
-        mcp.add_tool(tool_errors(fn), name=fn.__name__, title=title, annotations=READ_ONLY)
+    add_tools(mcp, TOOLS, lambda name: name)
     if mode == "auto":
         mcp.middleware.append(AliasGate(clients))
 

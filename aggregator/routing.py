@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver import Context
-
 from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.models import GetResponse, Loc, Retrieval
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.tooling import databases_of
 
-from .host import AggregatorHost
-from .search import session_of
+from .calls import AggregatorCall
 
 
 def parse_uri(uri: str | None, source: str | None, item_id: str | None) -> tuple[str, str]:
@@ -35,8 +31,7 @@ def parse_uri(uri: str | None, source: str | None, item_id: str | None) -> tuple
 
 
 async def routed_get(
-    host: AggregatorHost,
-    ctx: Context,
+    call: AggregatorCall,
     uri: str | None = None,
     *,
     source: str | None = None,
@@ -47,17 +42,18 @@ async def routed_get(
     session_id: str | None = None,
 ) -> GetResponse[Any]:
     name, resolved = parse_uri(uri, source, item_id)
-    session = await session_of(host, ctx, session_id)
+    call = await call.with_session(session_id)
+    session = call.session
     src = SOURCES[name]
-    db = await host.database(ctx, name)
+    db = await call.database(name)
     response = await src.get(
         db,
         resolved,
         loc=loc,
         query=query,
         retrieval=retrieval,
-        defaults=host.defaults(ctx),
-        databases=databases_of(host, ctx),  # the meta is completed before it is fitted to the budget
+        defaults=call.defaults(),
+        databases=call.database,  # the meta is completed before it is fitted to the budget
     )
     if session is not None:
         try:

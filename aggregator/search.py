@@ -13,7 +13,6 @@ from typing import Any
 
 import anyio
 from loguru import logger
-from mcp.server.mcpserver import Context
 from pydantic import ValidationError
 
 from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError, SourceUnavailableError
@@ -28,10 +27,9 @@ from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.scoring import Norm
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
-from knowledge_mcp.sources.tooling import databases_of
 
+from .calls import AggregatorCall, Session
 from .diversity import capped, sorted_lists
-from .host import AggregatorHost, Session
 from .merge import Candidates, SeenMode, cut_page, fetch_size
 from .models import KnowledgeSearchResponse, SeenApplied
 
@@ -104,21 +102,22 @@ def source_options(filters: Mapping[str, Mapping[str, Any]] | None) -> dict[str,
 
 
 async def knowledge_search(
-    host: AggregatorHost, ctx: Context, q: KnowledgeQuery, *, timeout_s: float
+    call: AggregatorCall, q: KnowledgeQuery, *, timeout_s: float
 ) -> KnowledgeSearchResponse:
     names = chosen_sources(q.sources)
     options = source_options(q.filters)
     unused = sorted(set(options) - set(names))
     if unused:
         raise InvalidArgumentError(f"filters.{unused[0]}", "filters a source that `sources` leaves out")
-    session = await session_of(host, ctx, q.session_id)
-    defaults = host.defaults(ctx)
+    call = await call.with_session(q.session_id)
+    session = call.session
+    defaults = call.defaults()
     order_by: OrderBy = q.order_by or defaults.order_by  # type: ignore[assignment]
     seen = seen_before_this_query(session, q)
     if q.seen == "downrank":
         seen = seen[-DOWNRANK_WINDOW:]
     size = fetch_size(q.offset, q.limit, q.seen, seen)
-    databases = databases_of(host, ctx)
+    databases = call.database
     requests: dict[str, SearchRequest] = {}
     for name in names:
         requests[name] = await SOURCES[name].search_request(
@@ -137,11 +136,11 @@ async def knowledge_search(
         requests[name].per_item = q.per_item
         requests[name].fields = frozenset(q.fields or ())
     if order_by == "relevance" and len(names) > 1:
-        for name, (scale, norm) in (await bm25_scales(host, ctx, names, q.query, timeout_s)).items():
+        for name, (scale, norm) in (await bm25_scales(call, names, q.query, timeout_s)).items():
             requests[name].bm25_scale, requests[name].norm = scale, norm
     if q.rerank is not None and q.rerank.backend is not None:
         timeout_s += q.rerank.timeout_s  # each source's rerank stage has its own budget
-    answers = await fan_out(host, ctx, requests, defaults, timeout_s)
+    answers = await fan_out(call, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     response.session_applied = session is not None
     if session is not None and response.results:
@@ -170,13 +169,8 @@ def seen_before_this_query(session: Session | None, q: KnowledgeQuery) -> list[s
     return seen
 
 
-async def session_of(host: AggregatorHost, ctx: Context, session_id: str | None) -> Session | None:
-    finder = getattr(host, "session", None)  # a host without sessions: no session
-    return await finder(ctx, session_id) if finder is not None else None
-
-
 async def bm25_scales(
-    host: AggregatorHost, ctx: Context, names: list[str], query: str, timeout_s: float
+    call: AggregatorCall, names: list[str], query: str, timeout_s: float
 ) -> dict[str, tuple[float, Norm]]:
     """Each source's bm25 factor that weighs the query's words as all of `names` together do
     (`SharedStats.scale`), and the query's norm over them all (`SharedStats.norm`); a source
@@ -189,7 +183,7 @@ async def bm25_scales(
     async def ask(name: str) -> None:
         try:
             with anyio.fail_after(timeout_s):
-                db = await host.database(ctx, name)
+                db = await call.database(name)
                 found[name] = await index_stats(db, name, parsed)
         except Exception:  # the fan-out boundary: the source's search reports it
             logger.debug("no term statistics from {}", name)
@@ -203,21 +197,20 @@ async def bm25_scales(
 
 
 async def fan_out(
-    host: AggregatorHost,
-    ctx: Context,
+    call: AggregatorCall,
     requests: Mapping[str, SearchRequest],
     defaults: Defaults,
     timeout_s: float,
 ) -> list[Answer]:
     answers = [Answer(name) for name in requests]
-    databases = databases_of(host, ctx)
+    databases = call.database
 
     async def ask(answer: Answer) -> None:
         source: ChunkedSource[Any] = SOURCES[answer.source]
         started = time.perf_counter()
         try:
             with anyio.fail_after(timeout_s):
-                db = await host.database(ctx, answer.source)
+                db = await call.database(answer.source)
                 response = await source.search(db, requests[answer.source], defaults)
                 await source.complete(response.results, databases)
             answer.response = response

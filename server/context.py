@@ -10,14 +10,11 @@ import asyncio
 import os
 import sqlite3
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from loguru import logger
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.background import BackgroundIndexer
@@ -32,10 +29,6 @@ from knowledge_mcp.sources.storage.db import (
 )
 from knowledge_mcp.sources.storage.users import user_of_folder
 
-_current_request: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
-    "current_request", default=None
-)
-
 
 @dataclass(frozen=True)
 class RequestContext:
@@ -48,27 +41,6 @@ class RequestContext:
         home = user_dir(data_dir, user_id)  # validated and resolved once, not once per source
         paths = {name: home / f"{name}.db" for name in SOURCES}
         return cls(validate_user_id(user_id), client_id, MappingProxyType(paths))
-
-
-async def remember_request(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """Server middleware: keep the inbound request's context for handlers that get none.
-
-    MCPServer hands a Context to tools and resource templates but not to static resources;
-    they find the request being served through `current_request()`.
-    """
-    token = _current_request.set(ctx)
-    try:
-        return await call_next(ctx)
-    finally:
-        _current_request.reset(token)
-
-
-def current_request() -> ServerRequestContext[Any, Any]:
-    """The context of the request being served (set by `remember_request`)."""
-    request = _current_request.get()
-    if request is None:
-        raise RuntimeError("no MCP request is being served here")
-    return request
 
 
 class DatabasePool:

@@ -1,8 +1,8 @@
 """The per-request config layer of the defaults, and its warnings in tool results.
 
 Precedence (DESIGN §9): explicit tool input > session defaults > request config > server
-config. `ServerHost.defaults` reads `request_config()` beneath the session's defaults; the
-middleware here resolves the config once per `tools/call` from the transport:
+config. The request's call (`server/call.py`) resolves the config once per `tools/call` from the
+transport, and lays the session's defaults over it:
 
 - streamable HTTP: the `X-Knowledge-Config` header and the `config` query parameter of this
   HTTP request (the header wins key by key); its warnings go into this request's result;
@@ -15,10 +15,9 @@ A problem with the config never fails the call: it becomes a line in the result'
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp_types import CallToolResult
 from starlette.requests import HTTPConnection
 
@@ -26,8 +25,6 @@ from .request_config import EMPTY, RequestConfig, parse
 
 CONFIG_HEADER = "x-knowledge-config"
 CONFIG_QUERY = "config"
-
-_request_config: ContextVar[RequestConfig] = ContextVar("request_config", default=EMPTY)
 
 
 @runtime_checkable
@@ -37,11 +34,6 @@ class CarriesConfig(Protocol):
     def take_request_config(self) -> RequestConfig:
         """The connection's config, with warnings not yet shown (handed out once)."""
         ...
-
-
-def request_config() -> RequestConfig:
-    """The config of the tool call being served (empty outside one)."""
-    return _request_config.get()
 
 
 def http_request_config(connection: HTTPConnection) -> RequestConfig:
@@ -62,16 +54,8 @@ def config_of(request: ServerRequestContext[Any, Any]) -> RequestConfig:
     return EMPTY  # stdio and the in-memory transport carry no config
 
 
-async def apply_request_config(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """Server middleware: make the request's config visible to `defaults()` during a tool call."""
-    if ctx.method != "tools/call":
-        return await call_next(ctx)
-    config = config_of(ctx)
-    token = _request_config.set(config)
-    try:
-        result = await call_next(ctx)
-    finally:
-        _request_config.reset(token)
+def with_config_warnings(result: HandlerResult, config: RequestConfig) -> HandlerResult:
+    """A tool call's result with its request config's warnings, if any."""
     if not config.warnings:
         return result
     if isinstance(result, CallToolResult):

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import CoreSchema
 
 from .errors import InvalidArgumentError
 from .source import ChunkedSource, SourceEntry
+
+if TYPE_CHECKING:  # the SDK is loaded only when a server is built (`registrars`)
+    from mcp.server.mcpserver import MCPServer
 
 BUILT_IN: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")
 """The sources this package ships, in the order they are listed and searched."""
@@ -66,9 +69,10 @@ def _register_built_in() -> None:
 _register_built_in()
 
 
-def registrars() -> list[Callable[..., None]]:
-    """Each source's `tools.register(mcp, host)` (a `tooling.ToolHost`). Imported here, when a
-    server is built, so that the command line's import and search never load the MCP SDK."""
+def registrars() -> list[Callable[[MCPServer, Callable[[str], str]], None]]:
+    """Each source's `tools.register(mcp, rename)`: its tool table (and resources), published under
+    the names `rename` spells. Imported here, when a server is built, so that the command line's
+    import and search never load the MCP SDK."""
     return [
         importlib.import_module(f"{_PACKAGES[name]}.tools").register
         for name, entry in ENTRIES.items()

@@ -1,17 +1,24 @@
-"""What a source needs from the server to publish its tools, and the shared tool plumbing.
+"""The shared tool plumbing: the call a tool serves, argument types, the tool table, errors as
+tool errors.
 
-Sources do not import the server: the server hands each source's `register` a `ToolHost`
-that resolves the caller's database and defaults from the authenticated request context.
+A source's tools are plain functions listed in its `TOOLS` table. They read the request they
+serve with `current_call()`: the server builds one call per MCP request (`server/call.py`), from
+its authentication only, and serves the request inside it, so sources never import the server.
+Each layer names what it reads of the call with a protocol of its own and a `CallSlot` typed by
+it (the aggregator's adds the session, the notes' writing its permit, the server's its
+services); the server fills every slot with the same call.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, ParamSpec, Protocol
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Annotated, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
@@ -27,6 +34,69 @@ from .storage.store import Store
 from .wire import dump
 
 P = ParamSpec("P")
+C = TypeVar("C")
+
+
+class Call(Protocol):
+    """What a source's tools read of the request they serve."""
+
+    @property
+    def user_id(self) -> str:
+        """The authenticated user (or the single local user); never from a tool's arguments."""
+        ...
+
+    @property
+    def client_name(self) -> str | None:
+        """The client's clientInfo.name, when it gave one."""
+        ...
+
+    def defaults(self) -> Defaults:
+        """Server config, overlaid by the request's config, then by the session's defaults
+        (a tool's explicit input wins later, in the tool)."""
+        ...
+
+    async def database(self, source: str) -> Store:
+        """The caller's database of `source`."""
+        ...
+
+    def reranking(self, rerank: bool) -> Reranking | None:
+        """A search's `rerank`: None unless asked, else the configured reranker or the client's
+        model (sampling)."""
+        ...
+
+
+class CallSlot(Generic[C]):
+    """Where one layer finds the call of the request being served, typed by what it reads."""
+
+    def __init__(self, name: str) -> None:
+        self._var: ContextVar[C | KnowledgeError | None] = ContextVar(name, default=None)
+
+    def get(self) -> C:
+        """The call being served; the reason there is none (no verified user) is raised as is."""
+        call = self._var.get()
+        if call is None:
+            raise RuntimeError("no MCP request is being served here")
+        if isinstance(call, KnowledgeError):
+            raise call
+        return call
+
+    @contextmanager
+    def serving(self, call: C | KnowledgeError) -> Iterator[None]:
+        """Serve a request inside `call` (or, when it could not be built, the reason why)."""
+        token = self._var.set(call)
+        try:
+            yield
+        finally:
+            self._var.reset(token)
+
+
+CALL: CallSlot[Call] = CallSlot("call")
+
+
+def current_call() -> Call:
+    """The call of the request being served (what a source's tool reads)."""
+    return CALL.get()
+
 
 # The argument types every search tool shares: bounds here are what the tool errors name.
 Query = Annotated[str, Field(description='Plain words; "quoted phrase"; trailing * for a prefix (migr*).')]
@@ -71,34 +141,6 @@ READ_ONLY = ToolAnnotations(
 )
 
 
-class ToolHost(Protocol):
-    async def database(self, ctx: Context, source: str) -> Store:
-        """The caller's database of `source`, for a tool (or template) given the request Context."""
-        ...
-
-    async def current_database(self, source: str) -> Store:
-        """The same for the request being served, for handlers given no Context (static resources)."""
-        ...
-
-    def defaults(self, ctx: Context) -> Defaults: ...
-
-    def tool_name(self, name: str) -> str: ...
-
-
-def reranking_of(host: ToolHost, ctx: Context, rerank: bool) -> Reranking | None:
-    """A search request's `rerank`: None unless asked; the host's choice of reranker (a host
-    that has none says so in the response)."""
-    if not rerank:
-        return None
-    choose = getattr(host, "reranking", None)
-    return choose(ctx) if choose is not None else Reranking(None, "this server has no reranker")
-
-
-def databases_of(host: ToolHost, ctx: Context) -> Callable[[str], Awaitable[Store]]:
-    """The caller's databases by source name, for sources whose filters read another source."""
-    return lambda name: host.database(ctx, name)
-
-
 def tool_errors(
     fn: Callable[P, Awaitable[CallToolResult]], source: str | None = None
 ) -> Callable[P, Awaitable[CallToolResult]]:
@@ -122,10 +164,22 @@ def tool_errors(
     return wrapper
 
 
-def add_read_tool(mcp: MCPServer, host: ToolHost, name: str, title: str, fn: Callable[..., Any]) -> None:
-    source = name.partition("_")[0]
-    wrapped = tool_errors(fn, source if source in SOURCE_NAMES else None)
-    mcp.add_tool(wrapped, name=host.tool_name(name), title=title, annotations=READ_ONLY)
+class Tool(NamedTuple):
+    """One row of a tool table: the published name, its title and hints, the function."""
+
+    name: str
+    title: str
+    fn: Callable[..., Awaitable[CallToolResult]]
+    annotations: ToolAnnotations = READ_ONLY
+
+
+def add_tools(mcp: MCPServer, tools: Iterable[Tool], rename: Callable[[str], str]) -> None:
+    """Publish `tools` under their names as `rename` spells them (`tool_names`); a source's own
+    tools name that source in the errors of its damaged database."""
+    for tool in tools:
+        source = tool.name.partition("_")[0]
+        wrapped = tool_errors(tool.fn, source if source in SOURCE_NAMES else None)
+        mcp.add_tool(wrapped, name=rename(tool.name), title=tool.title, annotations=tool.annotations)
 
 
 def tool_result(model: BaseModel, text: str) -> CallToolResult:

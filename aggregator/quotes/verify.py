@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import aiosqlite
@@ -28,12 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.text.quoting.quotes import Closest, QuoteMatch, Span, check, quote_form
-from knowledge_mcp.sources.tooling import add_read_tool, tool_result
+from knowledge_mcp.sources.tooling import Tool, add_tools, tool_result
 from knowledge_mcp.sources.wire import LOC_ITEM_IDS
 
-from ..host import AggregatorHost
+from ..calls import AggregatorCall, current_call
 from ..routing import parse_uri
-from ..search import session_of
 from .work import QuoteTooLong
 
 MAX_QUOTE = 5000
@@ -152,19 +151,19 @@ def checked_quote(quote: str) -> str:
 
 
 async def verify_quote(
-    host: AggregatorHost, ctx: Context, uri: str, quote: str, deadline: float | None = None
+    call: AggregatorCall, uri: str, quote: str, deadline: float | None = None
 ) -> QuoteVerdict:
     """The verdict on `quote` in the item `uri` names, for the caller's databases; checked in
     steps on the event loop until `deadline` (default: the server's budget from now)."""
     name, item_id = parse_uri(uri, None, None)
     quote = checked_quote(quote)
     source = SOURCES[name]
-    work = host.quote_work
+    work = call.quote_work
     deadline = work.deadline() if deadline is None else deadline
     too_long = QuoteVerdict(uri=source.uri(item_id), found=False, not_verified=TOO_LONG)
     if time.monotonic() > deadline:  # a session_cite's later uris: not even loaded
         return too_long
-    item, chunks = await source.load_item(await host.database(ctx, name), item_id)
+    item, chunks = await source.load_item(await call.database(name), item_id)
     try:
         outcome = await work.run(check(item["content"], quote), deadline)
     except QuoteTooLong:
@@ -188,25 +187,29 @@ def render(verdict: QuoteVerdict) -> str:
     return f"not found in {verdict.uri}, and none of its words either"
 
 
-def register(mcp: MCPServer, host: AggregatorHost) -> None:
-    async def verify_quote_tool(
-        uri: Annotated[str, Field(description="The item's uri, e.g. media://<id>.")],
-        quote: Annotated[str, Field(description="The words you want to quote.")],
-        ctx: Context,
-    ) -> Annotated[CallToolResult, VerdictOutput]:
-        """Check that a quote is in an item before citing it.
+async def verify_quote_tool(
+    uri: Annotated[str, Field(description="The item's uri, e.g. media://<id>.")],
+    quote: Annotated[str, Field(description="The words you want to quote.")],
+    ctx: Context,
+) -> Annotated[CallToolResult, VerdictOutput]:
+    """Check that a quote is in an item before citing it.
 
-        Ignores whitespace, quotation marks, dashes, ligatures and case (`normalisations`).
-        `match`: the item's own words, chunk_id, offsets, loc. Not found: the `closest` passage.
-        """
-        verdict = await verify_quote(host, ctx, uri, quote)
-        session = await session_of(host, ctx, None)
-        log = getattr(session, "log_verdict", None)
-        if log is not None:
-            try:
-                await log(quote, verdict.model_dump(mode="json", exclude_none=True))
-            except SessionWriteError:  # the verdict stands; only the timeline's note of it is lost
-                logger.warning("verify_quote: the session's timeline could not be written")
-        return tool_result(verdict, render(verdict))
+    Ignores whitespace, quotation marks, dashes, ligatures and case (`normalisations`).
+    `match`: the item's own words, chunk_id, offsets, loc. Not found: the `closest` passage.
+    """
+    call = current_call()
+    verdict = await verify_quote(call, uri, quote)
+    session = (await call.with_session(None)).session
+    if session is not None:
+        try:
+            await session.log_verdict(quote, verdict.model_dump(mode="json", exclude_none=True))
+        except SessionWriteError:  # the verdict stands; only the timeline's note of it is lost
+            logger.warning("verify_quote: the session's timeline could not be written")
+    return tool_result(verdict, render(verdict))
 
-    add_read_tool(mcp, host, "verify_quote", "Verify a quote", verify_quote_tool)
+
+TOOLS = (Tool("verify_quote", "Verify a quote", verify_quote_tool),)
+
+
+def register(mcp: MCPServer, rename: Callable[[str], str]) -> None:
+    add_tools(mcp, TOOLS, rename)

@@ -5,7 +5,7 @@ and HS/RS confusion fail), `exp` required and enforced, `nbf`, `iss` and `aud` w
 configured; `exp`, `nbf` and `iat` must be JSON numbers, and `exp` at most
 `max_token_lifetime_s` ahead; its `sub` is the user id. `Authorization: Bearer km_…` or
 `X-API-Key: km_…` is an API key looked up by hash. The user id becomes `AccessToken.subject`;
-`ServerHost.context` reads it from there and nowhere else.
+`Services.context` reads it from there and nowhere else.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ backends implement, so nothing past start-up asks which one it has."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -76,6 +77,11 @@ class Sessions(SessionBackend, Protocol):
     async def follow(self, user_id: str, session_id: str, research_id: str) -> None: ...
 
     async def timeline(self, user_id: str) -> Timeline: ...
+
+    @property
+    def now(self) -> Callable[[], datetime]:
+        """The sessions' clock (a research session's start is stamped with it)."""
+        ...
 
     async def close(self) -> None: ...
 

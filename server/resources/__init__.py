@@ -4,7 +4,7 @@ clients their items changed (`notify`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from mcp.server.mcpserver import MCPServer
 
@@ -14,10 +14,12 @@ from .notify import ItemChange, Notifier
 __all__ = ["ItemChange", "Notifier", "register"]
 
 
-def register(mcp: MCPServer, host: Any, *, max_chars: int, list_limit: int) -> None:
+def register(
+    mcp: MCPServer, notifier: Notifier, rename: Callable[[str], str], *, max_chars: int, list_limit: int
+) -> None:
     """The item templates, the per-caller resource list and prompt library, subscriptions."""
-    items.register(mcp, host, max_chars)
-    listing.register(mcp, host, list_limit)
+    items.register(mcp, rename, max_chars)
+    listing.register(mcp, list_limit)
     lowlevel = mcp._lowlevel_server
-    prompts.register(lowlevel, host, max_chars)
-    host.notifier.register(lowlevel)
+    prompts.register(lowlevel, max_chars)
+    notifier.register(lowlevel)

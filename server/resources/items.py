@@ -25,6 +25,7 @@ from knowledge_mcp.sources.errors import KnowledgeError, NotFoundError
 from knowledge_mcp.sources.registry import ENTRIES
 from knowledge_mcp.sources.source import SourceEntry
 from knowledge_mcp.sources.storage.store import Store
+from knowledge_mcp.sources.tooling import current_call
 
 from ..protocol_errors import unknown_resource
 from .capping import cap, marker
@@ -58,20 +59,22 @@ async def item_text(db: Store, entry: SourceEntry, item_id: str, max_chars: int,
     )
 
 
-def register(mcp: MCPServer, host: Any, max_chars: int) -> None:
+def register(mcp: MCPServer, rename: Callable[[str], str], max_chars: int) -> None:
     """A resource template for each registered source."""
     for entry in ENTRIES.values():
-        _register_source(mcp, host, entry, max_chars)
+        _register_source(mcp, rename, entry, max_chars)
 
 
-def _register_source(mcp: MCPServer, host: Any, entry: SourceEntry, max_chars: int) -> None:
+def _register_source(
+    mcp: MCPServer, rename: Callable[[str], str], entry: SourceEntry, max_chars: int
+) -> None:
     source, name = entry.source, entry.name
 
     async def read(item_id: str, ctx: Context) -> str:
         uri = source.uri(item_id)
         try:
-            db = await host.database(ctx, name)
-            return await item_text(db, entry, item_id, max_chars, host.tool_name)
+            db = await current_call().database(name)
+            return await item_text(db, entry, item_id, max_chars, rename)
         except NotFoundError:
             raise unknown_resource(uri, f"use a uri from {name}_search or knowledge_search results") from None
         except KnowledgeError as exc:

@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import Annotations, ListResourcesResult, PaginatedRequestParams, Resource
 
 from knowledge_mcp.sources.registry import ENTRIES, SOURCE_NAMES
+from knowledge_mcp.sources.tooling import current_call
 
 
 def recent_resource(source: str, row: Any) -> Resource:
@@ -32,26 +33,26 @@ def recent_resource(source: str, row: Any) -> Resource:
     )
 
 
-async def recent_items(host: Any, limit: int) -> list[Resource]:
+async def recent_items(limit: int) -> list[Resource]:
     """The caller's `limit` most recently modified items across every source, newest first."""
     if limit <= 0:
         return []
     found: list[tuple[str, Resource]] = []
     for source in SOURCE_NAMES:
-        db = await host.current_database(source)
+        db = await current_call().database(source)
         for row in await db.recent(limit):
             found.append((str(row["last_modified"]), recent_resource(source, row)))
     found.sort(key=lambda pair: pair[0], reverse=True)
     return [resource for _, resource in found[:limit]]
 
 
-def register(mcp: MCPServer, host: Any, limit: int) -> None:
+def register(mcp: MCPServer, limit: int) -> None:
     """Answer `resources/list` with the static resources and the caller's recent items."""
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
         static = await mcp.list_resources()
-        return ListResourcesResult(resources=[*static, *await recent_items(host, limit)])
+        return ListResourcesResult(resources=[*static, *await recent_items(limit)])
 
     mcp._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_resources)

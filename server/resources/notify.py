@@ -139,8 +139,8 @@ class Notifier:
         return watch
 
     async def track(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """Server middleware (inside `remember_request`): remember each handshake-era connection
-        and its user, so a change of that user's items reaches it."""
+        """Server middleware (inside `serve_calls`, which knows the user): remember each
+        handshake-era connection and its user, so a change of that user's items reaches it."""
         self._watch(ctx)
         return await call_next(ctx)
 

@@ -28,6 +28,7 @@ from mcp_types import (
 
 from knowledge_mcp.sources.prompts.library import LibraryPrompt, find, library
 from knowledge_mcp.sources.prompts.placeholders import missing
+from knowledge_mcp.sources.tooling import current_call
 
 from ..protocol_errors import missing_arguments, unknown_prompt
 
@@ -77,12 +78,12 @@ def page_start(cursor: str | None) -> int:
     return int(cursor)
 
 
-def register(lowlevel: Server[Any], host: Any, max_chars: int) -> None:
+def register(lowlevel: Server[Any], max_chars: int) -> None:
     """Answer `prompts/list` and `prompts/get` from the caller's prompt library (a rendered
     prompt at most `max_chars` characters)."""
 
     async def caller_library() -> list[LibraryPrompt]:
-        return await library(await host.current_database("prompts"))
+        return await library(await current_call().database("prompts"))
 
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mcp.server.mcpserver import Context
-
+from knowledge_mcp.aggregator.calls import AggregatorCall
 from knowledge_mcp.aggregator.quotes.verify import checked_quote, verify_quote
 from knowledge_mcp.aggregator.routing import parse_uri
 from knowledge_mcp.sources.registry import SOURCES
@@ -28,7 +27,7 @@ def once(uris: Sequence[str]) -> list[str]:
 
 
 async def cite_records(
-    host: Any, ctx: Context, uris: Sequence[str], claim: str | None, quote: str | None
+    call: AggregatorCall, uris: Sequence[str], claim: str | None, quote: str | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """One record per uri, each once (claim, quote, verdict, passage id, item hash), and
     warnings for items that do not exist and quotes not found; the quote is checked in all of
@@ -37,7 +36,7 @@ async def cite_records(
         checked_quote(quote)
     records: list[dict[str, Any]] = []
     warnings: list[str] = []
-    deadline = host.quote_work.deadline()
+    deadline = call.quote_work.deadline()
     for uri in once(uris):
         record: dict[str, Any] = {"uri": uri}
         if claim:
@@ -45,7 +44,7 @@ async def cite_records(
         if quote:
             record["quote"] = clip(quote.strip())
         name, item_id = parse_uri(uri, None, None)
-        db = await host.database(ctx, name)
+        db = await call.database(name)
         row = await db.item(item_id)
         if row is None:
             warnings.append(f"{uri}: no such item; cited as given")
@@ -53,15 +52,15 @@ async def cite_records(
             continue
         record["item_hash"] = row["content_hash"]
         if quote:
-            record |= await _verdict(host, ctx, uri, quote, warnings, deadline)
+            record |= await _verdict(call, uri, quote, warnings, deadline)
         records.append(record)
     return records, warnings
 
 
 async def _verdict(
-    host: Any, ctx: Context, uri: str, quote: str, warnings: list[str], deadline: float
+    call: AggregatorCall, uri: str, quote: str, warnings: list[str], deadline: float
 ) -> dict[str, Any]:
-    verdict = await verify_quote(host, ctx, uri, quote, deadline)
+    verdict = await verify_quote(call, uri, quote, deadline)
     if verdict.not_verified is not None:
         warnings.append(f"{uri}: the quote was not verified: {verdict.not_verified}")
         return {"verified": False}
@@ -78,29 +77,29 @@ async def _verdict(
     return {"found": False, "similarity": verdict.similarity}
 
 
-async def is_stale(host: Any, ctx: Context, record: dict[str, Any]) -> bool | None:
+async def is_stale(call: AggregatorCall, record: dict[str, Any]) -> bool | None:
     """Whether a citation's passage (or item) changed since; None when nothing was recorded."""
     if "item_hash" not in record:
         return None
     name, item_id = parse_uri(str(record["uri"]), None, None)
-    db = await host.database(ctx, name)
+    db = await call.database(name)
     if record.get("chunk_id"):
         return not await db.has_chunk(item_id, str(record["chunk_id"]))
     row = await db.item(item_id)
     return row is None or row["content_hash"] != record["item_hash"]
 
 
-async def mark_stale(host: Any, ctx: Context, events: Sequence[Event]) -> list[Event]:
+async def mark_stale(call: AggregatorCall, events: Sequence[Event]) -> list[Event]:
     """`events` with `stale: true` on each citation whose passage changed."""
     marked: list[Event] = []
     for event in events:
-        if event.kind == "cite" and await is_stale(host, ctx, event.payload):
+        if event.kind == "cite" and await is_stale(call, event.payload):
             event = Event(event.kind, event.payload | {"stale": True}, event.at)
         marked.append(event)
     return marked
 
 
-async def titles(host: Any, ctx: Context, events: Sequence[Event]) -> dict[str, str]:
+async def titles(call: AggregatorCall, events: Sequence[Event]) -> dict[str, str]:
     """The titles of the items the events read, checked or cited (gone ones are left out)."""
     wanted: dict[str, set[str]] = {}
     for event in events:
@@ -111,7 +110,7 @@ async def titles(host: Any, ctx: Context, events: Sequence[Event]) -> dict[str, 
                 wanted.setdefault(name, set()).add(item_id)
     found: dict[str, str] = {}
     for name, ids in wanted.items():
-        db = await host.database(ctx, name)
+        db = await call.database(name)
         for at in range(0, len(ids), TITLE_BATCH):
             batch = sorted(ids)[at : at + TITLE_BATCH]
             found |= {f"{name}://{row['item_id']}": str(row["title"]) for row in await db.titles(batch)}

@@ -8,8 +8,9 @@ every turn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
@@ -17,10 +18,10 @@ from pydantic import BaseModel, Field
 
 from knowledge_mcp.sources.errors import InvalidArgumentError
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.text.snippets import clamp
-from knowledge_mcp.sources.tooling import READ_ONLY, tool_errors, tool_result
+from knowledge_mcp.sources.tooling import Tool, add_tools, tool_result
 
+from ..call import RequestCall, current_call
 from . import research
 from .citations import citation_view, cite_records, mark_stale, once
 from .research import SessionOutput
@@ -41,16 +42,6 @@ SessionId = Annotated[
     Field(description="Your own session key; default: the current one."),
 ]
 Knob = Annotated[int | None, Field(description="Omit to keep.")]
-
-
-class SessionHost(Protocol):
-    async def session(self, ctx: Context, session_id: str | None) -> StoredSession | None: ...
-
-    async def database(self, ctx: Context, source: str) -> Any: ...
-
-    def defaults(self, ctx: Context) -> Defaults: ...
-
-    def tool_name(self, name: str) -> str: ...
 
 
 class SessionDefaults(BaseModel):
@@ -77,14 +68,14 @@ class SessionUpdate(SessionInfo):
     warnings: list[str] = Field(default_factory=list)
 
 
-async def _info(host: Any, ctx: Context, session: StoredSession) -> dict[str, Any]:
-    defaults = host.defaults(ctx)
-    kept = await host.sessions.timeline(session.user_id)
+async def _info(call: RequestCall, session: StoredSession) -> dict[str, Any]:
+    defaults = call.defaults()
+    kept = await call.sessions.timeline(session.user_id)
     cites = await kept.events(session.session_id, "cite")
     about = await kept.research(session.session_id)
     return {
         "name": about.name if about is not None else None,
-        "citations": [citation_view(e.payload) for e in await mark_stale(host, ctx, cites)],
+        "citations": [citation_view(e.payload) for e in await mark_stale(call, cites)],
         "session_id": session.session_id,
         "seen": list(session.seen),
         "viewed": list(session.viewed),
@@ -126,101 +117,111 @@ def _check_uris(uris: list[str]) -> list[str]:
     return uris
 
 
-def register(mcp: MCPServer, host: SessionHost) -> None:
-    async def required(ctx: Context, session_id: str | None) -> StoredSession:
-        session = await host.session(ctx, session_id)
-        if session is None:
-            raise InvalidArgumentError(
-                "session_id",
-                "this connection has no session of its own; pass session_id (any key you choose)",
-            )
-        return session
+async def required(session_id: str | None) -> tuple[RequestCall, StoredSession]:
+    """The call with the session of `session_id` (None: the transport's), and that session."""
+    call = await current_call().with_session(session_id)
+    if call.session is None:
+        raise InvalidArgumentError(
+            "session_id",
+            "this connection has no session of its own; pass session_id (any key you choose)",
+        )
+    return call, call.session
 
-    async def respond(
-        session: StoredSession, ctx: Context, warnings: list[str] | None = None
-    ) -> CallToolResult:
-        info = await _info(host, ctx, session)
-        model = SessionInfo(**info) if warnings is None else SessionUpdate(**info, warnings=warnings)
-        return tool_result(model, _render(model))
 
-    async def session_info(
-        ctx: Context, session_id: SessionId = None
-    ) -> Annotated[CallToolResult, SessionOutput]:
-        """What this session remembers.
+async def respond(
+    call: RequestCall, session: StoredSession, warnings: list[str] | None = None
+) -> CallToolResult:
+    info = await _info(call, session)
+    model = SessionInfo(**info) if warnings is None else SessionUpdate(**info, warnings=warnings)
+    return tool_result(model, _render(model))
 
-        `seen` (returned by searches), `viewed` (read), `citations` (claim, quote verdict, `stale`
-        if the source changed since), recent queries, defaults, expiry.
-        """
-        return await respond(await required(ctx, session_id), ctx)
 
-    async def session_cite(
-        uris: Annotated[list[str], Field(description="Item uris, e.g. notes://<id>.")],
-        ctx: Context,
-        claim: Annotated[str | None, Field(description="What they support.")] = None,
-        quote: Annotated[str | None, Field(description="Words quoted from them: verified.")] = None,
-        session_id: SessionId = None,
-    ) -> Annotated[CallToolResult, SessionOutput]:
-        """Record that your answer cites these items (1..100 uris).
+async def session_info(
+    ctx: Context, session_id: SessionId = None
+) -> Annotated[CallToolResult, SessionOutput]:
+    """What this session remembers.
 
-        Give the `claim` they support and a `quote`: it is checked as verify_quote does (see
-        `citations`, `warnings`).
-        """
-        session = await required(ctx, session_id)
-        uris = once(_check_uris(uris))  # a uri named twice is cited (and its quote checked) once
-        records, warnings = await cite_records(host, ctx, uris, claim, quote)
-        await session.cite(uris, records)
-        return await respond(session, ctx, warnings)
+    `seen` (returned by searches), `viewed` (read), `citations` (claim, quote verdict, `stale`
+    if the source changed since), recent queries, defaults, expiry.
+    """
+    return await respond(*await required(session_id))
 
-    async def session_set_defaults(
-        ctx: Context,
-        session_id: SessionId = None,
-        snippet_length: Knob = None,
-        max_tokens: Knob = None,
-        sibling_window: Knob = None,
-        order_by: Annotated[str | None, Field(description="relevance or recent; omit to keep.")] = None,
-        chars_per_token: Knob = None,
-    ) -> Annotated[CallToolResult, SessionOutput]:
-        """Set this session's defaults for later searches and gets (omitted ones are kept).
 
-        Out-of-range numbers are clamped (see `warnings`); a tool's own argument still wins;
-        session_reset returns to the server's defaults.
-        """
-        session = await required(ctx, session_id)
-        if order_by is not None and order_by not in ORDER_BY:
-            raise InvalidArgumentError("order_by", f"{order_by!r} is not one of {', '.join(ORDER_BY)}")
-        warnings: list[str] = []
-        given = {"snippet_length": snippet_length, "max_tokens": max_tokens}
-        given |= {"sibling_window": sibling_window, "chars_per_token": chars_per_token}
-        values: dict[str, Any] = {
-            name: clamp(name, value, value, *RANGES[name], warnings)
-            for name, value in given.items()
-            if value is not None
-        }
-        if order_by is not None:
-            values["order_by"] = order_by
-        await session.set_defaults(values)
-        return await respond(session, ctx, warnings)
+async def session_cite(
+    uris: Annotated[list[str], Field(description="Item uris, e.g. notes://<id>.")],
+    ctx: Context,
+    claim: Annotated[str | None, Field(description="What they support.")] = None,
+    quote: Annotated[str | None, Field(description="Words quoted from them: verified.")] = None,
+    session_id: SessionId = None,
+) -> Annotated[CallToolResult, SessionOutput]:
+    """Record that your answer cites these items (1..100 uris).
 
-    async def session_reset(
-        ctx: Context, session_id: SessionId = None
-    ) -> Annotated[CallToolResult, SessionOutput]:
-        """Forget this session's seen, viewed and cited items, queries and defaults.
+    Give the `claim` they support and a `quote`: it is checked as verify_quote does (see
+    `citations`, `warnings`).
+    """
+    call, session = await required(session_id)
+    uris = once(_check_uris(uris))  # a uri named twice is cited (and its quote checked) once
+    records, warnings = await cite_records(call, uris, claim, quote)
+    await session.cite(uris, records)
+    return await respond(call, session, warnings)
 
-        Use it for an unrelated question; a named research session keeps its timeline.
-        """
-        session = await required(ctx, session_id)
-        await session.reset()
-        return await respond(session, ctx, [])
 
-    writes = ToolAnnotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    )
-    resets = writes.model_copy(update={"destructive_hint": True})
-    for fn, title, hints in (
-        (session_info, "Show the research session", READ_ONLY),
-        (session_cite, "Cite items in the session", writes),
-        (session_set_defaults, "Set session defaults", writes),
-        (session_reset, "Reset the research session", resets),
-    ):
-        mcp.add_tool(tool_errors(fn), name=host.tool_name(fn.__name__), title=title, annotations=hints)
-    research.register(mcp, host)
+async def session_set_defaults(
+    ctx: Context,
+    session_id: SessionId = None,
+    snippet_length: Knob = None,
+    max_tokens: Knob = None,
+    sibling_window: Knob = None,
+    order_by: Annotated[str | None, Field(description="relevance or recent; omit to keep.")] = None,
+    chars_per_token: Knob = None,
+) -> Annotated[CallToolResult, SessionOutput]:
+    """Set this session's defaults for later searches and gets (omitted ones are kept).
+
+    Out-of-range numbers are clamped (see `warnings`); a tool's own argument still wins;
+    session_reset returns to the server's defaults.
+    """
+    call, session = await required(session_id)
+    if order_by is not None and order_by not in ORDER_BY:
+        raise InvalidArgumentError("order_by", f"{order_by!r} is not one of {', '.join(ORDER_BY)}")
+    warnings: list[str] = []
+    given = {"snippet_length": snippet_length, "max_tokens": max_tokens}
+    given |= {"sibling_window": sibling_window, "chars_per_token": chars_per_token}
+    values: dict[str, Any] = {
+        name: clamp(name, value, value, *RANGES[name], warnings)
+        for name, value in given.items()
+        if value is not None
+    }
+    if order_by is not None:
+        values["order_by"] = order_by
+    await session.set_defaults(values)
+    return await respond(call, session, warnings)
+
+
+async def session_reset(
+    ctx: Context, session_id: SessionId = None
+) -> Annotated[CallToolResult, SessionOutput]:
+    """Forget this session's seen, viewed and cited items, queries and defaults.
+
+    Use it for an unrelated question; a named research session keeps its timeline.
+    """
+    call, session = await required(session_id)
+    await session.reset()
+    return await respond(call, session, [])
+
+
+WRITES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+RESETS = WRITES.model_copy(update={"destructive_hint": True})
+TOOLS = (
+    Tool("session_info", "Show the research session", session_info),
+    Tool("session_cite", "Cite items in the session", session_cite, WRITES),
+    Tool("session_set_defaults", "Set session defaults", session_set_defaults, WRITES),
+    Tool("session_reset", "Reset the research session", session_reset, RESETS),
+)
+
+
+def register(mcp: MCPServer, rename: Callable[[str], str]) -> None:
+    """The session tools, then the research tools and their export resources."""
+    add_tools(mcp, TOOLS, rename)
+    research.register(mcp, rename)

@@ -13,11 +13,10 @@ import os
 import re
 import uuid
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from typing import Any, Protocol
 
 from loguru import logger
-from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp.server.context import ServerRequestContext
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from knowledge_mcp.sources.errors import InvalidArgumentError, KnowledgeError
@@ -30,8 +29,6 @@ SESSION_HEADER = "mcp-session-id"
 SESSION_ENV = "KNOWLEDGE_MCP_SESSION"
 # One session per server process on stdio (and the in-memory transport).
 PROCESS_SESSION_ID = f"process-{uuid.uuid4().hex}"
-
-_request_session: ContextVar[StoredSession | None] = ContextVar("request_session", default=None)
 
 
 def validate_session_id(session_id: str) -> str:
@@ -72,48 +69,23 @@ def client_name(request: ServerRequestContext[Any, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def request_session() -> StoredSession | None:
-    """The session of the request being served, once resolved (by the middleware or a tool)."""
-    return _request_session.get()
-
-
-def use_session(session: StoredSession | None) -> None:
-    """Make `session` the request's session, so `ServerHost.defaults` applies its defaults."""
-    _request_session.set(session)
-
-
-def preload_session(
-    resolve: Callable[[ServerRequestContext[Any, Any]], Awaitable[StoredSession | None]],
-) -> ServerMiddleware[Any]:
-    """Server middleware: load the transport's session before a tool call runs.
-
-    `ToolHost.defaults` is synchronous; loading here (async, from SQLite when not cached)
-    lets it read the session's defaults for the rest of the request without I/O. A store
-    failure is logged and the call goes on without a session.
+async def preloaded(load: Callable[[], Awaitable[StoredSession | None]]) -> StoredSession | None:
+    """The transport's session, loaded before a tool call runs (`server/call.py`), so that the
+    call's defaults apply it without I/O. A store failure is logged and the call goes on
+    without a session.
     """
-
-    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
-        try:
-            session = await resolve(ctx)
-        except Exception as exc:  # a broken session store must not take the tools down with it
-            problem = database_problem(exc)
-            reason = (
-                f"sessions.db {problem}" if problem else str(exc) if isinstance(exc, KnowledgeError) else None
-            )
-            if reason is None:
-                logger.exception("session could not be loaded; serving without it")
-            else:  # a full disk, a damaged or locked sessions.db: said in one line
-                logger.warning("session could not be loaded ({}); serving without it", reason)
-            session = None
-        token = _request_session.set(session)
-        try:
-            return await call_next(ctx)
-        finally:
-            _request_session.reset(token)
-
-    return middleware
+    try:
+        return await load()
+    except Exception as exc:  # a broken session store must not take the tools down with it
+        problem = database_problem(exc)
+        reason = (
+            f"sessions.db {problem}" if problem else str(exc) if isinstance(exc, KnowledgeError) else None
+        )
+        if reason is None:
+            logger.exception("session could not be loaded; serving without it")
+        else:  # a full disk, a damaged or locked sessions.db: said in one line
+            logger.warning("session could not be loaded ({}); serving without it", reason)
+        return None
 
 
 class EndsSessions(Protocol):

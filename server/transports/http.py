@@ -7,7 +7,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 
-from ..app import ServerHost
+from ..app import Services
 from ..auth.tokens import ApiKeyHeader, authenticated_user
 from ..config import Settings
 from ..sessions.transport import EndSessionOnDelete
@@ -17,7 +17,7 @@ from .http_security import transport_security
 from .workers.session_ids import share_session_ids
 
 
-def http_app(mcp: MCPServer, settings: Settings, host: ServerHost | None = None) -> Starlette:
+def http_app(mcp: MCPServer, settings: Settings, host: Services | None = None) -> Starlette:
     """Streamable HTTP at /mcp, plus /healthz; with `host`, DELETE ends a session's state too.
 
     With shared state (`database_url`) the SDK transport is stateless, so any worker answers any

@@ -8,12 +8,12 @@ from .events import Change, ChangeFeed
 from .watcher import Watcher
 
 if TYPE_CHECKING:
-    from ..app import ServerHost
+    from ..app import Services
 
 __all__ = ["Change", "ChangeFeed", "Watcher", "start_watching"]
 
 
-def start_watching(host: ServerHost, *, every_user: bool) -> Watcher | None:
+def start_watching(host: Services, *, every_user: bool) -> Watcher | None:
     """Start the watcher on the running loop when the `watch` setting is on (None when off).
 
     `every_user`: authenticated HTTP, where every user with a data folder is served and watched;

@@ -6,7 +6,7 @@ naming the items added, updated and removed (their uris). A listener subscribes 
 called once per change, in the order the batches were written. This is where the MCP
 notifications of a changed knowledge base hook in (`notifications/resources/list_changed` when
 `change.list_changed`, `notifications/resources/updated` for each uri of `change.uris`): the
-server's one feed is `ServerHost.changes`.
+server's one feed is `Services.changes`.
 
 A listener that raises is logged (its exception's type, never the uris or any text) and the
 others are still called: a listener cannot stop the watcher.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -19,10 +20,10 @@ from ..tooling import (
     Query,
     Rerank,
     SnippetLength,
-    ToolHost,
-    add_read_tool,
+    Tool,
+    add_tools,
+    current_call,
     item_id_of,
-    reranking_of,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput, render_get, render_search
@@ -33,49 +34,57 @@ CharacterId = Annotated[
 ]
 
 
-def register(mcp: MCPServer, host: ToolHost) -> None:
-    async def characters_search(
-        query: Query,
-        ctx: Context,
-        limit: Limit = 10,
-        offset: Offset = 0,
-        snippet_length: SnippetLength = None,
-        mode: Mode = "auto",
-        rerank: Rerank = False,
-    ) -> Annotated[CallToolResult, SearchOutput]:
-        """Search the user's roleplay character cards (V1/V2/V3, SillyTavern), the name weighted highest.
+async def characters_search(
+    query: Query,
+    ctx: Context,
+    limit: Limit = 10,
+    offset: Offset = 0,
+    snippet_length: SnippetLength = None,
+    mode: Mode = "auto",
+    rerank: Rerank = False,
+) -> Annotated[CallToolResult, SearchOutput]:
+    """Search the user's roleplay character cards (V1/V2/V3, SillyTavern), the name weighted highest.
 
-        One result per card: title is the name, with creator, tags and summary; loc names the
-        matching field. Read one with characters_get(character_id=uri).
-        """
-        request = SearchRequest(query, limit, offset, snippet_length, mode=mode)
-        request.rerank = reranking_of(host, ctx, rerank)
-        db = await host.database(ctx, source.name)
-        response = await source.search(db, request, host.defaults(ctx))
-        return tool_result(response, render_search(response))
+    One result per card: title is the name, with creator, tags and summary; loc names the
+    matching field. Read one with characters_get(character_id=uri).
+    """
+    request = SearchRequest(query, limit, offset, snippet_length, mode=mode)
+    call = current_call()
+    request.rerank = call.reranking(rerank)
+    response = await source.search(await call.database(source.name), request, call.defaults())
+    return tool_result(response, render_search(response))
 
-    async def characters_get(
-        character_id: CharacterId,
-        ctx: Context,
-        loc: Annotated[
-            Loc | None,
-            WithJsonSchema({"type": "object"}),
-            Field(description="A search result's `loc`, or {field: 'scenario'}."),
-        ] = None,
-        query: AnchorQuery = None,
-        retrieval: GetRetrieval = None,
-    ) -> Annotated[CallToolResult, GetOutput]:
-        """Read a character card as its fields under headings, within max_tokens (default mode full).
 
-        loc.field picks a field: description, personality, scenario, first_mes, mes_example,
-        alternate_greetings, system_prompt, post_history_instructions, creator_notes,
-        character_book, nickname, creator or tags. Follow `next` to read on.
-        """
-        db = await host.database(ctx, source.name)
-        response = await source.get(
-            db, character_id, loc=loc, query=query, retrieval=retrieval, defaults=host.defaults(ctx)
-        )
-        return tool_result(response, render_get(response))
+async def characters_get(
+    character_id: CharacterId,
+    ctx: Context,
+    loc: Annotated[
+        Loc | None,
+        WithJsonSchema({"type": "object"}),
+        Field(description="A search result's `loc`, or {field: 'scenario'}."),
+    ] = None,
+    query: AnchorQuery = None,
+    retrieval: GetRetrieval = None,
+) -> Annotated[CallToolResult, GetOutput]:
+    """Read a character card as its fields under headings, within max_tokens (default mode full).
 
-    add_read_tool(mcp, host, "characters_search", "Search character cards", characters_search)
-    add_read_tool(mcp, host, "characters_get", "Read a character card", characters_get)
+    loc.field picks a field: description, personality, scenario, first_mes, mes_example,
+    alternate_greetings, system_prompt, post_history_instructions, creator_notes,
+    character_book, nickname, creator or tags. Follow `next` to read on.
+    """
+    call = current_call()
+    db = await call.database(source.name)
+    response = await source.get(
+        db, character_id, loc=loc, query=query, retrieval=retrieval, defaults=call.defaults()
+    )
+    return tool_result(response, render_get(response))
+
+
+TOOLS = (
+    Tool("characters_search", "Search character cards", characters_search),
+    Tool("characters_get", "Read a character card", characters_get),
+)
+
+
+def register(mcp: MCPServer, rename: Callable[[str], str]) -> None:
+    add_tools(mcp, TOOLS, rename)

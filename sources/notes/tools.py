@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -19,74 +20,67 @@ from ..tooling import (
     Query,
     Rerank,
     SnippetLength,
-    ToolHost,
-    add_read_tool,
+    Tool,
+    add_tools,
+    current_call,
     item_id_of,
-    reranking_of,
-    tool_errors,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput, render_get, render_search
 from .rendering import render_write
 from .source import NotesOptions, source
-from .writing import NoteWriter, WritingHost
+from .writing import WRITING_CALL, NoteWriter
 
 NoteId = Annotated[str, item_id_of("notes"), Field(description="A notes_search result's uri or id.")]
 
 
-def register(mcp: MCPServer, host: ToolHost) -> None:
-    async def notes_search(
-        query: Query,
-        ctx: Context,
-        keywords: Annotated[
-            list[str] | None, Field(description="Only notes tagged with any of these.")
-        ] = None,
-        limit: Limit = 10,
-        offset: Offset = 0,
-        snippet_length: SnippetLength = None,
-        order_by: Annotated[OrderBy | None, Field(description="relevance (default) or recent.")] = None,
-        mode: Mode = "auto",
-        rerank: Rerank = False,
-    ) -> Annotated[CallToolResult, SearchOutput]:
-        """Search the user's notes (Markdown/text files, e.g. an Obsidian vault).
+async def notes_search(
+    query: Query,
+    ctx: Context,
+    keywords: Annotated[list[str] | None, Field(description="Only notes tagged with any of these.")] = None,
+    limit: Limit = 10,
+    offset: Offset = 0,
+    snippet_length: SnippetLength = None,
+    order_by: Annotated[OrderBy | None, Field(description="relevance (default) or recent.")] = None,
+    mode: Mode = "auto",
+    rerank: Rerank = False,
+) -> Annotated[CallToolResult, SearchOutput]:
+    """Search the user's notes (Markdown/text files, e.g. an Obsidian vault).
 
-        Results carry the note's tags and headings. Read one with notes_get(note_id=uri, loc=loc).
-        """
-        request = await source.search_request(
-            query,
-            NotesOptions(keywords=keywords),
-            limit=limit,
-            offset=offset,
-            snippet_length=snippet_length,
-            order_by=order_by,
-            mode=mode,
-        )
-        request.rerank = reranking_of(host, ctx, rerank)
-        db = await host.database(ctx, source.name)
-        response = await source.search(db, request, host.defaults(ctx))
-        return tool_result(response, render_search(response))
+    Results carry the note's tags and headings. Read one with notes_get(note_id=uri, loc=loc).
+    """
+    request = await source.search_request(
+        query,
+        NotesOptions(keywords=keywords),
+        limit=limit,
+        offset=offset,
+        snippet_length=snippet_length,
+        order_by=order_by,
+        mode=mode,
+    )
+    call = current_call()
+    request.rerank = call.reranking(rerank)
+    response = await source.search(await call.database(source.name), request, call.defaults())
+    return tool_result(response, render_search(response))
 
-    async def notes_get(
-        note_id: NoteId,
-        ctx: Context,
-        loc: AnchorLoc = None,
-        query: AnchorQuery = None,
-        retrieval: GetRetrieval = None,
-    ) -> Annotated[CallToolResult, GetOutput]:
-        """Read one note within a token budget (`retrieval`).
 
-        Anchors on loc, else the best match of `query`, else the start; follow `next` to read on.
-        """
-        db = await host.database(ctx, source.name)
-        response = await source.get(
-            db, note_id, loc=loc, query=query, retrieval=retrieval, defaults=host.defaults(ctx)
-        )
-        return tool_result(response, render_get(response))
+async def notes_get(
+    note_id: NoteId,
+    ctx: Context,
+    loc: AnchorLoc = None,
+    query: AnchorQuery = None,
+    retrieval: GetRetrieval = None,
+) -> Annotated[CallToolResult, GetOutput]:
+    """Read one note within a token budget (`retrieval`).
 
-    add_read_tool(mcp, host, "notes_search", "Search notes", notes_search)
-    add_read_tool(mcp, host, "notes_get", "Read a note", notes_get)
-    if isinstance(host, WritingHost):
-        register_writes(mcp, host)
+    Anchors on loc, else the best match of `query`, else the start; follow `next` to read on.
+    """
+    call = current_call()
+    db = await call.database(source.name)
+    response = await source.get(
+        db, note_id, loc=loc, query=query, retrieval=retrieval, defaults=call.defaults()
+    )
+    return tool_result(response, render_get(response))
 
 
 CREATES = ToolAnnotations(
@@ -98,49 +92,56 @@ CHANGES = ToolAnnotations(
 Text = str | None
 
 
-def register_writes(mcp: MCPServer, host: WritingHost) -> None:
-    """notes_create and notes_update (listed only to callers who may write: `server/tool_list`)."""
+async def writer() -> NoteWriter:
+    """The caller's writer: their permit to write (or why not), notes database and defaults."""
+    call = WRITING_CALL.get()
+    permit = call.write_permit()
+    return NoteWriter(await call.database(source.name), permit, call.defaults())
 
-    async def writer(ctx: Context) -> NoteWriter:
-        permit = host.write_permit(ctx)
-        return NoteWriter(await host.database(ctx, source.name), permit, host.defaults(ctx))
 
-    async def notes_create(
-        title: str,
-        content: str,
-        ctx: Context,
-        tags: list[str] | None = None,
-        folder: Annotated[str | None, Field(description="Sub-folder, e.g. projects/x.")] = None,
-    ) -> CallToolResult:
-        """Save a new Markdown note in the user's notes folder.
+async def notes_create(
+    title: str,
+    content: str,
+    ctx: Context,
+    tags: list[str] | None = None,
+    folder: Annotated[str | None, Field(description="Sub-folder, e.g. projects/x.")] = None,
+) -> CallToolResult:
+    """Save a new Markdown note in the user's notes folder.
 
-        Similar notes come back as duplicates; recommendation review_first: one is near-identical.
-        """
-        result = await (await writer(ctx)).create(title, content, tags, folder)
-        await host.items_changed(ctx, source.name, added=(result.uri,))
-        return tool_result(result, render_write(result))
+    Similar notes come back as duplicates; recommendation review_first: one is near-identical.
+    """
+    result = await (await writer()).create(title, content, tags, folder)
+    await WRITING_CALL.get().items_changed(source.name, added=(result.uri,))
+    return tool_result(result, render_write(result))
 
-    async def notes_update(
-        note_id: NoteId,
-        ctx: Context,
-        content: Annotated[Text, Field(description="New body (or new section text).")] = None,
-        append: Annotated[Text, Field(description="Text to add at the end.")] = None,
-        section: Annotated[str | None, Field(description="Heading whose text content replaces.")] = None,
-        expected_version: int | None = None,
-    ) -> CallToolResult:
-        """Change a note: replace its body or one section, or append.
 
-        expected_version (notes_get's version) refuses the change if the note changed since.
-        """
-        result = await (await writer(ctx)).update(
-            note_id, content=content, append=append, section=section, expected_version=expected_version
-        )
-        await host.items_changed(ctx, source.name, updated=(result.uri,))
-        return tool_result(result, render_write(result))
+async def notes_update(
+    note_id: NoteId,
+    ctx: Context,
+    content: Annotated[Text, Field(description="New body (or new section text).")] = None,
+    append: Annotated[Text, Field(description="Text to add at the end.")] = None,
+    section: Annotated[str | None, Field(description="Heading whose text content replaces.")] = None,
+    expected_version: int | None = None,
+) -> CallToolResult:
+    """Change a note: replace its body or one section, or append.
 
-    for fn, title, hints in (
-        (notes_create, "Create a note", CREATES),
-        (notes_update, "Update a note", CHANGES),
-    ):
-        tool = tool_errors(fn, source.name)
-        mcp.add_tool(tool, name=host.tool_name(fn.__name__), title=title, annotations=hints)
+    expected_version (notes_get's version) refuses the change if the note changed since.
+    """
+    result = await (await writer()).update(
+        note_id, content=content, append=append, section=section, expected_version=expected_version
+    )
+    await WRITING_CALL.get().items_changed(source.name, updated=(result.uri,))
+    return tool_result(result, render_write(result))
+
+
+TOOLS = (
+    Tool("notes_search", "Search notes", notes_search),
+    Tool("notes_get", "Read a note", notes_get),
+    # listed only to callers who may write (`server/tool_list`)
+    Tool("notes_create", "Create a note", notes_create, CREATES),
+    Tool("notes_update", "Update a note", notes_update, CHANGES),
+)
+
+
+def register(mcp: MCPServer, rename: Callable[[str], str]) -> None:
+    add_tools(mcp, TOOLS, rename)

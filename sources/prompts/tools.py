@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -18,10 +19,10 @@ from ..tooling import (
     Query,
     Rerank,
     SnippetLength,
-    ToolHost,
-    add_read_tool,
+    Tool,
+    add_tools,
+    current_call,
     item_id_of,
-    reranking_of,
     tool_result,
 )
 from ..wire import GetOutput, SearchOutput, render_get, render_search
@@ -44,53 +45,61 @@ AnchorLoc = Annotated[
 ]
 
 
-def register(mcp: MCPServer, host: ToolHost) -> None:
-    async def prompts_search(
-        query: Query,
-        ctx: Context,
-        fields: Fields = None,
-        limit: Limit = 10,
-        offset: Offset = 0,
-        snippet_length: SnippetLength = None,
-        mode: Mode = "auto",
-        rerank: Rerank = False,
-    ) -> Annotated[CallToolResult, SearchOutput]:
-        """Search the user's saved LLM prompts (system and user prompt templates).
+async def prompts_search(
+    query: Query,
+    ctx: Context,
+    fields: Fields = None,
+    limit: Limit = 10,
+    offset: Offset = 0,
+    snippet_length: SnippetLength = None,
+    mode: Mode = "auto",
+    rerank: Rerank = False,
+) -> Annotated[CallToolResult, SearchOutput]:
+    """Search the user's saved LLM prompts (system and user prompt templates).
 
-        Fields: name (weighted highest), author, details, system_prompt, user_prompt, keywords.
-        One result per prompt: title is its name, with author, keywords and summary; loc names the
-        matching field. Read one with prompts_get.
-        """
-        request = await source.search_request(
-            query,
-            PromptsOptions(fields=fields),
-            limit=limit,
-            offset=offset,
-            snippet_length=snippet_length,
-            mode=mode,
-        )
-        request.rerank = reranking_of(host, ctx, rerank)
-        db = await host.database(ctx, source.name)
-        response = await source.search(db, request, host.defaults(ctx))
-        return tool_result(response, render_search(response))
+    Fields: name (weighted highest), author, details, system_prompt, user_prompt, keywords.
+    One result per prompt: title is its name, with author, keywords and summary; loc names the
+    matching field. Read one with prompts_get.
+    """
+    request = await source.search_request(
+        query,
+        PromptsOptions(fields=fields),
+        limit=limit,
+        offset=offset,
+        snippet_length=snippet_length,
+        mode=mode,
+    )
+    call = current_call()
+    request.rerank = call.reranking(rerank)
+    response = await source.search(await call.database(source.name), request, call.defaults())
+    return tool_result(response, render_search(response))
 
-    async def prompts_get(
-        prompt_id_or_name: PromptIdOrName,
-        ctx: Context,
-        loc: AnchorLoc = None,
-        query: AnchorQuery = None,
-        retrieval: GetRetrieval = None,
-    ) -> Annotated[CallToolResult, GetOutput]:
-        """Read a saved prompt as its fields under headings, within max_tokens (default mode full).
 
-        Placeholders such as {{topic}} are kept. loc.field picks a field: name, author, details,
-        system_prompt, user_prompt or keywords. Follow `next` to read on.
-        """
-        db = await host.database(ctx, source.name)
-        response = await source.get(
-            db, prompt_id_or_name, loc=loc, query=query, retrieval=retrieval, defaults=host.defaults(ctx)
-        )
-        return tool_result(response, render_get(response))
+async def prompts_get(
+    prompt_id_or_name: PromptIdOrName,
+    ctx: Context,
+    loc: AnchorLoc = None,
+    query: AnchorQuery = None,
+    retrieval: GetRetrieval = None,
+) -> Annotated[CallToolResult, GetOutput]:
+    """Read a saved prompt as its fields under headings, within max_tokens (default mode full).
 
-    add_read_tool(mcp, host, "prompts_search", "Search saved prompts", prompts_search)
-    add_read_tool(mcp, host, "prompts_get", "Read a saved prompt", prompts_get)
+    Placeholders such as {{topic}} are kept. loc.field picks a field: name, author, details,
+    system_prompt, user_prompt or keywords. Follow `next` to read on.
+    """
+    call = current_call()
+    db = await call.database(source.name)
+    response = await source.get(
+        db, prompt_id_or_name, loc=loc, query=query, retrieval=retrieval, defaults=call.defaults()
+    )
+    return tool_result(response, render_get(response))
+
+
+TOOLS = (
+    Tool("prompts_search", "Search saved prompts", prompts_search),
+    Tool("prompts_get", "Read a saved prompt", prompts_get),
+)
+
+
+def register(mcp: MCPServer, rename: Callable[[str], str]) -> None:
+    add_tools(mcp, TOOLS, rename)

@@ -34,7 +34,7 @@ from uvicorn.supervisors import Multiprocess
 
 from knowledge_mcp.sources.errors import KnowledgeError
 
-from ...app import ServerHost, build_server
+from ...app import Services, build_server
 from ...config import Settings
 from ...logs import configure_logging
 from ...watch import start_watching
@@ -134,7 +134,7 @@ def worker_app(settings: Settings) -> ASGIApp:
     return QuietDepartures(named_worker(app))
 
 
-def run_with_host(app: Starlette, host: ServerHost, *, embed: bool) -> None:
+def run_with_host(app: Starlette, host: Services, *, embed: bool) -> None:
     """Start the embedding worker and the folder watcher (`serve --watch`) when `embed` (the one
     worker holding the lock does the background work) once `app` has started; close the host's
     databases when it stops."""

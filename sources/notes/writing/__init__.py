@@ -1,6 +1,6 @@
 """Writing notes: notes_create / notes_update, with an advisory duplicate check (DESIGN §12)."""
 
-from .models import WritePermit, WriteResult, WritingHost
+from .models import WRITING_CALL, WritePermit, WriteResult, WritingCall
 from .writer import NoteWriter
 
-__all__ = ["NoteWriter", "WritePermit", "WriteResult", "WritingHost"]
+__all__ = ["WRITING_CALL", "NoteWriter", "WritePermit", "WriteResult", "WritingCall"]

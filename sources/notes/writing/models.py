@@ -1,15 +1,14 @@
-"""What the write tools answer, and what they need of the server (`WritingHost`)."""
+"""What the write tools answer, and what they need of the call they serve (`WritingCall`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from ...tooling import ToolHost
+from ...tooling import Call, CallSlot
 
 Provider = Literal["dense", "lexical", "dense+lexical"]
 REVIEW_FIRST = 0.85
@@ -68,15 +67,15 @@ class WritePermit:
     """What the note files under `home` may hold together (None: no quota)."""
 
 
-@runtime_checkable
-class WritingHost(ToolHost, Protocol):
-    def write_permit(self, ctx: Context) -> WritePermit:
+class WritingCall(Call, Protocol):
+    """A call that may write notes: the server's calls are (`server/call.py`)."""
+
+    def write_permit(self) -> WritePermit:
         """The caller's permit to write, or a WriteNotAllowedError saying why not."""
         ...
 
     async def items_changed(
         self,
-        ctx: Context,
         source: str,
         *,
         added: tuple[str, ...] = (),
@@ -85,3 +84,6 @@ class WritingHost(ToolHost, Protocol):
     ) -> None:
         """Tell the caller's connected clients that these items (uris) changed."""
         ...
+
+
+WRITING_CALL: CallSlot[WritingCall] = CallSlot("writing_call")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from knowledge_mcp.server.app import ServerHost, build_server
+from knowledge_mcp.server.app import Services, build_server
 from knowledge_mcp.server.cli.migrate import run_migrate
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCE_NAMES
@@ -50,7 +50,7 @@ LEFT_OUT: dict[str, str] = {
 class MigratedClient:
     """A client of a server reading PostgreSQL, the user's SQLite items copied there first."""
 
-    def __init__(self, data_dir: Path, url: str, settings: dict[str, Any], hosts: list[ServerHost]) -> None:
+    def __init__(self, data_dir: Path, url: str, settings: dict[str, Any], hosts: list[Services]) -> None:
         self.data_dir, self.url, self.settings, self.hosts = data_dir, url, settings, hosts
         self.client: Client | None = None
 
@@ -74,7 +74,7 @@ class MigratedClient:
 @pytest.fixture
 async def client_factory(data_dir: Path, pg_url: str) -> AsyncIterator[Any]:
     """tests/conftest.py's client_factory on the PostgreSQL store (see the module's docstring)."""
-    hosts: list[ServerHost] = []
+    hosts: list[Services] = []
 
     def make(**settings: Any) -> MigratedClient:
         return MigratedClient(data_dir, pg_url, settings, hosts)

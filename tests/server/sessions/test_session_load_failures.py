@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from loguru import logger
 
-from knowledge_mcp.server.sessions.transport import preload_session
+from knowledge_mcp.server.sessions.transport import preloaded
 
 pytestmark = pytest.mark.anyio
 
@@ -32,19 +31,16 @@ def full_disk_error(tmp_path: Path) -> sqlite3.DatabaseError:
 
 
 async def logged_while_loading(exc: BaseException) -> tuple[list[str], bool]:
-    async def resolve(ctx: Any) -> Any:
+    async def load() -> Any:
         raise exc
-
-    async def call_next(ctx: Any) -> str:
-        return "answered"
 
     lines: list[str] = []
     sink = logger.add(lines.append, level="WARNING", format="{level} {message}")
     try:
-        answer = await preload_session(resolve)(SimpleNamespace(method="tools/call"), call_next)  # type: ignore[arg-type]
+        session = await preloaded(load)
     finally:
         logger.remove(sink)
-    return lines, answer == "answered"
+    return lines, session is None
 
 
 async def test_a_full_disk_while_loading_a_session_is_one_warning_line(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from knowledge_mcp.server.app import ServerHost, build_server
+from knowledge_mcp.server.app import Services, build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.context import DatabasePool
 from knowledge_mcp.server.sessions.store import SEEN_LIMIT, SessionStore
@@ -30,15 +30,15 @@ from tests.server.transports.test_http_e2e import free_port, serve_command, stop
 
 pytestmark = pytest.mark.anyio
 
-Make = Callable[..., tuple[Client, ServerHost]]
+Make = Callable[..., tuple[Client, Services]]
 
 
 @pytest.fixture
 async def make_server(data_dir: Path) -> AsyncIterator[Make]:
     """Build real servers over `data_dir` (as `client_factory` does) and keep their hosts at hand."""
-    hosts: list[ServerHost] = []
+    hosts: list[Services] = []
 
-    def make(**settings: Any) -> tuple[Client, ServerHost]:
+    def make(**settings: Any) -> tuple[Client, Services]:
         mcp, host = build_server(Settings(data_dir=data_dir, **settings))
         hosts.append(host)
         return Client(mcp), host
@@ -130,7 +130,7 @@ async def test_an_invalid_session_id_is_a_tool_error_naming_session_id(make_serv
 async def test_without_any_session_the_tools_ask_for_a_session_id(
     make_server: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("knowledge_mcp.server.app.transport_session_id", lambda request, process_id: None)
+    monkeypatch.setattr("knowledge_mcp.server.call.transport_session_id", lambda request, process_id: None)
     client, _ = make_server()
     async with client:
         for tool, args in [("session_info", {}), ("session_cite", {"uris": ["notes://a"]})]:
@@ -142,9 +142,10 @@ async def test_without_any_session_the_tools_ask_for_a_session_id(
 async def test_client_name_is_the_clients_declared_name(make_server: Make) -> None:
     _, host = make_server()
     request = SimpleNamespace(
-        session=SimpleNamespace(client_params=SimpleNamespace(client_info=SimpleNamespace(name="ChatGPT")))
+        session=SimpleNamespace(client_params=SimpleNamespace(client_info=SimpleNamespace(name="ChatGPT"))),
+        request=None,
     )
-    assert host.client_name(SimpleNamespace(request_context=request)) == "ChatGPT"  # type: ignore[arg-type]
+    assert host.context(request).client_id == "ChatGPT"  # type: ignore[arg-type]
 
 
 # Persistence, expiry, cache, isolation, concurrency
