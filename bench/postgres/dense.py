@@ -47,6 +47,8 @@ from knowledge_mcp.sources.storage.postgres.schema import (
     partition_name,
 )
 from knowledge_mcp.sources.storage.postgres.store import PgStore
+from knowledge_mcp.sources.storage.store import Store
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 from ..evaluation import K_NDCG, embed_corpus, import_corpus, load_beir, ndcg, spread
 
@@ -64,7 +66,12 @@ async def _sqlite(where: Path, beir: Path, corpus: list[dict[str, Any]]) -> Data
 
 
 async def _score(
-    store: Any, mode: SearchMode, qids: list[str], queries: dict[str, str], qrels: Any, doc_of: dict[str, str]
+    store: Store,
+    mode: SearchMode,
+    qids: list[str],
+    queries: dict[str, str],
+    qrels: Any,
+    doc_of: dict[str, str],
 ) -> tuple[list[float], list[float], list[list[str]]]:
     ndcgs, latencies, tops = [], [], []
     for qid in qids:
@@ -127,7 +134,9 @@ async def compare(
             await pg.write(f"VACUUM (ANALYZE) {partition_name(table, user)}")
         items = PgStore(pg, user, "notes", database_path(data_dir, "eval", "notes"))
         for mode in ("semantic", "hybrid"):
-            lite_ndcg, lite_ms, lite_top = await _score(lite, mode, qids, queries, qrels, doc_of)
+            lite_ndcg, lite_ms, lite_top = await _score(
+                SqliteStore(lite, "notes"), mode, qids, queries, qrels, doc_of
+            )
             pg_ndcg, pg_ms, pg_top = await _score(items, mode, qids, queries, qrels, doc_of)
             out[mode] = {
                 "ndcg@10": {

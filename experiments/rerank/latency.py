@@ -25,15 +25,16 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.cross_encoder import CrossEncoder
-from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from knowledge_mcp.sources.storage.importing import item_id_for
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 
-async def timed(db: Any, query: str, rerank: Reranking | None) -> tuple[float, list[str]]:
+async def timed(db: Database, query: str, rerank: Reranking | None) -> tuple[float, list[str]]:
     request = SearchRequest(query, limit=10, mode="lexical")
     request.rerank = rerank
     started = time.perf_counter()
-    response = await notes.search(db, request, Defaults())
+    response = await notes.search(SqliteStore(db, "notes"), request, Defaults())
     elapsed = (time.perf_counter() - started) * 1000
     return elapsed, [r.id for r in response.results]
 
