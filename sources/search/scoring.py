@@ -96,11 +96,3 @@ def calibrated(bm25: float, term_count: int, within: Norm | None = None, scale: 
 
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
-
-
-def min_max(values: list[float]) -> list[float]:
-    """The seed's per-result-set mapping, kept as the baseline the eval compares against."""
-    if not values:
-        return []
-    best, worst = min(values), max(values)
-    return [(worst - v) / (worst - best + 1e-9) for v in values]
