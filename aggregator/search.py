@@ -20,6 +20,7 @@ from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.fusion import FLOOR_WARNING
+from knowledge_mcp.sources.search.details import fill_details
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import ResultField, SearchMode, SearchRequest
@@ -265,7 +266,7 @@ def merged_response(
         fetched=fetched,
     )
     for result in page.results:
-        result.fill_details()
+        fill_details(result)
     warnings += page.warnings
     if not page.results and any(
         a.response is not None and FLOOR_WARNING in a.response.warnings for a in answers

@@ -15,6 +15,7 @@ from knowledge_mcp.aggregator import tools as aggregator_tools
 from knowledge_mcp.aggregator.quotes import verify
 from knowledge_mcp.aggregator.quotes.work import QuoteWork
 from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.notes.writing.stores import NoteStore
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.storage.store import Store
@@ -131,6 +132,10 @@ class Services:
     async def database(self, request: RequestContext, source: str) -> Store:
         """The store of `source` of the caller of `request` (the backend's items)."""
         return await self.backend.items.read(request.user_id, source, request.db_paths[source])
+
+    async def notes(self, request: RequestContext) -> NoteStore:
+        """The caller's notes as the writer indexes them (the backend's items)."""
+        return await self.backend.items.notes(request.user_id, request.db_paths["notes"])
 
     def write_refusal(self, request: ServerRequestContext[Any, Any]) -> str | None:
         """Why this caller may not write, or None (`auth/scopes.write_refusal`)."""

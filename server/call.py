@@ -22,6 +22,7 @@ from knowledge_mcp.aggregator.calls import AGGREGATOR_CALL, AggregatorCall
 from knowledge_mcp.aggregator.quotes.work import QuoteWork
 from knowledge_mcp.sources.errors import KnowledgeError, WriteNotAllowedError
 from knowledge_mcp.sources.notes.writing import WRITING_CALL, WritePermit, WritingCall
+from knowledge_mcp.sources.notes.writing.stores import NoteStore
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.rerank.choice import reranking
@@ -63,6 +64,8 @@ class CallServices(Protocol):
     def write_refusal(self, request: ServerRequestContext[Any, Any]) -> str | None: ...
 
     async def database(self, request: RequestContext, source: str) -> Store: ...
+
+    async def notes(self, request: RequestContext) -> NoteStore: ...
 
     async def items_changed(
         self,
@@ -120,6 +123,9 @@ class RequestCall:
 
     async def database(self, source: str) -> Store:
         return await self.services.database(self.context, source)
+
+    async def note_store(self) -> NoteStore:
+        return await self.services.notes(self.context)
 
     def reranking(self, rerank: bool) -> Reranking | None:
         if not rerank:

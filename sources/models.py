@@ -6,10 +6,12 @@ Fields that do not apply are left as None and dropped from the wire (`dump`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+if TYPE_CHECKING:
+    from .search.details import Details
 
 SourceName = str
 """A registered source's name (`registry.SOURCE_NAMES`); a tool argument takes
@@ -58,8 +60,9 @@ class ResultItem(BaseModel):
     duplicates: list[str] | None = Field(default=None, description="URIs of items with the same content.")
     content: str | None = Field(default=None, description="The hit chunk's full text (fields: content).")
     reason: str | None = Field(default=None, description="Why it matched (fields: reason).")
-    _details: Callable[[ResultItem], None] | None = PrivateAttr(default=None)
-    """Fills the snippet and matched terms of the result given (a copy too: `model_copy` shares it)."""
+    _details: Details | None = PrivateAttr(default=None)
+    """What its snippet and matched terms are made of, when a search left them for later
+    (`search/details.fill_details`; a copy keeps it: `model_copy` shares it)."""
     _content_key: str | None = PrivateAttr(default=None)
     _keep: frozenset[str] = PrivateAttr(default=frozenset())
     """The search's `fields`: what its wire form keeps beyond the compact default (`wire.brief`)."""
@@ -71,12 +74,6 @@ class ResultItem(BaseModel):
         `matched` says whether the query matched that chunk's text (else only the item's title).
         None (the default) keeps the hit chunk."""
         return None
-
-    def fill_details(self) -> None:
-        """Compute the snippet and matched terms a search left for later (`details=False`)."""
-        details, self._details = self._details, None
-        if details is not None:
-            details(self)
 
 
 class NoteResult(ResultItem):

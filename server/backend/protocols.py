@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from knowledge_mcp.sources.notes.writing.stores import NoteStore
 from knowledge_mcp.sources.search.dense.embedder import Embedder
 from knowledge_mcp.sources.search.dense.indexing import EmbedReport
 from knowledge_mcp.sources.storage.runs import ImportSummary
@@ -30,6 +31,10 @@ class Items(Protocol):
 
     async def read(self, user_id: str, source: str, path: Path) -> Store:
         """What the tools read of `user_id`'s `source` (search, get, write)."""
+        ...
+
+    async def notes(self, user_id: str, path: Path) -> NoteStore:
+        """`user_id`'s notes as the notes writer indexes them (`path`: their SQLite file's place)."""
         ...
 
     async def changed(self, user_id: str, source: str, path: Path) -> None:

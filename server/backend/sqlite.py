@@ -13,6 +13,7 @@ from pathlib import Path
 from loguru import logger
 
 from knowledge_mcp.sources.errors import SourceUnavailableError
+from knowledge_mcp.sources.notes.writing.stores import NoteStore, SqliteNotes
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.dense.embedder import Embedder
 from knowledge_mcp.sources.search.dense.indexing import EmbedReport, embed_missing
@@ -47,11 +48,17 @@ class SqliteItems:
         self._reading: list[Database] = []
 
     async def read(self, user_id: str, source: str, path: Path) -> Store:
+        return await self._store(user_id, source, path)
+
+    async def _store(self, user_id: str, source: str, path: Path) -> SqliteStore:
         started = time.perf_counter()
         db = await self.pool.get(path, source)
         elapsed_ms = (time.perf_counter() - started) * 1000
         logger.debug("db ready user={} source={} in {:.1f} ms", user_id, source, elapsed_ms)
         return SqliteStore(db, source)
+
+    async def notes(self, user_id: str, path: Path) -> NoteStore:
+        return SqliteNotes(await self._store(user_id, "notes", path))
 
     async def changed(self, user_id: str, source: str, path: Path) -> None:
         """Nothing to do: the next read tells the embedding worker (`DatabasePool.get`)."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from knowledge_mcp.sources.notes.writing.stores import NoteStore, PgNotes
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.search.dense.embedder import Embedder
@@ -47,6 +48,9 @@ class PostgresItems:
         if self.background is not None:
             self.background.notice(PgVectorStore(items.pg, user_id, source))
         return items
+
+    async def notes(self, user_id: str, path: Path) -> NoteStore:
+        return PgNotes(await self.read(user_id, "notes", path))
 
     async def changed(self, user_id: str, source: str, path: Path) -> None:
         """A write changed them: the embedding worker looks at them now, not at its next look."""

@@ -68,7 +68,7 @@ SESSIONS = (
         );
         CREATE INDEX knowledge_sessions_expires_at ON knowledge_sessions (expires_at);
         -- up to 5000 URIs rewritten on every search: uncompressed TOAST is cheaper to rewrite
-        -- (record_results p50 8.4 -> 6.1 ms at the bound, bench/workers/load.py)
+        -- (docs/performance.md, "PostgreSQL")
         ALTER TABLE knowledge_sessions ALTER COLUMN seen SET STORAGE EXTERNAL;
         CREATE TABLE knowledge_research (
             user_id text NOT NULL,

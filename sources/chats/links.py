@@ -9,7 +9,6 @@ simply no link.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
 from typing import Any
 
 from ..errors import KnowledgeError
@@ -34,14 +33,6 @@ class CharacterLinks:
     async def name_of(self, character_id: str) -> str | None:
         row = await self._card(character_id, by_title=False)
         return str(row["title"]) if row else None
-
-    async def ids_for(self, names: Iterable[str]) -> dict[str, str]:
-        found = {}
-        for name in set(names):
-            card = await self.id_for(name)
-            if card is not None:
-                found[name] = card
-        return found
 
     async def _card(self, value: str, *, by_title: bool) -> Any:
         if self.db is None:

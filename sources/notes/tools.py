@@ -96,7 +96,7 @@ async def writer() -> NoteWriter:
     """The caller's writer: their permit to write (or why not), notes database and defaults."""
     call = WRITING_CALL.get()
     permit = call.write_permit()
-    return NoteWriter(await call.database(source.name), permit, call.defaults())
+    return NoteWriter(await call.note_store(), permit, call.defaults())
 
 
 async def notes_create(

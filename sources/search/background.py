@@ -33,7 +33,7 @@ RECHECK_S = 30.0
 BATCH = 8
 PAUSE_S = 0.05
 MODEL_BATCH = 4
-"""Windows per run of the model: its peak memory grows with it (about 0.5 GB at 16)."""
+"""Windows per run of the model: its peak memory grows with it (`docs/performance.md`, "Dense search")."""
 STOP_S = 30.0
 """How long `stop` waits for the batch being embedded before cancelling the worker."""
 KEY = "dense_background"

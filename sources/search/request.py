@@ -42,7 +42,7 @@ class SearchRequest:
     """Match only in these FTS columns (`("body",)`: not in titles); None matches in all."""
     mode: SearchMode = "auto"
     details: bool = True
-    """False: leave each result's snippet and matched terms to `ResultItem.fill_details`, for
+    """False: leave each result's snippet and matched terms to `details.fill_details`, for
     callers (knowledge_search) that keep only some of the results."""
     bm25_scale: float = 1.0
     """bm25 is multiplied by this before calibration: knowledge_search puts every source on the

@@ -2,9 +2,10 @@
 
 describe: one result per item row, built by the source (`result`: its type-aware fields and
 `loc`), with the calibrated score, its rank, how many chunks matched, a snippet centred on the
-first match in the best chunk and the query terms it matched. With `details = False` the
-snippet and matched terms are left for `ResultItem.fill_details`, for callers that keep only
-some results (knowledge_search merges several sources' pages first).
+first match in the best chunk and the query terms it matched (`details.py`). With `details =
+False` each result keeps a `Details` record instead, for `details.fill_details` to turn into
+them later, for callers that keep only some results (knowledge_search merges several sources'
+pages first).
 
 page: `has_more`, `next_offset`, `total_estimated`, `top_score` and the warnings; no crowding
 (`collapse`): one place per e-mail thread (its best hit; `thread_hits` counts the others) and
@@ -15,19 +16,16 @@ so pages never overlap or skip; a page can show fewer than `limit` results.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from functools import partial
 from hashlib import blake2b
 from typing import Any
 
 from ..models import ResultItem, ScoreType, SearchResponse
 from ..storage.store import Hit
-from ..text.reasons import match_reason
-from ..text.snippets import make_snippet
+from .details import Details, describe_later, describe_with
 from .query import ParsedQuery
 from .request import Found, SearchContext
 from .scoring import calibrated
-from .stemming import Matches, QueryMatcher
+from .stemming import QueryMatcher
 
 
 def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
@@ -36,7 +34,7 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
     rows = page_rows(found.rows, ctx.request.limit)
     if not rows:
         return []
-    offset, snippet_length = ctx.request.offset, ctx.snippet_length
+    offset = ctx.request.offset
     hit_chunks = [row.chunk for row in rows]
     matcher = QueryMatcher(query)
     scored = found.scores or {}
@@ -59,21 +57,27 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
         else:
             result._passage = True
         results.append(result)
-    fill = partial(_fill, fields=ctx.request.fields, matcher=matcher, query=query)
-    terms_of = found.terms_of
+    records = [_record(ctx, query, matcher, found, r, c) for r, c in zip(results, hit_chunks, strict=True)]
     if not ctx.request.details:
-        for result, chunk in zip(results, hit_chunks, strict=True):
-            known = None if result._passage else terms_of
-            result._details = partial(_describe_copy, chunk, matcher, snippet_length, known, fill)
-    elif terms_of is not None:
-        for result, chunk in zip(results, hit_chunks, strict=True):
-            known = None if result._passage else terms_of
-            _describe_later(result, chunk, matcher, snippet_length, known, fill)
+        for result, details in zip(results, records, strict=True):
+            result._details = details
+    elif found.terms_of is not None:
+        for result, details in zip(results, records, strict=True):
+            describe_later(result, details)
     else:
         matches = matcher.find_all([(c["body"], c["title"]) for c in hit_chunks])
-        for result, chunk, match in zip(results, hit_chunks, matches, strict=True):
-            _describe(result, chunk, match, snippet_length, fill)
+        for result, details, match in zip(results, records, matches, strict=True):
+            describe_with(result, details, match)
     return results
+
+
+def _record(
+    ctx: SearchContext, query: ParsedQuery, matcher: QueryMatcher, found: Found, result: Any, chunk: Any
+) -> Details:
+    """What `result`'s details are made of: its hit chunk, and the terms the ranking knows the
+    chunk matches (not a further passage's: its own chunk is looked through)."""
+    known = None if found.terms_of is None or result._passage else found.terms_of(chunk["id"])
+    return Details(chunk, query, matcher, ctx.snippet_length, ctx.request.fields, known)
 
 
 def page_rows(rows: list[Hit], limit: int) -> list[Hit]:
@@ -176,74 +180,3 @@ def _transparency(ctx: SearchContext) -> dict[str, Any]:
         "degraded": True if ctx.hints else None,
         "provider_hint": "; ".join(ctx.hints) if ctx.hints else None,
     }
-
-
-def _describe(
-    result: ResultItem,
-    chunk: Mapping[str, Any],
-    found: Matches,
-    snippet_length: int,
-    fill: Callable[[ResultItem, Any, list[str]], None] | None = None,
-) -> None:
-    lead = result.lead(found.first is not None)
-    if lead is None:
-        result.snippet = make_snippet(chunk["body"], snippet_length, found.first)
-    else:  # the source shows its lead text (a card's description) for a hit on the name alone
-        result.snippet, result.loc = make_snippet(lead[0], snippet_length), lead[1]
-    result.matched_terms = list(dict.fromkeys(found.terms))  # an expanded query says its terms twice
-    if fill is not None:
-        fill(result, chunk, result.matched_terms)
-
-
-def _describe_later(
-    result: ResultItem,
-    chunk: Mapping[str, Any],
-    matcher: QueryMatcher,
-    snippet_length: int,
-    terms_of: Callable[[int], list[str]] | None = None,
-    fill: Callable[[ResultItem, Any, list[str]], None] | None = None,
-) -> None:
-    if terms_of is None:
-        found = matcher.find(chunk["body"], chunk["title"])
-    else:  # the ranking knows which terms the chunk matches: only the snippet's place is looked for
-        terms = terms_of(chunk["id"])
-        found = Matches(matcher.first_match(chunk["body"], terms), terms)
-    _describe(result, chunk, found, snippet_length, fill)
-
-
-def _describe_copy(
-    chunk: Mapping[str, Any],
-    matcher: QueryMatcher,
-    snippet_length: int,
-    terms_of: Callable[[int], list[str]] | None,
-    fill: Callable[[ResultItem, Any, list[str]], None] | None,
-    result: ResultItem,
-) -> None:
-    """`_describe_later` for the result given last: the result or a copy of it (knowledge_search
-    down-ranks a seen result as a copy, which must get its snippet too)."""
-    _describe_later(result, chunk, matcher, snippet_length, terms_of, fill)
-
-
-def _fill(
-    result: ResultItem,
-    chunk: Any,
-    matched: list[str],
-    *,
-    fields: frozenset[str],
-    matcher: QueryMatcher,
-    query: ParsedQuery,
-) -> None:
-    """The fields asked for beyond the compact default: the hit chunk's text, and the reason."""
-    if "content" in fields:
-        result.content = str(chunk["body"])
-    if "reason" in fields:
-        in_title = set(matcher.find(str(chunk["title"] or result.title)).terms) if matched else set()
-        in_body = set(matcher.find(str(chunk["body"])).terms) if matched else set()
-        tags = {t.lower() for t in result.tags}
-        result.reason = match_reason(
-            [t for t in matched if t in in_title],
-            [t for t in matched if t in in_body],
-            [t.text for t in query.own_terms if t.text.lower() in tags],
-            semantic=result.score_type == "dense" or (result.score_type == "hybrid" and not matched),
-            synonym_of={t.text: t.synonym_of for t in query.terms if t.synonym_of},
-        )

@@ -14,16 +14,16 @@ The fit has two signals, both taken from bm25 so that the order within a respons
   it), in units of the idf of a word found in a single row, scaled to SciFact's 5,750 chunks
   (`REFERENCE_IDF`). bm25's idf grows with the log of the collection's size, so without this a
   hit matching every query word in a collection of forty notes could never reach more than a
-  few percent (measured: 0.003–0.03 on the test fixtures); with it, the same match reads as it
+  few percent; with it, the same match reads as it
   would among SciFact's abstracts.
 - **coverage**: bm25 over the query's idf mass (`idf_mass`: the bm25 of a hit matching each
   query word once, at average length, in the body), capped at `COVERAGE_CAP`: about the
   idf-weighted fraction of the query's distinct words the hit matches (times how often and
   where: a title match weighs more). A hit matching one word of four rarely covers a quarter.
 
-On SciFact train the two together fit with log-loss 0.1198 against 0.1212 for the evidence
-alone (the former calibration, `SLOPE`/`INTERCEPT`, still used when no norm is known); relevant
-hits' median coverage is 0.96, all hits' 0.48. Both are read on the statistics the hit's bm25 was
+On SciFact train the two together fit better than the evidence alone (the former calibration,
+`SLOPE`/`INTERCEPT`, still used when no norm is known; the fit's figures: `docs/performance.md`,
+"Lexical search"). Both are read on the statistics the hit's bm25 was
 weighed by: its source's own, or in `knowledge_search` those of all the user's sources together
 (the bm25 scaled by `SharedStats.scale`, the norm `SharedStats.norm`).
 """
@@ -96,11 +96,3 @@ def calibrated(bm25: float, term_count: int, within: Norm | None = None, scale: 
 
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
-
-
-def min_max(values: list[float]) -> list[float]:
-    """The seed's per-result-set mapping, kept as the baseline the eval compares against."""
-    if not values:
-        return []
-    best, worst = min(values), max(values)
-    return [(worst - v) / (worst - best + 1e-9) for v in values]

@@ -1,5 +1,4 @@
-"""The stages of the search pipeline, one small interface each, and the identity stages (for
-pipelines that leave a place empty, as the tests' lexical-only one does).
+"""The stages of the search pipeline, one small interface each.
 
     parse → expand → retrieve → fuse → rerank → diversify → describe → page
 
@@ -36,7 +35,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .query import ParsedQuery
-from .request import NOTHING, Found, SearchContext
+from .request import Found, SearchContext
 
 
 class Expander(Protocol):
@@ -70,34 +69,3 @@ class Diversifier(Protocol):
     """Keep one item, thread or conversation from crowding the page."""
 
     async def diversify(self, ctx: SearchContext, found: Found) -> Found: ...
-
-
-class SameQuery:
-    """expand: the query as parsed."""
-
-    async def expand(self, ctx: SearchContext, query: ParsedQuery) -> ParsedQuery:
-        return query
-
-
-class FirstList:
-    """fuse: with one retriever there is nothing to merge: its list (or no match at all)."""
-
-    async def fuse(self, ctx: SearchContext, query: ParsedQuery, found: Sequence[Found]) -> Found:
-        return found[0] if found else NOTHING
-
-
-class SameOrder:
-    """rerank: the retrieved order."""
-
-    def pool(self, ctx: SearchContext) -> int | None:
-        return None
-
-    async def rerank(self, ctx: SearchContext, query: ParsedQuery, found: Found) -> Found:
-        return found
-
-
-class AllItems:
-    """diversify: every retrieved item."""
-
-    async def diversify(self, ctx: SearchContext, found: Found) -> Found:
-        return found

@@ -131,7 +131,7 @@ async def test_character_links_resolve_card_names_case_insensitively(data_dir: P
         )  # no table: no link, no error
     finally:
         await db.close()
-    assert await CharacterLinks(None).ids_for(["Captain Mirelle"]) == {}
+    assert await CharacterLinks(None).id_for("Captain Mirelle") is None
 
 
 async def test_chat_hits_link_to_the_character_card_and_filter_by_it(

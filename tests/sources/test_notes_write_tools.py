@@ -13,6 +13,7 @@ import pytest
 
 from knowledge_mcp.sources.notes import source
 from knowledge_mcp.sources.notes.writing import duplicates
+from knowledge_mcp.sources.notes.writing.stores import SqliteNotes
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.embedder import embedder
@@ -238,7 +239,12 @@ async def test_the_duplicate_check_gives_up_past_its_budget(data_dir: Path, clie
     db = await open_database(database_path(data_dir, "local", "notes"), source.migrations)
     try:
         verdict = await duplicates.check(
-            SqliteStore(db, "notes"), "Starter", STARTER, exclude=None, budget_ms=0.001, defaults=Defaults()
+            SqliteNotes(SqliteStore(db, "notes")),
+            "Starter",
+            STARTER,
+            exclude=None,
+            budget_ms=0.001,
+            defaults=Defaults(),
         )
     finally:
         await db.close()

@@ -28,31 +28,31 @@ from ...search.request import SearchRequest
 from ..source import source
 from .models import MENTION, Duplicate, DuplicateCheck, Provider
 from .similarity import resemblance, top_terms
-from .stores import note_store
+from .stores import NoteStore
 
 CANDIDATES = 8
 SHOWN = 3
 
 
 async def check(
-    db: Any, title: str, text: str, *, exclude: str | None, budget_ms: float, defaults: Defaults
+    notes: NoteStore, title: str, text: str, *, exclude: str | None, budget_ms: float, defaults: Defaults
 ) -> DuplicateCheck:
     """The check for a note titled `title` with body `text` (`exclude`: the note's own id), among
-    the notes of `db` (their `Store`).
+    the user's `notes`.
 
     The model is loaded (once per process) before the budget starts, and only when the
     notes have vectors to compare with: without them the check is lexical and loads nothing."""
     if budget_ms <= 0:
         return DuplicateCheck()
-    model = await asyncio.to_thread(models.embedder) if await note_store(db).has_vectors() else None
+    model = await asyncio.to_thread(models.embedder) if await notes.has_vectors() else None
     try:
-        return await asyncio.wait_for(_check(db, model, title, text, exclude, defaults), budget_ms / 1000)
+        return await asyncio.wait_for(_check(notes, model, title, text, exclude, defaults), budget_ms / 1000)
     except TimeoutError:
         return DuplicateCheck(timed_out=True)
 
 
 async def _check(
-    db: Any,
+    notes: NoteStore,
     model: models.Embedder | None,
     title: str,
     text: str,
@@ -68,12 +68,13 @@ async def _check(
     try:
         terms = top_terms(f"{title}\n{text}")
         request = SearchRequest(" ".join(terms), limit=CANDIDATES + 1, mode="lexical", details=False)
+        db = notes.store
         found = await source.search(db, request, defaults) if terms else None
         ids = [r.id for r in found.results if r.id != exclude][:CANDIDATES] if found else []
         if not ids:
             return DuplicateCheck(provider=_provider(model is not None, model is None))
         items = [item for item in [await db.item(i) for i in ids] if item is not None]
-        dense = await _dense_scores(db, await embedding, items) if embedding is not None else {}
+        dense = await _dense_scores(notes, await embedding, items) if embedding is not None else {}
     finally:
         if embedding is not None and not embedding.done():
             embedding.cancel()
@@ -97,10 +98,12 @@ def _provider(dense: bool, lexical: bool) -> Provider:
     return "dense" if dense else "lexical"
 
 
-async def _dense_scores(db: Any, new: npt.NDArray[np.float32], items: Sequence[Any]) -> dict[int, float]:
+async def _dense_scores(
+    notes: NoteStore, new: npt.NDArray[np.float32], items: Sequence[Any]
+) -> dict[int, float]:
     """Each candidate's best window cosine with the new text's vector (by rowid), for the
     candidates whose chunks all have vectors; empty when none has."""
-    found = await note_store(db).window_vectors([int(item["id"]) for item in items])
+    found = await notes.window_vectors([int(item["id"]) for item in items])
     return {rowid: _best(matrix, new) for rowid, matrix in found.items()}
 
 

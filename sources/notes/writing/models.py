@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from ...tooling import Call, CallSlot
+
+if TYPE_CHECKING:
+    from .stores import NoteStore
 
 Provider = Literal["dense", "lexical", "dense+lexical"]
 REVIEW_FIRST = 0.85
@@ -72,6 +75,10 @@ class WritingCall(Call, Protocol):
 
     def write_permit(self) -> WritePermit:
         """The caller's permit to write, or a WriteNotAllowedError saying why not."""
+        ...
+
+    async def note_store(self) -> NoteStore:
+        """The caller's notes as the writer indexes them (the backend's `Items.notes`)."""
         ...
 
     async def items_changed(

@@ -1,5 +1,6 @@
 """Where a written note is indexed: the user's SQLite notes database, or the PostgreSQL item
-store (`item_store = "postgresql"`, where the tools hand the writer a `PgStore`).
+store (`item_store = "postgresql"`). The backend's items hand the writer its `NoteStore`
+(`server/backend` `Items.notes`): nothing here asks which store it has.
 
 The writer itself is the same for both (`writer.py`); a `NoteStore` gives it what differs: the
 writer lock, the folders the user imported notes from, an imported file's record, the import
@@ -58,8 +59,8 @@ PG_WINDOWS_SQL = """SELECT c.item, count(DISTINCT c.id) AS chunks, count(DISTINC
 
 
 class NoteStore(Protocol):
-    db: Any
-    """Where the notes are: a SQLite `Database`, or a `PgStore`."""
+    store: Store
+    """The notes as the tools read them (their `Store`: SQLite or PostgreSQL)."""
 
     def lock(self) -> AbstractAsyncContextManager[None]: ...
 
@@ -90,8 +91,11 @@ def under(folder: Path) -> tuple[str, str]:
 
 
 class SqliteNotes:
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    """A user's notes in their SQLite file (`store.db`)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store: Store = store
+        self.db: Database = store.db
 
     @asynccontextmanager
     async def lock(self) -> AsyncIterator[None]:
@@ -129,10 +133,11 @@ class SqliteNotes:
 
 
 class PgNotes:
-    """A user's notes in the PostgreSQL store (`db`: a `PgStore`; psycopg is imported only here)."""
+    """A user's notes in the PostgreSQL store (`store`: a `PgStore`; psycopg is imported only here)."""
 
-    def __init__(self, db: Any) -> None:
-        self.db = db
+    def __init__(self, store: Any) -> None:
+        self.store: Store = store
+        self.db = store
 
     def lock(self) -> AbstractAsyncContextManager[None]:
         from ...storage.postgres.writers.locking import writer_lock
@@ -165,10 +170,3 @@ class PgNotes:
         rows = await self.db.rows(PG_WINDOWS_SQL, (rowids,))
         complete = [r for r in rows if int(r["chunks"]) == int(r["embedded"]) > 0]
         return {int(r["item"]): np.asarray(r["windows"], dtype=np.float32) for r in complete}
-
-
-def note_store(store: Store) -> NoteStore:
-    """Where the notes of `store` are written (the user's SQLite file, or the PostgreSQL store)."""
-    if isinstance(store, SqliteStore):
-        return SqliteNotes(store.db)
-    return PgNotes(store)

@@ -34,7 +34,7 @@ from .folders import notes_folder, writable_root
 from .markdown import NoteText, appended, render_note, replace_section
 from .models import TIMEOUT_WARNING, DuplicateCheck, WritePermit, WriteResult
 from .paths import folder_parts, inside, name_problem, relative_name
-from .stores import note_store
+from .stores import NoteStore
 
 LEADS_OUT = "leads out of the notes folder (a link?); choose another"
 MAX_TITLE = 1000  # paper titles run past 200 characters; the file name keeps the first 80
@@ -74,10 +74,10 @@ def new_body(body: str, content: str | None, append: str | None, section: str | 
 
 
 class NoteWriter:
-    def __init__(self, db: Store, permit: WritePermit, defaults: Defaults) -> None:
-        """`db`: the user's notes (their `Store`: SQLite or PostgreSQL)."""
-        self.db = db
-        self.store = note_store(db)
+    def __init__(self, notes: NoteStore, permit: WritePermit, defaults: Defaults) -> None:
+        """`notes`: the user's notes as the writer indexes them (the backend's `Items.notes`)."""
+        self.db: Store = notes.store
+        self.store = notes
         self.permit = permit
         self.defaults = defaults
 
@@ -170,7 +170,7 @@ class NoteWriter:
     async def check(self, title: str, body: str, exclude: str | None) -> DuplicateCheck:
         budget = self.permit.duplicate_check_ms
         return await duplicates.check(
-            self.db, title, body, exclude=exclude, budget_ms=budget, defaults=self.defaults
+            self.store, title, body, exclude=exclude, budget_ms=budget, defaults=self.defaults
         )
 
     async def index(self, found: Found) -> None:

@@ -42,9 +42,9 @@ DENSE_INTERCEPT = -13.4819
 RRF_K = 60
 FLOOR_COSINE = 0.40
 """A search where no query word occurs (or, with `mode = semantic`, any search) whose best cosine
-is below this finds nothing: measured on SciFact train, 200 queries of random letters reach a
-best cosine of 0.20–0.38, and (query, random abstract) pairs 0.40 at their 99th percentile, while
-the 809 real queries' best cosine is below it for 1.6 % of them (and those match words)."""
+is below this finds nothing: above what queries of random letters and (query, random abstract)
+pairs reach on SciFact train, below nearly every real query's best cosine (the figures:
+`docs/performance.md`, "Hybrid fusion: how the default was chosen")."""
 FLOOR_WARNING = (
     f"nothing close: none of the query's words occur and nothing is near it in meaning "
     f"(best cosine under {FLOOR_COSINE:.2f})"

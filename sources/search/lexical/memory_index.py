@@ -1,7 +1,8 @@
 """An in-memory copy of a small source's index that ranks a plain word query in microseconds.
 
 FTS5 ranks an OR query by visiting every row of every term and counting each term's rows for
-its idf, per statement: ~5-10 ms for a long query over a few thousand abstracts. For a source
+its idf, per statement: milliseconds for a long query over a few thousand abstracts
+(`docs/performance.md`, "Lexical search"). For a source
 of at most `MAX_CHUNKS` chunks the index is copied once into numpy arrays (each term's chunk
 positions and its BM25 term weight there), and a query of plain words is scored by adding
 those arrays: the same bm25 FTS5 computes (k1 1.2, b 0.75, the source's column weights, idf
@@ -34,8 +35,9 @@ from .sql import ident
 from .vocabulary import Vocabulary, read_vocabulary
 
 MAX_CHUNKS = 20_000
-"""Sources with more chunks than this search with FTS5 only (a copy costs ~0.5 ms per chunk to
-build and ~2 kB per chunk of memory); `memory_index_max_chunks` in the config sets it."""
+"""Sources with more chunks than this search with FTS5 only (a copy's build time and memory grow
+with its chunks: `docs/performance.md`, "Lexical search"); `memory_index_max_chunks` in the
+config sets it."""
 K1 = 1.2
 B = 0.75
 MAX_TERM_BITS = 52

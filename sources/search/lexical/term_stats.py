@@ -1,7 +1,7 @@
 """How common each query term is in a source's index, cached until the database changes.
 
-FTS5 keeps no document frequencies: counting a term's rows walks its whole doclist (5 ms for
-a word in 90,000 rows). The search planner (`plan.py`) only needs to know how common
+FTS5 keeps no document frequencies: counting a term's rows walks its whole doclist
+(`docs/performance.md`, "Lexical search"). The search planner (`plan.py`) only needs to know how common
 each term is, so a term's newest `PROBE + 1` rows are read (FTS5 stops there): fewer rows is
 the exact count; otherwise the count is estimated from how densely those rows lie among the
 newest chunk ids. Results are kept per database until it changes: another connection's commit

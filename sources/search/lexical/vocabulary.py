@@ -1,15 +1,16 @@
 """A large source's index terms in memory, so that a prefix query reads only the rows it returns.
 
 FTS5 answers `"trou" *` by merging the doclists of every index term starting with `trou` into
-one list before it hands back a first row: ~20 ms at a million chunks, however few rows the
-search then reads (a newest-first sample, a term-statistics probe of the newest rows). An OR
-of those same terms is read lazily, row by row: ~1-2 ms for the same rows. So where only
+one list before it hands back a first row, however few rows the search then reads (a
+newest-first sample, a term-statistics probe of the newest rows). An OR of those same terms
+is read lazily, row by row, an order of magnitude sooner (`docs/performance.md`, "Lexical
+search"). So where only
 *which rows* match counts (candidates, unranked samples, probes), a prefix is replaced by its
 `expansion`, an expression FTS5 matches on exactly the same rows. Where bm25 scores the prefix,
 it stays a prefix: FTS5 scores a prefix as one phrase, an OR of its terms differently.
 
 The terms are FTS5's own (its `fts5vocab` table, one read of the whole index in a worker
-thread: ~3 s at 320,000 chunks), kept by `MemoryIndexes` for a source too large to copy and,
+thread, seconds for a large source), kept by `MemoryIndexes` for a source too large to copy and,
 like a copy, used only while the database is unchanged.
 """
 

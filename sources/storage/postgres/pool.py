@@ -142,8 +142,8 @@ async def read_as(
 ) -> Result:
     """One statement as `user_id` (row-level security) in one round trip: the user and the
     statement sent together (`PgDatabase.send`: one implicit transaction, the user set for this
-    statement alone), where BEGIN, the user, the statement and COMMIT were four (~0.4 ms of the
-    client's CPU in psycopg and the pool against ~0.15). Its column names and rows."""
+    statement alone), where BEGIN, the user, the statement and COMMIT were four, most of a short
+    read's client CPU (`docs/performance.md`, "PostgreSQL"). Its column names and rows."""
     async with db.connection() as conn:
         results = await db.send(conn, [(SET_USER_SQL, (user_id,)), (sql, params)])
     return results[1]

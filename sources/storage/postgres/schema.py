@@ -4,8 +4,8 @@ The five sources share one set of tables with a `source` column (a source's rows
 SQLite database's rows): a new source needs no DDL, and one user's data of every source sits
 in the same partitions. Every table but `pg_corpus_stats` is `PARTITION BY LIST (user_id)`:
 a user's partition is created on their first write (`ensure_user`), so a search reads only
-that user's rows (a shared table filtered by user was 7-34× slower at 1M documents,
-../shared/notes/postgresql-measurements.md §3).
+that user's rows (a shared table filtered by user was several times slower:
+`docs/performance.md`, "PostgreSQL").
 
 - `pg_items`, `pg_chunks`: as SQLite's `<p>_items` / `<p>_chunks` (ids from one sequence).
 - `pg_posting_blocks` (migration 4; `pg_postings` before): a term's postings (FTS5's tokens,

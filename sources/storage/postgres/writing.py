@@ -179,13 +179,6 @@ class PgItemWriter:
             for row in rows:
                 await conn.execute(UPSERT_FILE_SQL, (self.user_id, self.p, *row))
 
-    async def delete_paths(self, paths: Sequence[str], keep: set[str] | None = None) -> int:
-        """Delete the items imported from `paths` (whose origin is not in `keep`), with their
-        chunks, postings and their share of the statistics; how many."""
-        await ensure_user(self.db, self.user_id)
-        async with self._transaction() as (conn, batch):
-            return await self._delete(conn, batch, paths, keep or set())
-
     async def _delete(self, conn: Any, batch: _Batch, paths: Sequence[str], keep: set[str]) -> int:
         found = await conn.execute(ITEMS_OF_PATHS_SQL, (self.user_id, self.p, list(paths)))
         rows = [r for r in await found.fetchall() if r[1] not in keep]

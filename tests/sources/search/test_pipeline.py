@@ -12,12 +12,10 @@ import pytest
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.notes.source import NotesSource
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search.dense.retriever import DenseRetriever
 from knowledge_mcp.sources.search.lexical.retriever import LexicalRetriever
 from knowledge_mcp.sources.search.pipeline import DEFAULT_PIPELINE, SearchPipeline
 from knowledge_mcp.sources.search.query import ParsedQuery, Term
 from knowledge_mcp.sources.search.request import NOTHING, Found, SearchContext, SearchRequest
-from knowledge_mcp.sources.search.stages import AllItems, FirstList, SameOrder, SameQuery
 from knowledge_mcp.sources.storage.db import Database
 from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
@@ -36,20 +34,6 @@ def searching_with(pipeline: SearchPipeline) -> NotesSource:
 
 def titles(response: Any) -> list[str]:
     return [r.title for r in response.results]
-
-
-async def test_the_default_pipeline_in_lexical_mode_is_the_lexical_retriever_between_no_op_stages(
-    notes_db: Database,
-) -> None:
-    assert [type(s) for s in DEFAULT_PIPELINE.retrievers] == [DenseRetriever, LexicalRetriever]
-    request = SearchRequest("sourdough levain starter", limit=5, mode="lexical")
-    default = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
-    spelled_out = SearchPipeline(
-        (SameQuery(),), (LexicalRetriever(),), FirstList(), (SameOrder(),), AllItems()
-    )
-    explicit = await searching_with(spelled_out).search(SqliteStore(notes_db, "notes"), request, Defaults())
-    assert titles(default) and titles(explicit) == titles(default)
-    assert [r.score for r in explicit.results] == [r.score for r in default.results]
 
 
 async def test_an_expander_adds_terms_the_retriever_then_finds(notes_db: Database) -> None:

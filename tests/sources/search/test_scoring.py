@@ -19,7 +19,6 @@ from knowledge_mcp.sources.search.scoring import (
     calibrated,
     coverage,
     idf_mass,
-    min_max,
     norm,
     unique_idf,
 )
@@ -79,31 +78,6 @@ def test_calibrated_is_rounded_to_six_places() -> None:
 def test_a_strong_match_scores_high_and_a_weak_one_low() -> None:
     assert calibrated(-30.0, 2) > 0.9
     assert calibrated(-3.0, 2) < 0.01
-
-
-def test_min_max_gives_the_best_one_and_the_worst_zero() -> None:
-    scores = min_max([-10.0, -5.0, -1.0])
-    assert scores[0] == pytest.approx(1.0)
-    assert scores[1] == pytest.approx(4 / 9)
-    assert scores[2] == 0.0
-
-
-def test_min_max_always_gives_the_top_hit_one_however_weak() -> None:
-    weak = min_max([-0.02, -0.01])
-    assert weak[0] == pytest.approx(1.0)
-    assert calibrated(-0.02, 1) < 0.01
-
-
-@pytest.mark.parametrize(("values", "expected"), [([], []), ([-3.0], [0.0]), ([-2.0, -2.0], [0.0, 0.0])])
-def test_min_max_edge_cases(values: list[float], expected: list[float]) -> None:
-    assert min_max(values) == expected
-
-
-def test_min_max_keeps_bm25_order() -> None:
-    values = [-1.0, -7.5, -3.0, -7.0, -0.1]
-    scores = min_max(values)
-    assert sorted(range(5), key=lambda i: values[i]) == sorted(range(5), key=lambda i: -scores[i])
-    assert all(0.0 <= s <= 1.0 for s in scores)
 
 
 # With the query's norm (its idf mass and the collection's rarest-word idf): evidence in units of

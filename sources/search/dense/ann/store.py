@@ -1,16 +1,15 @@
 """An approximate index of a large source's vectors: usearch HNSW, kept next to its database.
 
-Exact cosine over every window costs a matrix product per query (0.3–1 ms at 10k windows,
-8–25 ms at 100k on 2 cores, 1.5 GB of float32 at 1M); from `MIN_WINDOWS` windows on, where
-exact costs about what this index does for the dense stage's 297 windows (`bench.dense.ann`:
-1.7 ms p50 for 10, 4.5 ms for 297 at 100k on 2 busy cores, against exact's 16.5 ms), a
-source's dense stage asks this index instead (`KNOWLEDGE_MCP_ANN_MIN_WINDOWS` sets it).
+Exact cosine over every window costs a matrix product per query, growing with the windows in
+time and memory; from `MIN_WINDOWS` windows on, where exact costs about what this index does for
+the dense stage's windows (`bench.dense.ann`; the figures: `docs/performance.md`, "Dense
+search"), a source's dense stage asks this index instead (`KNOWLEDGE_MCP_ANN_MIN_WINDOWS` sets
+it).
 
-The index holds one entry per embedded text and window (`{source}_vectors`, content-addressed:
-a key's vector never changes), stored as float16: on SciFact's real MiniLM vectors its top
-ten are exact's at recall 0.997 for a search of 10, 0.999 as the dense stage asks (int8:
-0.996 / 0.999; `python -m knowledge_mcp.bench.dense.ann --real DB --queries-file F`). A key is
-56 bits of the text's hash (a collision among a million texts: ~1e-5) and the window's number.
+The index holds one entry per embedded text and window (`{source}_vectors`, content-addressed: a
+key's vector never changes), stored as float16: on real MiniLM vectors its top ten are nearly
+exact's (the recall: `docs/performance.md`, "Dense search"). A key is 56 bits of the text's hash
+(a collision among a million texts: ~1e-5) and the window's number.
 It lives in `<user folder>/<source>.usearch`, beside the source's database: per user and per
 source, never shared. The SQLite vectors are the truth: `sync` reads which
 texts the chunks have now and adds the missing ones and removes the gone ones (only the

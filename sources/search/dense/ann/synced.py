@@ -37,10 +37,6 @@ class ApproximateIndex:
         """The vectors' stamp (`vectors.stamp`) the usable index matches."""
         return self.ready.layout.stamp if self.ready is not None else None
 
-    @property
-    def syncing(self) -> bool:
-        return self._task is not None
-
     def usable(self) -> AnnIndex | None:
         return self.ready
 

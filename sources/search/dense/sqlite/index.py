@@ -4,7 +4,7 @@ large source (`ann.min_windows()` windows or more) its approximate index (`ann/s
 Loaded once per database and kept until a chunk gains or loses vectors (checked only after
 something was committed: `PRAGMA data_version`, probed on the memory copy's connection). The
 windows are kept sorted by item, so one matrix product and one `maximum.reduceat` give every
-item its best window's cosine (exact; 0.3–1 ms per query at 6k windows, 8–24 ms at 100k).
+item its best window's cosine (exact; what it costs: `docs/performance.md`, "Dense search").
 While vectors are being added neither is reloaded (searches are lexical until the source is
 complete); then the exact index is read again, or the approximate one takes in the difference
 in a worker thread while searches go on with it as it was.
@@ -57,8 +57,8 @@ class DenseIndex:
         if not len(self.items):
             return np.zeros(0, np.float32), np.zeros(0, np.float32)
         # einsum's own loop, not BLAS: a matrix-vector product gains nothing from BLAS threads,
-        # which on a busy machine cost more waiting for each other than they compute (8k × 384:
-        # 5 ms against 40 ms under load).
+        # which on a busy machine cost more waiting for each other than they compute
+        # (docs/performance.md, "Dense search").
         cosines: Floats = np.einsum("ij,j->i", self.matrix, query)
         return cosines, np.maximum.reduceat(cosines, self.starts)
 

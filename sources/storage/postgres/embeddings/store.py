@@ -2,8 +2,8 @@
 (pgvector's HNSW index, or an exact scan without the extension or after it crashed).
 
 A search's coverage is remembered while the source's chunk and token counts stay the same (one
-row read instead of counting every chunk and vector: ~50 ms at 6k chunks, ~230 ms of
-PostgreSQL CPU at 100k), for at most `COVERAGE_TTL_S` seconds once complete and
+row read instead of counting every chunk and vector, which grows with the source:
+`docs/performance.md`, "PostgreSQL"), for at most `COVERAGE_TTL_S` seconds once complete and
 `BUILDING_TTL_S` while not (vectors arrive without the counts changing: the percent may lag
 that long). Writing vectors forgets it. A background embedding run holds a session advisory
 lock per user and source: another process (a second server on the same database) skips what

@@ -12,8 +12,8 @@ or plan reaches pgvector's distance code again, and the vectors are read as text
 exactly (`vectors._exact`), as without the extension — logs one ERROR naming the cause and the
 fix, and raises `SourceUnavailableError` for that call: the statement is never run again, and the
 next search answers once the server has recovered (the pool's connections the restart cut are
-dropped). The missing index is the state other workers and later starts read (`has_pgvector`).
-`vector_state` says it all for `knowledge-mcp doctor`.
+dropped). The missing index is the state other workers and later starts read (`has_pgvector`), and
+`knowledge-mcp doctor` reports (`column_state`).
 """
 
 from __future__ import annotations
@@ -86,7 +86,6 @@ class VectorState:
 
     mode: Mode
     reason: str
-    crashed: bool = False
 
 
 async def column(db: PgDatabase) -> VectorColumn:
@@ -163,19 +162,6 @@ async def writable(db: PgDatabase) -> None:
     if CRASH_KEY in db.caches and not await drop_index(db):
         crash = db.caches[CRASH_KEY]
         raise SourceUnavailableError(NOT_DROPPED.format(error=crash.drop_error))
-
-
-async def vector_state(db: PgDatabase) -> VectorState:
-    """Which vectors `db`'s store ranks with, and why — for `knowledge-mcp doctor`."""
-    crash = db.caches.get(CRASH_KEY)
-    if isinstance(crash, Crash):
-        kept = "" if crash.index_dropped else f"; its HNSW index is still there ({crash.drop_error})"
-        reason = (
-            f"exact vectors: a pgvector statement lost the server connection at {crash.at} "
-            f"({crash.error}), most likely a pgvector built for another CPU{kept}. Fix: {FIX}"
-        )
-        return VectorState("exact", reason, crashed=True)
-    return column_state(await column(db))
 
 
 def column_state(found: VectorColumn) -> VectorState:

@@ -32,10 +32,6 @@ from ..schema import as_user, ensure_user
 from .vector_mode import column, guarded, writable
 from .vector_mode import has_pgvector as has_pgvector  # where the dense stage and tests read it
 
-DELETE_SQL = "DELETE FROM pg_chunk_vectors WHERE user_id = %s AND chunk = %s"
-INSERT_SQL = """INSERT INTO pg_chunk_vectors (user_id, source, chunk, item, window_index, embedding)
-    SELECT %s, %s, %s, %s, u.n, u.v::{kind}
-    FROM unnest(%s::int[], %s::text[]) AS u(n, v)"""
 BATCH_SQL = """INSERT INTO pg_chunk_vectors (user_id, source, chunk, item, window_index, embedding)
     SELECT %(user)s, %(source)s, u.c, u.i, u.n, u.v::{kind}
     FROM unnest(%(chunks)s::bigint[], %(items)s::bigint[], %(ns)s::int[], %(vs)s::text[]) AS u(c, i, n, v)
@@ -80,24 +76,6 @@ class Nearest:
 def _literal(vector: Floats) -> str:
     """A vector as text both `vector` and `real[]` read (`[..]` for one, `{..}` for the other)."""
     return ",".join(repr(float(x)) for x in vector)
-
-
-async def write_vectors(
-    db: PgDatabase, user_id: str, source: str, chunk: int, item: int, windows: Floats
-) -> None:
-    """Replace a chunk's vectors by `windows` (shape `(n, DIM)`, unit length) in one transaction."""
-    user_id = validate_user_id(user_id)
-    await ensure_user(db, user_id)
-    await writable(db)
-    found = await column(db)
-    pgvector = found.pgvector
-    texts = [("[{}]" if pgvector else "{{{}}}").format(_literal(w)) for w in windows]
-    sql = INSERT_SQL.format(kind="vector" if pgvector else "real[]")
-    async with db.transaction() as conn:
-        await as_user(conn, user_id)
-        await conn.execute(DELETE_SQL, (user_id, chunk))
-        async with guarded(db, pgvector=found.pgvector and found.indexed):
-            await conn.execute(sql, (user_id, source, chunk, item, list(range(len(texts))), texts))  # type: ignore[arg-type]
 
 
 async def coverage(db: PgDatabase, user_id: str, source: str) -> Coverage:

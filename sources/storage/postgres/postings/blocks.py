@@ -1,7 +1,7 @@
 """The bm25 postings as blocks: one row per (source, term, block of up to BLOCK chunks).
 
-A row per (chunk, term) cost ~23 KB per chunk (~100 postings, each with ≥ 28 bytes of row
-header and line pointer, and an index entry). A block keeps a term's postings of up to BLOCK
+A row per (chunk, term) paid a row header, a line pointer and an index entry per posting, many
+kilobytes per chunk (`docs/performance.md`, "PostgreSQL"). A block keeps a term's postings of up to BLOCK
 chunks in parallel arrays (chunk, item, count in the title, count in the body, the chunk's
 length in tokens, the positions as text "4,17"), so the row and index overhead is paid once per
 block, and a full block is compressed by TOAST. The ranking unnests the blocks of its terms

@@ -2,10 +2,11 @@
 
 A user's partitions are made empty on their first write (`schema.ensure_user`) and autovacuum
 analyzes them only later: right after `migrate --to` or a large import the planner still
-believes them empty and, for one word of a query, scans a source's whole postings (230 ms where
-4 ms after ANALYZE). So the copy, and an import run that wrote many chunks (`needs_analyze`),
-ANALYZE the user's partitions before they return. The store's role owns them, which is all
-ANALYZE asks of it; a user with no partitions yet (nothing written) is left alone.
+believes them empty and, for one word of a query, scans a source's whole postings, many times
+slower than after ANALYZE (`docs/performance.md`, "PostgreSQL"). So the copy, and an import run
+that wrote many chunks (`needs_analyze`), ANALYZE the user's partitions before they return. The
+store's role owns them, which is all ANALYZE asks of it; a user with no partitions yet (nothing
+written) is left alone.
 """
 
 from __future__ import annotations

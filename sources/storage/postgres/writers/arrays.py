@@ -1,10 +1,11 @@
 """Array parameters as PostgreSQL array literals, built in one join instead of element by element.
 
-psycopg dumps a Python list element by element in Python (`types/array.py`: a regular
-expression and a dumper call per element); the import's statements pass tens of thousands of
-elements per transaction (chunks' texts, postings), where that dumping was 40 % of the import's
-time. A literal made here (`{1,2,NULL}`, `{"a","b \\"c\\""}`) is passed as text and cast by the
-statement (`%s::int[]`, `%s::text[]`, `%s::jsonb[]`): PostgreSQL parses it into the same array.
+psycopg dumps a Python list element by element in Python (`types/array.py`: a regular expression
+and a dumper call per element); the import's statements pass tens of thousands of elements per
+transaction (chunks' texts, postings), where that dumping was a large part of the import's time
+(`docs/performance.md`, "PostgreSQL"). A literal made here (`{1,2,NULL}`, `{"a","b \\"c\\""}`)
+is passed as text and cast by the statement (`%s::int[]`, `%s::text[]`, `%s::jsonb[]`):
+PostgreSQL parses it into the same array.
 """
 
 from __future__ import annotations

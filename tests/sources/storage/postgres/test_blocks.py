@@ -69,7 +69,7 @@ async def test_a_terms_postings_fill_blocks_and_a_deleted_item_is_cut_out_of_its
         (2, 25, 25),
     ]
     assert blocks[0]["first"] == "0"  # the body's first word
-    assert await writer.delete_paths([f"{BLOCK + 3}.md", "0.md"]) == 2
+    assert await writer.prune_file(f"{BLOCK + 3}.md") + await writer.prune_file("0.md") == 2
     after = await store.fetchall(BLOCKS_SQL, ("alice", "wombat"))
     assert [(b["block"], b["n"], b["size"]) for b in after] == [
         (0, BLOCK - 1, BLOCK - 1),

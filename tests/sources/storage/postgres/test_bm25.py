@@ -135,7 +135,7 @@ async def test_a_write_is_ranked_at_once_and_a_delete_forgets_it(store: PgDataba
     found = await bm25.rank(store, "notes", "alice", query, 10, (3.0, 1.0))
     assert found is not None and found.ranked.total == 2
     assert found.matched_terms(int(found.ranked.chunk_rowids[0])) == ["quokka", "ferry"]
-    assert await writer.delete_paths(["a.md"]) == 1
+    assert await writer.prune_file("a.md") == 1
     after = await bm25.rank(store, "notes", "alice", query, 10, (3.0, 1.0))
     assert after is not None and after.ranked.total == 1
     assert await store.fetchone("SELECT docs FROM pg_term_docs WHERE lexeme = 'quokka'") is None

@@ -47,7 +47,8 @@ async def test_a_copy_cut_short_is_finished_by_the_next_run(store: PgDatabase, t
             str((FIXTURES / "notes" / "recipes" / f).resolve())
             for f in ("ramen-notes.md", "weeknight-dal.md")
         ]
-        assert await PgItemWriter(store, source, "local").delete_paths(gone) == 2
+        writer = PgItemWriter(store, source, "local")
+        assert [await writer.prune_file(path) for path in gone] == [1, 1]
         report = await copy_source(lite, store, source, "local")
     finally:
         await lite.close()

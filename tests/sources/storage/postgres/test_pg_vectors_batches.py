@@ -16,13 +16,13 @@ from knowledge_mcp.sources.storage.postgres.embeddings.vectors import (
     missing,
     nearest,
     write_batch,
-    write_vectors,
 )
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 from knowledge_mcp.sources.storage.vector_store import Coverage
 
 from .test_vectors import STAMP, unit
+from .vector_writes import write_vectors
 
 pytestmark = pytest.mark.anyio
 

@@ -19,15 +19,18 @@ from loguru import logger
 
 from knowledge_mcp.sources.errors import SourceUnavailableError
 from knowledge_mcp.sources.storage.postgres.embeddings.vector_mode import (
+    column,
+    column_state,
     connection_lost,
     has_pgvector,
-    vector_state,
 )
-from knowledge_mcp.sources.storage.postgres.embeddings.vectors import cosines, nearest, write_vectors
+from knowledge_mcp.sources.storage.postgres.embeddings.vectors import cosines, nearest
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, DIM, MIGRATIONS
 from tests.pgvector_probe import allow_pgvector
+
+from .vector_writes import write_vectors
 
 pytestmark = pytest.mark.anyio
 
@@ -108,8 +111,9 @@ async def test_a_search_that_kills_the_server_switches_the_store_to_exact_vector
     assert [n.item for n in await cosines(db, "alice", "notes", query, [3, 7])] == [7, 3]
     assert len(errors) == 1
     assert "another CPU" in errors[0] and "OPTFLAGS=''" in errors[0] and "CREATE INDEX" in errors[0]
-    state = await vector_state(db)
-    assert (state.mode, state.crashed, await has_pgvector(db)) == ("exact", True, False)
+    state = column_state(await column(db))
+    assert (state.mode, await has_pgvector(db)) == ("exact", False)
+    assert "HNSW index is missing" in state.reason
     with psycopg.connect(pg_url, autocommit=True) as admin:
         assert admin.execute("SELECT last_value FROM crash.calls").fetchone() == (1,)  # never run again
         assert admin.execute(INDEX_SQL).fetchone() == (False,)  # no write reaches pgvector's index
@@ -127,7 +131,7 @@ async def test_after_the_switch_vectors_are_written_and_a_new_worker_ranks_exact
     try:
         assert not await has_pgvector(other)
         assert [n.item for n in await nearest(other, "alice", "notes", extra[0], 1)] == [99]
-        state = await vector_state(other)
+        state = column_state(await column(other))
         assert state.mode == "exact" and "HNSW index is missing" in state.reason
     finally:
         await other.close()

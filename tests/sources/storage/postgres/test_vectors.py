@@ -9,11 +9,13 @@ import pytest
 
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.items import ParsedItem
-from knowledge_mcp.sources.storage.postgres.embeddings.vectors import has_pgvector, nearest, write_vectors
+from knowledge_mcp.sources.storage.postgres.embeddings.vectors import has_pgvector, nearest
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.schema import DIM
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 from tests.pgvector_probe import pgvector_in_use
+
+from .vector_writes import write_vectors
 
 pytestmark = pytest.mark.anyio
 STAMP = "2026-01-01T00:00:00+00:00"
