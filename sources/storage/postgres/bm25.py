@@ -95,6 +95,8 @@ class PgRanking:
     ranked: Ranked
     norm: Norm
     term_texts: list[str]
+    rows: list[tuple[Any, ...]] | None = None
+    """With `rank(…, reading=…)`: the ranked rows with the columns `reading` adds after their six."""
 
     def matched_terms(self, chunk: int) -> list[str]:
         """The query terms (as the user wrote them) that this returned chunk matches."""
@@ -137,9 +139,12 @@ async def rank(
     want: int,
     weights: tuple[float, float],
     restriction: Restriction = EVERYTHING,
+    reading: str | None = None,
 ) -> PgRanking | None:
     """The best `want` items of `user_id`'s `source` for `query`, by exact BM25, of those
-    `restriction` lets through; None when the query has no searchable term."""
+    `restriction` lets through; None when the query has no searchable term. `reading`: a
+    statement around the ranking (`{ranking}`, its order kept) that reads more columns of each
+    ranked row in the same round trip (the hits' rows), returned as `PgRanking.rows`."""
     if query.is_empty:
         return None
     user_id = validate_user_id(user_id)
@@ -149,35 +154,43 @@ async def rank(
     )
     async with db.connection() as conn:
         try:
-            return await _rank(db, conn, source, user_id, query, terms, lexemes, want, weights, restriction)
+            ranking = _Ranking(query, terms, lexemes, want, weights, restriction, reading)
+            return await _rank(db, conn, source, user_id, ranking)
         except BaseException:
             with suppress(Exception):  # a broken connection: the pool discards it
                 await conn.execute("ROLLBACK")
             raise
 
 
-async def _rank(
-    db: PgDatabase,
-    conn: Any,
-    source: str,
-    user_id: str,
-    query: ParsedQuery,
-    terms: _Plan,
-    lexemes: list[str],
-    want: int,
-    weights: tuple[float, float],
-    restriction: Restriction,
-) -> PgRanking:
+@dataclass(frozen=True)
+class _Ranking:
+    """What `rank` was asked."""
+
+    query: ParsedQuery
+    terms: _Plan
+    lexemes: list[str]
+    want: int
+    weights: tuple[float, float]
+    restriction: Restriction
+    reading: str | None
+
+
+async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ranking) -> PgRanking:
     """`rank` on a borrowed connection: a snapshot opened with the user, the postings partition,
-    the source's size and every query word's df in one round trip; the ranking and COMMIT in
-    another (`PgDatabase.send`); prefixes, phrases and field limits read between them."""
+    the source's size and every query word's df in one round trip; the ranking (and what
+    `reading` reads of it) and COMMIT in another (`PgDatabase.send`); prefixes, phrases and
+    field limits read between them."""
+    query, terms, lexemes, restriction = asked.query, asked.terms, asked.lexemes, asked.restriction
     sizes = {"user": user_id, "source": source, "lexemes": lexemes}
     begin = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id)))]
     [_, (_, [(_, _, has)]), (_, [stats])] = await db.send(conn, [*begin, (SIZES_SQL, sizes)])
     if not has:  # a user who never wrote
         await db.send(conn, [("COMMIT", None)])
         return PgRanking(
-            _ranked([], {}), norm([0 for _ in {t.fts() for t in query.terms}], 0), query.term_texts
+            _ranked([], {}),
+            norm([0 for _ in {t.fts() for t in query.terms}], 0),
+            query.term_texts,
+            [] if asked.reading else None,
         )
     chunks, tokens = int(stats[0] or 0), int(stats[1] or 0)
     docs = {str(lexeme): int(n) for lexeme, n in zip(stats[2], stats[3], strict=True)}
@@ -187,12 +200,14 @@ async def _rank(
         rows[n] = len(phrase.chunks)
     kept = _kept(rows, chunks)
     scoring, weights = await _in_columns(
-        conn, source, user_id, terms, hits, rows, weights, restriction.columns
+        conn, source, user_id, terms, hits, rows, asked.weights, restriction.columns
     )
-    params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, want)
+    params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, asked.want)
     params.update(restriction.params)
     sql = rank_sql(params, restriction.chunks, restriction.items, restriction.columns)
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
+    if sql and asked.reading:
+        sql = asked.reading.replace("{ranking}", sql)
     ranking = [(on_postings(sql, user_id), params)] if sql else []
     # the ranking comes back with the COMMIT, unless a term in most chunks matched unscored (rare)
     results = await db.send(conn, ranking + ([] if left_out and sql else [("COMMIT", None)]))
@@ -202,7 +217,8 @@ async def _rank(
         extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
         await db.send(conn, [("COMMIT", None)])
     distinct = {t.fts(): _norm_rows(t, rows[n], docs) for n, t in enumerate(query.terms)}
-    return PgRanking(_ranked(found, extra), norm(distinct.values(), chunks), query.term_texts)
+    read = list(found) if asked.reading else None
+    return PgRanking(_ranked(found, extra), norm(distinct.values(), chunks), query.term_texts, read)
 
 
 async def _left_out_bits(

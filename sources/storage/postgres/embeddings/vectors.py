@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from ...db import validate_user_id
 from ...vector_store import Coverage
-from ..pool import PgDatabase
+from ..pool import PgDatabase, read_as
 from ..schema import as_user, ensure_user
 from .vector_mode import column, guarded, writable
 from .vector_mode import has_pgvector as has_pgvector  # where the dense stage and tests read it
@@ -163,12 +163,12 @@ async def cosines(
 
 
 async def _as_user(db: PgDatabase, user_id: str, sql: str, params: Any, *, vector: bool = False) -> list[Any]:
-    """`sql`'s rows in a transaction as `user_id`; `vector`: a pgvector statement (`guarded`)."""
+    """`sql`'s rows as `user_id` in one round trip (`pool.read_as`); `vector`: a pgvector
+    statement (`guarded`)."""
     user_id = validate_user_id(user_id)
-    async with db.transaction() as conn:
-        await as_user(conn, user_id)
-        async with guarded(db, pgvector=vector):
-            return list(await (await conn.execute(sql, params)).fetchall())
+    async with guarded(db, pgvector=vector):
+        _, rows = await read_as(db, user_id, sql, params)
+    return rows
 
 
 def _exact(rows: list[Any], query: Floats, want: int) -> list[Nearest]:

@@ -68,12 +68,7 @@ class PgStore:
         user, source = self.user_id, self.source
         ids = (list(item_rowids), list(chunk_rowids))
         _, found = await read_as(self.pg, user, statements.HITS_SQL, (*ids, user, source, user, source))
-        split = len(statements.ITEM_NAMES)
-        out: dict[int, tuple[Row, Row]] = {}
-        for values in found:  # the item's columns, then the chunk's (their names clash)
-            chunk = dict(zip(statements.CHUNK_NAMES, values[split:], strict=True))
-            out[int(chunk["id"])] = (dict(zip(statements.ITEM_NAMES, values[:split], strict=True)), chunk)
-        return out
+        return statements.split(found)
 
     async def item(self, item_id: str) -> Row | None:
         return _first(await self.rows(statements.ITEM_BY_ID_SQL, (item_id,)))

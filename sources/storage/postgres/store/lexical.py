@@ -17,6 +17,7 @@ from ....search.query import ParsedQuery
 from ....search.request import NOTHING, Found, SearchContext
 from ...store import Hit
 from ..bm25 import Restriction, rank
+from . import rows as statements
 from .filters import restriction
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ async def lexical_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     recent = ctx.order_by != "relevance"
     want = RECENT_POOL if recent else ctx.depth + 1
     allowed = restriction(request.filters, request.columns)
-    ranking = await rank(store.pg, store.source, store.user_id, query, want, ctx.source.weights, allowed)
+    weights, hits = ctx.source.weights, statements.RANKED_HITS_SQL
+    ranking = await rank(store.pg, store.source, store.user_id, query, want, weights, allowed, hits)
     if ranking is None or not len(ranking.ranked.item_rowids):
         return NOTHING
     ranked = ranking.ranked
@@ -43,7 +45,7 @@ async def lexical_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
             f"about {ranked.total} items match: the {RECENT_POOL} best are ordered by date; "
             "add a rarer word to order them all"
         )
-    rows = await page_rows(store, ranked)
+    rows = await page_rows(store, ranked, read=ranking.rows)
     rows = ordered(rows, recent)[request.offset : ctx.depth + 1]
     return Found(list[Any](rows), int(ranked.total), norm=ranking.norm)
 
@@ -66,26 +68,33 @@ async def passages(
     allowed = restriction(on_chunk, request.columns, [PASSAGE_CHUNKS])
     taken = [int(r["chunk_rowid"]) for r in rows]
     left = [int(r["id"]) for r in rows]
+    hits = statements.RANKED_HITS_SQL
     out: list[Any] = []
     for _ in range(more):
         params = {**allowed.params, "page_items": left, "taken": taken}
         round_ = Restriction(allowed.chunks, allowed.items, params, allowed.columns)
         weights = ctx.source.weights
-        ranking = await rank(store.pg, store.source, store.user_id, query, len(left), weights, round_)
+        ranking = await rank(store.pg, store.source, store.user_id, query, len(left), weights, round_, hits)
         if ranking is None or not len(ranking.ranked.item_rowids):
             break
-        found = await page_rows(store, ranking.ranked, passage=True)
+        found = await page_rows(store, ranking.ranked, passage=True, read=ranking.rows)
         out += found
         taken += [int(r["chunk_rowid"]) for r in found]
         left = [int(r["id"]) for r in found]
     return out
 
 
-async def page_rows(store: PgStore, ranked: Any, passage: bool = False) -> list[Hit]:
-    """One `Hit` per ranked item (a `passage` has no `n` and `total`)."""
+async def page_rows(
+    store: PgStore, ranked: Any, passage: bool = False, read: list[tuple[Any, ...]] | None = None
+) -> list[Hit]:
+    """One `Hit` per ranked item (a `passage` has no `n` and `total`); `read`: the ranking's rows
+    with the hits' columns (`rows.RANKED_HITS_SQL`), else the hits are read here."""
     item_ids = [int(i) for i in ranked.item_rowids]
     chunk_ids = [int(c) for c in ranked.chunk_rowids]
-    found = await store.hits(item_ids, chunk_ids)
+    if read is not None:
+        found = statements.split([r[statements.RANKED_COLUMNS :] for r in read])
+    else:
+        found = await store.hits(item_ids, chunk_ids)
     rows: list[Hit] = []
     for n, chunk in enumerate(chunk_ids):
         if chunk not in found:

@@ -4,6 +4,8 @@ names (a chunk's `item` is `item_rowid`; `tags` and `meta` are JSON text), as `S
 
 from __future__ import annotations
 
+from typing import Any
+
 ITEM_COLUMNS = """i.id, i.item_id, i.origin, i.source_path, i.title, i.content_hash, i.created_at,
     i.last_modified, i.version, i.tags::text AS tags, i.meta::text AS meta, i.imported_at"""
 """The item columns a search result reads, in the order of the SQLite page's (`lexical/sql.py`)."""
@@ -24,6 +26,27 @@ HITS_SQL = f"""SELECT {ITEM_COLUMNS}, {CHUNK_COLUMNS}
     JOIN pg_items AS i ON i.user_id = %s AND i.source = %s AND i.id = p.item
     JOIN pg_chunks AS c ON c.user_id = %s AND c.source = %s AND c.id = p.chunk"""
 """Search hits' items and chunks in one round trip: each row the item's columns, then the chunk's."""
+RANKED_HITS_SQL = f"""SELECT r.*, {ITEM_COLUMNS}, {CHUNK_COLUMNS} FROM ({{ranking}}) AS r
+    JOIN pg_items AS i ON i.user_id = %(user)s AND i.source = %(source)s AND i.id = r.item
+    JOIN pg_chunks AS c ON c.user_id = %(user)s AND c.source = %(source)s AND c.id = r.chunk
+    ORDER BY r.score DESC, r.chunk"""
+"""`bm25.rank`'s `reading`: each ranked chunk's item and chunk columns after the ranking's six
+(the ranking's order), read in the ranking's round trip and snapshot."""
+RANKED_COLUMNS = 6
+"""The ranking statement's columns (item, chunk, score, matching, bits, total)."""
+
+
+def split(found: list[tuple[Any, ...]]) -> dict[int, tuple[dict[str, Any], dict[str, Any]]]:
+    """Rows of an item's columns then a chunk's (`HITS_SQL`: their names clash) as each hit's
+    item row and chunk row, by chunk rowid."""
+    cut = len(ITEM_NAMES)
+    out: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for values in found:
+        chunk = dict(zip(CHUNK_NAMES, values[cut:], strict=True))
+        out[int(chunk["id"])] = (dict(zip(ITEM_NAMES, values[:cut], strict=True)), chunk)
+    return out
+
+
 ITEM_BY_ID_SQL = f"""SELECT {FULL_ITEM_COLUMNS} FROM pg_items AS i
     WHERE i.user_id = %s AND i.source = %s AND i.item_id = %s"""
 CHUNKS_OF_ITEM_SQL = f"""SELECT {CHUNK_COLUMNS} FROM pg_chunks AS c
