@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from knowledge_mcp.sources.models import OrderBy, ResultItem
-from knowledge_mcp.sources.search.results import collapse
+from knowledge_mcp.sources.search.describe.results import collapse
 
 SeenMode = Literal["hide", "downrank", "show"]
 DOWNRANK = 0.5

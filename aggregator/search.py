@@ -20,7 +20,7 @@ from knowledge_mcp.sources.models import OrderBy, ResultItem, SearchResponse
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.fusion import FLOOR_WARNING
-from knowledge_mcp.sources.search.details import fill_details
+from knowledge_mcp.sources.search.describe.details import fill_details
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import ResultField, SearchMode, SearchRequest

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 if TYPE_CHECKING:
-    from .search.details import Details
+    from .search.describe.details import Details
 
 SourceName = str
 """A registered source's name (`registry.SOURCE_NAMES`); a tool argument takes
@@ -62,7 +62,7 @@ class ResultItem(BaseModel):
     reason: str | None = Field(default=None, description="Why it matched (fields: reason).")
     _details: Details | None = PrivateAttr(default=None)
     """What its snippet and matched terms are made of, when a search left them for later
-    (`search/details.fill_details`; a copy keeps it: `model_copy` shares it)."""
+    (`search/describe/details.fill_details`; a copy keeps it: `model_copy` shares it)."""
     _content_key: str | None = PrivateAttr(default=None)
     _keep: frozenset[str] = PrivateAttr(default=frozenset())
     """The search's `fields`: what its wire form keeps beyond the compact default (`wire.brief`)."""

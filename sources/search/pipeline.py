@@ -15,10 +15,10 @@ from ..models import OrderBy, SearchResponse
 from ..retrieval import Defaults
 from ..storage.store import Store
 from ..text.snippets import clamp_snippet_length
-from . import results
 from .dense.fusion import HybridFuser
 from .dense.query_type import query_type, route
 from .dense.retriever import DenseRetriever
+from .describe import results
 from .diversify import Passages
 from .glossary.expand import GlossaryExpander
 from .lexical.retriever import LexicalRetriever

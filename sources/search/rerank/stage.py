@@ -21,9 +21,9 @@ from loguru import logger
 
 from ...models import ScoreType
 from ...storage.store import Hit
+from ..describe.results import lexical_score
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
-from ..results import lexical_score
 from .backend import RerankError, Reranking
 from .order import passage, reordered, transplanted
 

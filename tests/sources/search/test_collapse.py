@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from knowledge_mcp.sources.media.models import MediaResult
-from knowledge_mcp.sources.search.results import collapse, content_key
+from knowledge_mcp.sources.search.describe.results import collapse, content_key
 from tests.conftest import FIXTURES, call, import_into
 
 pytestmark = pytest.mark.anyio

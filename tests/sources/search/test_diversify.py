@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from knowledge_mcp.sources.search.describe.results import page_rows
 from knowledge_mcp.sources.search.diversify import interleaved
 from knowledge_mcp.sources.search.lexical.sql import build_passages_sql as passages_sql
-from knowledge_mcp.sources.search.results import page_rows
 
 
 def rows(*ids: int) -> list[dict[str, Any]]:

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..models import ResultItem
-from ..text.reasons import match_reason
-from ..text.snippets import make_snippet
-from .query import ParsedQuery
-from .stemming import Matches, QueryMatcher
+from ...models import ResultItem
+from ...text.reasons import match_reason
+from ...text.snippets import make_snippet
+from ..query import ParsedQuery
+from ..stemming import Matches, QueryMatcher
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,13 @@ from __future__ import annotations
 from hashlib import blake2b
 from typing import Any
 
-from ..models import ResultItem, ScoreType, SearchResponse
-from ..storage.store import Hit
+from ...models import ResultItem, ScoreType, SearchResponse
+from ...storage.store import Hit
+from ..query import ParsedQuery
+from ..request import Found, SearchContext
+from ..scoring import calibrated
+from ..stemming import QueryMatcher
 from .details import Details, describe_later, describe_with
-from .query import ParsedQuery
-from .request import Found, SearchContext
-from .scoring import calibrated
-from .stemming import QueryMatcher
 
 
 def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
