@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Annotated, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
+from typing import Annotated, Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -27,11 +27,12 @@ from .errors import KnowledgeError
 from .models import Loc, Retrieval
 from .registry import SOURCE_NAMES
 from .retrieval import Defaults
-from .search.request import MAX_PER_ITEM, ResultField, SearchMode
+from .search.request import MAX_PER_ITEM, ResultField, SearchMode, SearchRequest
 from .search.rerank.backend import Reranking
+from .source import ChunkedSource
 from .storage.db import source_failure
 from .storage.store import Store
-from .wire import dump
+from .wire import dump, render_get, render_search
 
 P = ParamSpec("P")
 C = TypeVar("C")
@@ -185,3 +186,24 @@ def add_tools(mcp: MCPServer, tools: Iterable[Tool], rename: Callable[[str], str
 def tool_result(model: BaseModel, text: str) -> CallToolResult:
     """Structured content for clients that read it, a compact rendering for those that read text."""
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dump(model))
+
+
+async def search_result(source: ChunkedSource[Any], request: SearchRequest, rerank: bool) -> CallToolResult:
+    """A source's search tool's answer: `request` over the caller's store of `source`, reranked
+    when asked, with its text rendering."""
+    call = current_call()
+    request.rerank = call.reranking(rerank)
+    response = await source.search(await call.database(source.name), request, call.defaults())
+    return tool_result(response, render_search(response))
+
+
+async def get_result(
+    source: ChunkedSource[Any], item_id: str, loc: Loc | None, query: str | None, retrieval: Retrieval | None
+) -> CallToolResult:
+    """A source's get tool's answer: the caller's item within the budget, with its text rendering."""
+    call = current_call()
+    db = await call.database(source.name)
+    response = await source.get(
+        db, item_id, loc=loc, query=query, retrieval=retrieval, defaults=call.defaults()
+    )
+    return tool_result(response, render_get(response))

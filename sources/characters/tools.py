@@ -22,11 +22,11 @@ from ..tooling import (
     SnippetLength,
     Tool,
     add_tools,
-    current_call,
+    get_result,
     item_id_of,
-    tool_result,
+    search_result,
 )
-from ..wire import GetOutput, SearchOutput, render_get, render_search
+from ..wire import GetOutput, SearchOutput
 from .source import source
 
 CharacterId = Annotated[
@@ -49,10 +49,7 @@ async def characters_search(
     matching field. Read one with characters_get(character_id=uri).
     """
     request = SearchRequest(query, limit, offset, snippet_length, mode=mode)
-    call = current_call()
-    request.rerank = call.reranking(rerank)
-    response = await source.search(await call.database(source.name), request, call.defaults())
-    return tool_result(response, render_search(response))
+    return await search_result(source, request, rerank)
 
 
 async def characters_get(
@@ -72,12 +69,7 @@ async def characters_get(
     alternate_greetings, system_prompt, post_history_instructions, creator_notes,
     character_book, nickname, creator or tags. Follow `next` to read on.
     """
-    call = current_call()
-    db = await call.database(source.name)
-    response = await source.get(
-        db, character_id, loc=loc, query=query, retrieval=retrieval, defaults=call.defaults()
-    )
-    return tool_result(response, render_get(response))
+    return await get_result(source, character_id, loc, query, retrieval)
 
 
 TOOLS = (

@@ -24,10 +24,12 @@ from ..tooling import (
     Tool,
     add_tools,
     current_call,
+    get_result,
     item_id_of,
+    search_result,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput, dump, render_get, render_search
+from ..wire import GetOutput, SearchOutput, dump
 from .models import MediaType, TranscriptFormat, TranscriptResponse
 from .source import MediaOptions, source
 
@@ -66,10 +68,7 @@ async def media_search(
         order_by=order_by,
         mode=mode,
     )
-    call = current_call()
-    request.rerank = call.reranking(rerank)
-    response = await source.search(await call.database(source.name), request, call.defaults())
-    return tool_result(response, render_search(response))
+    return await search_result(source, request, rerank)
 
 
 async def media_get(
@@ -84,12 +83,7 @@ async def media_get(
     Anchors on loc, else the best match of `query`, else the start; follow `next` to read on.
     An email's `attachments` lists names and sizes only.
     """
-    call = current_call()
-    db = await call.database(source.name)
-    response = await source.get(
-        db, media_id, loc=loc, query=query, retrieval=retrieval, defaults=call.defaults()
-    )
-    return tool_result(response, render_get(response))
+    return await get_result(source, media_id, loc, query, retrieval)
 
 
 async def media_transcript(

@@ -22,11 +22,12 @@ from ..tooling import (
     SnippetLength,
     Tool,
     add_tools,
-    current_call,
+    get_result,
     item_id_of,
+    search_result,
     tool_result,
 )
-from ..wire import GetOutput, SearchOutput, render_get, render_search
+from ..wire import GetOutput, SearchOutput
 from .rendering import render_write
 from .source import NotesOptions, source
 from .writing import WRITING_CALL, NoteWriter
@@ -58,10 +59,7 @@ async def notes_search(
         order_by=order_by,
         mode=mode,
     )
-    call = current_call()
-    request.rerank = call.reranking(rerank)
-    response = await source.search(await call.database(source.name), request, call.defaults())
-    return tool_result(response, render_search(response))
+    return await search_result(source, request, rerank)
 
 
 async def notes_get(
@@ -75,12 +73,7 @@ async def notes_get(
 
     Anchors on loc, else the best match of `query`, else the start; follow `next` to read on.
     """
-    call = current_call()
-    db = await call.database(source.name)
-    response = await source.get(
-        db, note_id, loc=loc, query=query, retrieval=retrieval, defaults=call.defaults()
-    )
-    return tool_result(response, render_get(response))
+    return await get_result(source, note_id, loc, query, retrieval)
 
 
 CREATES = ToolAnnotations(

@@ -21,11 +21,11 @@ from ..tooling import (
     SnippetLength,
     Tool,
     add_tools,
-    current_call,
+    get_result,
     item_id_of,
-    tool_result,
+    search_result,
 )
-from ..wire import GetOutput, SearchOutput, render_get, render_search
+from ..wire import GetOutput, SearchOutput
 from .models import PromptField
 from .source import PromptsOptions, source
 
@@ -69,10 +69,7 @@ async def prompts_search(
         snippet_length=snippet_length,
         mode=mode,
     )
-    call = current_call()
-    request.rerank = call.reranking(rerank)
-    response = await source.search(await call.database(source.name), request, call.defaults())
-    return tool_result(response, render_search(response))
+    return await search_result(source, request, rerank)
 
 
 async def prompts_get(
@@ -87,12 +84,7 @@ async def prompts_get(
     Placeholders such as {{topic}} are kept. loc.field picks a field: name, author, details,
     system_prompt, user_prompt or keywords. Follow `next` to read on.
     """
-    call = current_call()
-    db = await call.database(source.name)
-    response = await source.get(
-        db, prompt_id_or_name, loc=loc, query=query, retrieval=retrieval, defaults=call.defaults()
-    )
-    return tool_result(response, render_get(response))
+    return await get_result(source, prompt_id_or_name, loc, query, retrieval)
 
 
 TOOLS = (
