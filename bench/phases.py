@@ -1,8 +1,9 @@
 """The phases `knowledge-mcp bench` measures, each over the same queries (DESIGN §11).
 
-Each source's search, the raw SQLite FTS5 floor on the same databases and get per retrieval
-mode; `knowledge_search` through the real server and the in-memory MCP client; end to end over
-stdio and over HTTP; and with `--load` N authenticated clients at once (`http`).
+Each source's search and get per retrieval mode in process on its store (`store_calls`, as the
+PostgreSQL bench times them) and the raw SQLite FTS5 floor on the same databases;
+`knowledge_search` through the real server and the in-memory MCP client; end to end over stdio
+and over HTTP; and with `--load` N authenticated clients at once (`http`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,17 +20,15 @@ from mcp import Client, StdioServerParameters
 
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.models import Retrieval
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.query import parse_query
-from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import Database
 from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 from . import http as bench_http
 from .corpus import Corpus
 from .evaluation import percentile
+from .store_calls import GET_MODES, get_times, search_times, timed
 
 if TYPE_CHECKING:
     from .run import BenchOptions
@@ -38,30 +37,17 @@ USER = "local"
 RAW_SQL = (
     "SELECT rowid, bm25({p}_chunks_fts) FROM {p}_chunks_fts WHERE {p}_chunks_fts MATCH ? ORDER BY 2 LIMIT 10"
 )
-GET_MODES: dict[str, Retrieval] = {
-    "snippet": Retrieval(mode="snippet"),
-    "chunk": Retrieval(mode="chunk"),
-    "chunk_with_siblings": Retrieval(mode="chunk_with_siblings", max_tokens=1000),
-    "full": Retrieval(mode="full", max_tokens=4000),
-}
 E2E_QUERIES = 50
-GET_HITS = 50  # per source: the first hits of the first queries with any, each read in every mode
 
 
 def stats(ms: list[float]) -> dict[str, float]:
     return {f"p{p}": round(percentile(ms, p), 3) for p in (50, 95, 99)}
 
 
-async def timed(call: Awaitable[Any]) -> tuple[float, Any]:
-    """Milliseconds to await `call`, and its result."""
-    t0 = time.perf_counter()
-    out = await call
-    return (time.perf_counter() - t0) * 1000, out
-
-
 async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Search per source, the raw FTS5 floor on the same database, and get per mode."""
-    defaults = Defaults()
+    """Search per source and get per mode on each source's store (`store_calls`, as the
+    PostgreSQL bench times them), and the raw FTS5 floor on the same databases."""
+    queries = [q for _, q in corpus.queries]
     per_source: dict[str, Any] = {}
     gets: dict[str, list[float]] = {mode: [] for mode in GET_MODES}
     for name, source in SOURCES.items():
@@ -70,36 +56,19 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
         # A large one gets its vocabulary instead (prefix queries), built the same way.
         indexes = source.memory_indexes(db)
         build_ms, index = await timed(indexes.ready())
-        ours: list[float] = []
+        store = SqliteStore(db, source.name)
+        searched = await search_times(source, store, queries)
+        for mode, ms in (await get_times(source, store, searched.firsts)).items():
+            gets[mode] += ms
         raw: list[float] = []
-        hits = 0
-        firsts: list[tuple[Any, str]] = []
-        for _, q in corpus.queries:
-            request = SearchRequest(q, limit=10)
-            ms, response = await timed(source.search(SqliteStore(db, source.name), request, defaults))
-            ours.append(ms)
-            hits += bool(response.results)
-            if response.results and len(firsts) < GET_HITS:
-                firsts.append((response.results[0], q))
+        for q in queries:
             match = parse_query(q).match_expression()
             if match:
-                sql = RAW_SQL.format(p=name)
-                raw.append((await timed(db.fetchall(sql, (match,))))[0])
-        for hit, q in firsts:
-            for mode, retrieval in GET_MODES.items():
-                call = source.get(
-                    SqliteStore(db, source.name),
-                    hit.id,
-                    loc=hit.loc,
-                    query=q,
-                    retrieval=retrieval,
-                    defaults=defaults,
-                )
-                gets[mode].append((await timed(call))[0])
-        ours_s, raw_s = stats(ours), stats(raw)
+                raw.append((await timed(db.fetchall(RAW_SQL.format(p=name), (match,))))[0])
+        ours_s, raw_s = stats(searched.ms), stats(raw)
         per_source[name] = {
-            "queries": len(ours),
-            "queries_with_hits": hits,
+            "queries": len(searched.ms),
+            "queries_with_hits": searched.with_hits,
             "search_ms": ours_s,
             "raw_fts_ms": raw_s,
             "ratio_p50": round(ours_s["p50"] / max(raw_s["p50"], 1e-6), 2),

@@ -20,15 +20,6 @@ from .import_graph import import_graph, reachable
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("server", "sources", "aggregator", "bench")
 CHECKED = (*PACKAGES, "experiments")  # the size rules hold for what is not shipped too
-# bench/ modules no CLI verb imports, still shipped because their folder is being reworked on
-# another branch (issue 27: PostgreSQL at SQLite's speed). THIS SET MUST BE EMPTY: they move to
-# experiments/ (or a verb runs them) when that branch is merged.
-NOT_YET_MOVED = {
-    "knowledge_mcp.bench.postgres.dense",
-    "knowledge_mcp.bench.postgres.explaining",
-    "knowledge_mcp.bench.postgres.partitions",
-    "knowledge_mcp.bench.postgres.serving",
-}
 MAX_MODULE_LINES = 400
 MAX_ROOT_MODULES = 10
 
@@ -169,6 +160,4 @@ def test_every_installed_bench_module_is_one_a_cli_verb_runs(monkeypatch: pytest
     used = reachable(graph, [m for m in graph if not m.startswith("knowledge_mcp.bench")])
     shipped = {m for m in _installed_modules(monkeypatch) if m.startswith("knowledge_mcp.bench.")}
     assert shipped & used, "no bench module reached from the CLI: is the import graph empty?"
-    assert not shipped - used - NOT_YET_MOVED, "move to experiments/: " + ", ".join(
-        sorted(shipped - used - NOT_YET_MOVED)
-    )
+    assert not shipped - used, "move to experiments/: " + ", ".join(sorted(shipped - used))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from knowledge_mcp.sources.search.request import SearchMode
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, drop_user, partition_name
@@ -39,7 +40,7 @@ class PgBenchOptions:
     database_url: str
     size: int
     seed: int = 1
-    mode: str = "lexical"
+    mode: SearchMode = "lexical"
     plan: LoadPlan = field(default_factory=LoadPlan)
     write_cost: bool = True
 

@@ -1,10 +1,12 @@
-"""The tools' latency on the PostgreSQL item store, in process (`knowledge-mcp bench --database-url`).
+"""The tools' latency on the PostgreSQL item store (`knowledge-mcp bench --database-url`).
 
-The real server (`build_server`, `item_store = "postgresql"`) and a real MCP client in memory:
-every corpus query through each source's `*_search` and through `knowledge_search` (a page of
-10, `seen: show` so every call costs the same), after a short warm-up per tool (the pool's
-connections, the server's caches); then each source's `*_get` in every retrieval mode on the
-first hit of the first queries with any, as the SQLite bench reads them (`phases.GET_MODES`).
+Each source's search and get are timed as the SQLite bench times them (`store_calls`): in process
+on the source's store, here the bench user's `PgStore`, every corpus query through the source's
+search (a page of 10) after a warm-up, then its get in every retrieval mode on the first hit of
+the first queries with any; without the MCP layer, as on SQLite. `knowledge_search` goes through
+the real server (`build_server`, `item_store = "postgresql"`) and a real MCP client in memory, as
+on SQLite (a page of 10, `seen: show` so every call costs the same), after a short warm-up (the
+pool's connections, the server's caches).
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from pydantic import SecretStr
 
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.sources.registry import SOURCE_NAMES
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.search.request import SearchMode
+from knowledge_mcp.sources.storage.db import database_path
+from knowledge_mcp.sources.storage.postgres.pool import open_pg
+from knowledge_mcp.sources.storage.postgres.store import PgStore
 
 from ...evaluation import spread
-from ...phases import GET_HITS, GET_MODES
-
-WARMUP_QUERIES = 20
-SEARCH_TOOLS = [f"{name}_search" for name in SOURCE_NAMES] + ["knowledge_search"]
+from ...store_calls import GET_MODES, WARMUP_QUERIES, Searched, get_times, search_times
+from .throughput import USER
 
 
 def pg_settings(data_dir: Path, url: str) -> Settings:
@@ -51,68 +55,67 @@ def degraded(answer: dict[str, Any]) -> bool:
     return bool(answer.get("degraded")) or any("lexical" in str(w) for w in answer.get("warnings") or [])
 
 
-async def search_tool(
-    client: Client, tool: str, queries: list[str], mode: str
-) -> tuple[dict[str, Any], list[Any]]:
-    """One tool over every query: latency spread, hits, errors; and the first hit of each query."""
+async def aggregator_latency(client: Client, queries: list[str], mode: str) -> dict[str, Any]:
+    """`knowledge_search` over every query after WARMUP_QUERIES: latency spread, hits, errors."""
     for query in queries[:WARMUP_QUERIES]:
-        await call(client, tool, {"query": query, "mode": mode, "limit": 10} | _seen(tool))
+        await call(client, "knowledge_search", _arguments(query, mode))
     took: list[float] = []
-    firsts: list[Any] = []
-    errors = fell_back = 0
+    errors = fell_back = with_hits = 0
     for query in queries:
-        ms, answer = await call(client, tool, {"query": query, "mode": mode, "limit": 10} | _seen(tool))
+        ms, answer = await call(client, "knowledge_search", _arguments(query, mode))
         if answer is None:
             errors += 1
             continue
         took.append(ms)
         fell_back += degraded(answer)
-        results = answer.get("results") or []
-        firsts.append((results[0], query) if results else None)
-    figures = {"queries": len(queries), "with_hits": sum(f is not None for f in firsts), "errors": errors}
-    return figures | {"degraded": fell_back} | spread(took), firsts
+        with_hits += bool(answer.get("results"))
+    figures = {"queries": len(queries), "with_hits": with_hits, "errors": errors}
+    return figures | {"degraded": fell_back} | spread(took)
 
 
-def _seen(tool: str) -> dict[str, str]:
-    return {"seen": "show"} if tool == "knowledge_search" else {}
+def _arguments(query: str, mode: str) -> dict[str, Any]:
+    return {"query": query, "mode": mode, "limit": 10, "seen": "show"}
 
 
-async def get_tool(client: Client, source: str, id_arg: str, firsts: list[Any]) -> dict[str, list[float]]:
-    """`<source>_get` on the first GET_HITS hits, in every retrieval mode: ms per mode."""
-    took: dict[str, list[float]] = {mode: [] for mode in GET_MODES}
-    for hit, query in [f for f in firsts if f is not None][:GET_HITS]:
-        for mode, retrieval in GET_MODES.items():
-            arguments = {
-                id_arg: hit["uri"],
-                "query": query,
-                "retrieval": retrieval.model_dump(exclude_none=True),
-            }
-            if hit.get("loc"):
-                arguments["loc"] = hit["loc"]
-            ms, answer = await call(client, f"{source}_get", arguments)
-            if answer is None:
-                raise RuntimeError(f"bench: {source}_get answered a tool error on {hit['uri']}")
-            took[mode].append(ms)
-    return took
+def figures(searched: Searched) -> dict[str, Any]:
+    """A source's searches as the report gives them: counts, then p50 and p95 ms."""
+    counts = {"queries": searched.queries, "with_hits": searched.with_hits, "errors": searched.errors}
+    return counts | {"degraded": searched.degraded} | spread(searched.ms)
 
 
-async def tool_latency(data_dir: Path, url: str, queries: list[str], mode: str) -> dict[str, Any]:
-    """Every `*_search`, `knowledge_search` and `*_get` through the real server in memory."""
-    mcp, host = build_server(pg_settings(data_dir, url))
+async def source_latency(
+    data_dir: Path, url: str, queries: list[str], mode: SearchMode
+) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """Every source's search and get on the bench user's `PgStore`: figures per source, ms per get mode."""
+    pg = await open_pg(url)
     search: dict[str, Any] = {}
     gets: dict[str, list[float]] = {m: [] for m in GET_MODES}
     try:
-        async with Client(mcp) as client:
-            listed = {t.name: t for t in (await client.list_tools()).tools}
-            for tool in SEARCH_TOOLS:
-                search[tool], firsts = await search_tool(client, tool, queries, mode)
-                source = tool.removesuffix("_search")
-                if source in SOURCE_NAMES:
-                    id_arg = listed[f"{source}_get"].input_schema["required"][0]
-                    for m, ms in (await get_tool(client, source, id_arg, firsts)).items():
-                        gets[m] += ms
+        for name, source in SOURCES.items():
+            store = PgStore(pg, USER, name, database_path(data_dir, USER, name))
+            searched = await search_times(source, store, queries, mode)
+            figures = {
+                "queries": searched.queries,
+                "with_hits": searched.with_hits,
+                "errors": searched.errors,
+            }
+            search[f"{name}_search"] = figures | {"degraded": searched.degraded} | spread(searched.ms)
+            for m, ms in (await get_times(source, store, searched.firsts)).items():
+                gets[m] += ms
     finally:
-        await host.close()
+        await pg.close()
+    return search, gets
+
+
+async def tool_latency(data_dir: Path, url: str, queries: list[str], mode: SearchMode) -> dict[str, Any]:
+    """Each source's search and get in process on its store, `knowledge_search` through the client."""
+    search, gets = await source_latency(data_dir, url, queries, mode)
+    mcp, services = build_server(pg_settings(data_dir, url))
+    try:
+        async with Client(mcp) as client:
+            search["knowledge_search"] = await aggregator_latency(client, queries, mode)
+    finally:
+        await services.close()
     return {
         "mode": mode,
         "search_ms": search,

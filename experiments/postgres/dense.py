@@ -2,7 +2,7 @@
 set: nDCG@10 of both stores' pages, how often their top ten agree, the latency of one page,
 and the embedding speed into each store.
 
-    python -m knowledge_mcp.bench.postgres.dense --beir ../shared/data/scifact \\
+    python -m experiments.postgres.dense --beir ../shared/data/scifact \\
         --database-url postgresql://… --data-dir /tmp/scifact-eval [--limit-queries N]
 
 The corpus is imported as notes into SQLite and embedded there (kept in `--data-dir`: a second
@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from knowledge_mcp.bench.evaluation import K_NDCG, embed_corpus, import_corpus, load_beir, ndcg, spread
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
@@ -49,8 +50,6 @@ from knowledge_mcp.sources.storage.postgres.schema import (
 from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.store import Store
 from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
-
-from ..evaluation import K_NDCG, embed_corpus, import_corpus, load_beir, ndcg, spread
 
 FORGET_SQL = """DELETE FROM pg_chunk_vectors WHERE user_id = %s AND chunk IN (
     SELECT id FROM pg_chunks WHERE user_id = %s AND source = 'notes' ORDER BY id LIMIT %s)"""

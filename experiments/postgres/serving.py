@@ -1,5 +1,5 @@
 """The search tools' latency on the PostgreSQL item store against SQLite:
-python -m knowledge_mcp.bench.postgres.serving --database-url postgresql://… [--size N].
+python -m experiments.postgres.serving --database-url postgresql://… [--size N].
 
 Loads the bench's synthetic corpus (`bench/corpus.py`: about `--size` chunks across the five
 sources) into the SQLite files as the bench does, copies it into the PostgreSQL store as
@@ -22,6 +22,9 @@ import anyio
 from mcp import Client
 from pydantic import SecretStr
 
+from knowledge_mcp.bench.corpus import CorpusStream
+from knowledge_mcp.bench.evaluation import percentile
+from knowledge_mcp.bench.loading import USER, load
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCE_NAMES, get_source
@@ -30,10 +33,6 @@ from knowledge_mcp.sources.storage.postgres.copying import copy_source
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import check_url, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, drop_user, partition_name
-
-from ..corpus import CorpusStream
-from ..evaluation import percentile
-from ..loading import USER, load
 
 TOOLS = [f"{name}_search" for name in SOURCE_NAMES] + ["knowledge_search"]
 

@@ -1,4 +1,4 @@
-"""Partition per user at many users: python -m knowledge_mcp.bench.postgres.partitions.
+"""Partition per user at many users: python -m experiments.postgres.partitions.
 
 Imports a BEIR corpus (SciFact) as one user's notes, ranks its first queries, then makes
 `--users` more users (each one's partitions, as a first write makes them: `schema.ensure_user`)
@@ -19,17 +19,16 @@ from typing import Any, cast
 
 import anyio
 
+from experiments.postgres.explaining import Explaining
+from knowledge_mcp.bench.evaluation import load_beir, spread
+from knowledge_mcp.bench.postgres.evaluation import import_corpus
+from knowledge_mcp.bench.workers.cpu import load_average
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.storage.postgres import bm25
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, check_url, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, drop_user, ensure_user
-
-from ..evaluation import load_beir, spread
-from ..workers.cpu import load_average
-from .evaluation import import_corpus
-from .explaining import Explaining
 
 RELATIONS_SQL = "SELECT count(*) AS n FROM pg_class"
 
