@@ -1,0 +1,152 @@
+"""An exact in-memory copy of one user's small source in the PostgreSQL store: its postings as
+the `MemoryIndex` SQLite ranks small sources from (`search/lexical/memory_index.py`).
+
+The copy is read in one REPEATABLE READ snapshot: the source's statistics row (chunks, tokens,
+its `generation`), its chunks (id, item) and the user's posting blocks of the source, unnested
+into (term, chunk) postings. The term weights are `bm25.rank`'s: the title and body counts
+weighted by the source's column weights, each chunk's length `dl`, avgdl the statistics'
+tokens / chunks, idf over the statistics' chunks. A copy is only made when the statistics'
+chunk count is the chunks read (so N and avgdl are the SQL ranking's).
+
+A prefix is scored from the copy's raw counts, as the SQL ranking scores it (FTS5's way): its
+lexemes' title and body counts summed per chunk, then weighted and saturated once; its idf
+counts the chunks holding any of them. Phrases need word positions the copy lacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from bisect import bisect_left
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ....search.lexical.memory_index import K1, B, Floats, Hits, MemoryIndex, QueryTerm, from_postings
+from ....search.query import ParsedQuery
+from ....search.stemming import stems
+from ..phrases import TOP
+from ..pool import PgDatabase
+from ..schema import on_postings, partition_name
+
+BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+SETUP_SQL = "SELECT set_config('knowledge.user_id', %s, true), to_regclass(%s) IS NOT NULL"
+STATS_SQL = "SELECT chunks, tokens, generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
+CHUNKS_SQL = "SELECT id, item FROM pg_chunks WHERE user_id = %s AND source = %s ORDER BY id"
+POSTINGS_SQL = """SELECT lexeme, chunks, tf_titles, tf_bodies, dls FROM {postings}
+    WHERE source = %s AND n > 0 ORDER BY lexeme, block"""
+"""The source's posting blocks, each term's together (`lexeme` is COLLATE "C": Python's order)."""
+
+
+@dataclass
+class PgCopy:
+    """A user's source as `index` at `generation`, with the raw counts prefixes are scored from."""
+
+    index: MemoryIndex
+    generation: int
+    lexemes: list[str]
+    """Each term, by its number in `index` (ascending)."""
+    titles: Floats
+    """Each posting's count in the title (the postings' order of `index.positions`)."""
+    bodies: Floats
+    length: Floats
+    """Each chunk's tokens, by chunk position."""
+    avgdl: float
+    weights: tuple[float, float]
+
+    @property
+    def chunks(self) -> int:
+        return self.index.chunks
+
+    def query_terms(self, query: ParsedQuery) -> list[QueryTerm]:
+        """The query's words as index terms and its prefixes as their hits (no phrase)."""
+        words = stems(t.words[0] for t in query.terms)
+        return [self.prefix(words[n]) if t.prefix else words[n] for n, t in enumerate(query.terms)]
+
+    def prefix(self, prefix: str) -> Hits:
+        """The chunks holding a lexeme that starts with `prefix`, and the prefix's bm25 there
+        (negative): the lexemes' counts summed per chunk, then saturated, as `bm25.rank`."""
+        low, high = bisect_left(self.lexemes, prefix), bisect_left(self.lexemes, prefix + TOP)
+        start, end = self.index.bounds[low], self.index.bounds[high]
+        at = self.index.positions[start:end]
+        titles = np.bincount(at, weights=self.titles[start:end], minlength=self.chunks)
+        bodies = np.bincount(at, weights=self.bodies[start:end], minlength=self.chunks)
+        hit = np.flatnonzero(titles + bodies)
+        f = self.weights[0] * titles[hit] + self.weights[1] * bodies[hit]
+        saturation = K1 * (1.0 - B + B * self.length[hit] / self.avgdl) if self.avgdl else 0.0
+        score = self.index.idf(len(hit)) * f * (K1 + 1.0) / (f + saturation)
+        return self.index.rowids[hit], -score
+
+    def size(self) -> int:
+        """Roughly what the copy holds, in postings and chunks (its memory grows with them)."""
+        return len(self.index.positions) + self.chunks
+
+
+async def read_copy(
+    pg: PgDatabase, user_id: str, source: str, weights: tuple[float, float], max_chunks: int
+) -> PgCopy | None:
+    """The copy of `user_id`'s `source`, or None when it has no chunks, more than `max_chunks`, or
+    statistics that do not match its chunks."""
+    async with pg.connection() as conn:
+        try:
+            return await _read(pg, conn, user_id, source, weights, max_chunks)
+        except BaseException:
+            with suppress(Exception):  # a broken connection: the pool discards it
+                await conn.execute("ROLLBACK")
+            raise
+
+
+async def _read(
+    pg: PgDatabase, conn: Any, user_id: str, source: str, weights: tuple[float, float], max_chunks: int
+) -> PgCopy | None:
+    part = partition_name("pg_posting_blocks", user_id)
+    setup = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, part)), (STATS_SQL, (user_id, source))]
+    [_, (_, [(_, has)]), (_, stats)] = await pg.send(conn, setup)
+    if not has or not stats or not 0 < int(stats[0][0]) <= max_chunks:
+        await pg.send(conn, [("COMMIT", None)])
+        return None
+    chunks, tokens, generation = (int(v) for v in stats[0])
+    reads = [
+        (CHUNKS_SQL, (user_id, source)),
+        (on_postings(POSTINGS_SQL, user_id), (source,)),
+        ("COMMIT", None),
+    ]
+    [(_, pairs), (_, blocks), _] = await pg.send(conn, reads)
+    if len(pairs) != chunks:
+        return None
+    return await asyncio.to_thread(_copy, pairs, blocks, chunks, tokens, generation, weights)
+
+
+def _copy(
+    pairs: list[tuple[Any, ...]],
+    blocks: list[tuple[Any, ...]],
+    chunks: int,
+    tokens: int,
+    generation: int,
+    weights: tuple[float, float],
+) -> PgCopy:
+    """The copy from the snapshot's rows (numpy work: in a worker thread)."""
+    grid = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    rowids, chunk_items = grid[:, 0], grid[:, 1]
+    terms: list[tuple[str, int]] = []
+    for lexeme, ids, _, _, _ in blocks:
+        if terms and terms[-1][0] == lexeme:
+            terms[-1] = (lexeme, terms[-1][1] + len(ids))
+        else:
+            terms.append((lexeme, len(ids)))
+    posting_chunks = _flat(blocks, 1, np.int64)
+    titles, bodies, dls = (_flat(blocks, n, np.float64) for n in (2, 3, 4))
+    length = np.zeros(len(rowids))
+    length[np.searchsorted(rowids, posting_chunks)] = dls
+    f = weights[0] * titles + weights[1] * bodies
+    avgdl = tokens / chunks
+    index = from_postings(rowids, chunk_items, posting_chunks, f, length, avgdl, terms)
+    lexemes = [lexeme for lexeme, _ in terms]
+    return PgCopy(index, generation, lexemes, titles, bodies, length, avgdl, weights)
+
+
+def _flat(blocks: list[tuple[Any, ...]], column: int, dtype: Any) -> Any:
+    """One column of every block's arrays, end to end."""
+    parts = [np.asarray(b[column], dtype=dtype) for b in blocks]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
