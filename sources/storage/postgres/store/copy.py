@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ....search.lexical.memory_index import K1, B, Floats, Hits, MemoryIndex, QueryTerm, from_postings
 from ....search.query import ParsedQuery
@@ -30,6 +31,10 @@ from ..phrases import TOP
 from ..pool import PgDatabase
 from ..schema import on_postings, partition_name
 
+Counts = npt.NDArray[np.int32]
+TERM_BYTES = 200
+"""A term's share of a copy's memory: its string twice (`lexemes`, `index.terms`), a dict entry,
+a list slot and its bound."""
 BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 SETUP_SQL = "SELECT set_config('knowledge.user_id', %s, true), to_regclass(%s) IS NOT NULL"
 STATS_SQL = "SELECT chunks, tokens, generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
@@ -47,9 +52,9 @@ class PgCopy:
     generation: int
     lexemes: list[str]
     """Each term, by its number in `index` (ascending)."""
-    titles: Floats
+    titles: Counts
     """Each posting's count in the title (the postings' order of `index.positions`)."""
-    bodies: Floats
+    bodies: Counts
     length: Floats
     """Each chunk's tokens, by chunk position."""
     avgdl: float
@@ -79,8 +84,12 @@ class PgCopy:
         return self.index.rowids[hit], -score
 
     def size(self) -> int:
-        """Roughly what the copy holds, in postings and chunks (its memory grows with them)."""
-        return len(self.index.positions) + self.chunks
+        """Roughly the copy's memory, in bytes: its arrays and its terms (a dict entry and a
+        string each)."""
+        index = self.index
+        arrays = (index.rowids, index.item_of, index.item_rowids, index.positions, index.weights)
+        held = sum(a.nbytes for a in (*arrays, self.titles, self.bodies, self.length))
+        return held + TERM_BYTES * len(self.lexemes)
 
 
 async def read_copy(
@@ -136,7 +145,8 @@ def _copy(
         else:
             terms.append((lexeme, len(ids)))
     posting_chunks = _flat(blocks, 1, np.int64)
-    titles, bodies, dls = (_flat(blocks, n, np.float64) for n in (2, 3, 4))
+    titles, bodies = (_flat(blocks, n, np.int32) for n in (2, 3))
+    dls = _flat(blocks, 4, np.float64)
     length = np.zeros(len(rowids))
     length[np.searchsorted(rowids, posting_chunks)] = dls
     f = weights[0] * titles + weights[1] * bodies

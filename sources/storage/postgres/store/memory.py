@@ -11,7 +11,7 @@ background (one at a time in the process) and the SQL ranking answers meanwhile.
 
 The copy answers only what it ranks exactly as `bm25.rank` does: relevance order, every
 column, no filters, no phrase (it has no word positions). Copies live per process and are kept
-least recently used first out, within `memory_index_total_chunks` chunks and postings together.
+least recently used first out, within `memory_index_total_mb` together.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 
 CACHE = "memory_copies"
 """The `PgDatabase.caches` key of the process's `MemoryCopies`."""
-TOTAL_SIZE = 2_000_000
-"""What the copies of one process hold together at most, in postings and chunks (about 30 bytes
-each): `memory_index_total_chunks` in the config sets it."""
+TOTAL_MB = 256
+"""What the copies of one process hold together at most, in MB (`PgCopy.size`):
+`memory_index_total_mb` in the config sets it."""
 RETRY_S = 60.0
 """A source found too large to copy (or failing) is looked at again after this long."""
 HITS_SQL = f"""SELECT s.generation, {statements.ITEM_COLUMNS}, {statements.CHUNK_COLUMNS}
@@ -58,9 +58,10 @@ Key = tuple[str, str]
 class MemoryCopies:
     """The copies of small sources' indexes in this process, by (user, source)."""
 
-    def __init__(self, max_chunks: int | None = None, total_size: int = TOTAL_SIZE) -> None:
+    def __init__(self, max_chunks: int | None = None, total_mb: float = TOTAL_MB) -> None:
         self.max_chunks = MAX_CHUNKS if max_chunks is None else max_chunks
-        self.total_size = total_size
+        self.total_size = int(total_mb * 1_000_000)
+        """The copies' bytes together at most."""
         self.copies: OrderedDict[Key, PgCopy] = OrderedDict()
         self.skipped: dict[Key, float] = {}
         """Sources found too large to copy (or failing), and when."""
