@@ -10,13 +10,16 @@ chunk count is the chunks read (so N and avgdl are the SQL ranking's).
 
 A prefix is scored from the copy's raw counts, as the SQL ranking scores it (FTS5's way): its
 lexemes' title and body counts summed per chunk, then weighted and saturated once; its idf
-counts the chunks holding any of them. Phrases need word positions the copy lacks.
+counts the chunks holding any of them. A phrase needs word positions the copy lacks: its counts
+per chunk are read from the database (`phrases.phrase_hits`, in the search's snapshot) and scored
+here the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 from bisect import bisect_left
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
@@ -25,9 +28,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ....search.lexical.memory_index import K1, B, Floats, Hits, MemoryIndex, QueryTerm, from_postings
-from ....search.query import ParsedQuery
+from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
-from ..phrases import TOP
+from ..phrases import TOP, PhraseHits
 from ..pool import PgDatabase
 from ..schema import on_postings, partition_name
 
@@ -64,10 +67,31 @@ class PgCopy:
     def chunks(self) -> int:
         return self.index.chunks
 
-    def query_terms(self, query: ParsedQuery) -> list[QueryTerm]:
-        """The query's words as index terms and its prefixes as their hits (no phrase)."""
+    def query_terms(self, query: ParsedQuery, phrases: Sequence[PhraseHits] = ()) -> list[QueryTerm]:
+        """The query's words as index terms, its prefixes and phrases as their hits (`phrases`:
+        each phrase's counts, in the query's order)."""
         words = stems(t.words[0] for t in query.terms)
-        return [self.prefix(words[n]) if t.prefix else words[n] for n, t in enumerate(query.terms)]
+        counted = iter(phrases)
+        return [
+            self.phrase(next(counted))
+            if len(t.words) > 1
+            else self.prefix(words[n])
+            if t.prefix
+            else words[n]
+            for n, t in enumerate(query.terms)
+        ]
+
+    def rows_of(self, term: Term, ranked: QueryTerm) -> int:
+        """A term's row count as the SQL ranking's norm counts it (a phrase: its rarest word's)."""
+        if len(term.words) > 1 and not term.prefix:
+            return min(self.index.rows_of(word) for word in stems(term.words))
+        return self.index.rows_of(ranked)
+
+    def phrase(self, hits: PhraseHits) -> Hits:
+        """A phrase's bm25 (negative) in the chunks it occurs in, from its counts there."""
+        rowids = np.array([c[0] for c in hits.chunks], dtype=np.int64)
+        titles, bodies, dl = (np.array([c[n] for c in hits.chunks], dtype=np.float64) for n in (2, 3, 4))
+        return rowids, -self._score(titles, bodies, dl)
 
     def prefix(self, prefix: str) -> Hits:
         """The chunks holding a lexeme that starts with `prefix`, and the prefix's bm25 there
@@ -78,10 +102,14 @@ class PgCopy:
         titles = np.bincount(at, weights=self.titles[start:end], minlength=self.chunks)
         bodies = np.bincount(at, weights=self.bodies[start:end], minlength=self.chunks)
         hit = np.flatnonzero(titles + bodies)
-        f = self.weights[0] * titles[hit] + self.weights[1] * bodies[hit]
-        saturation = K1 * (1.0 - B + B * self.length[hit] / self.avgdl) if self.avgdl else 0.0
-        score = self.index.idf(len(hit)) * f * (K1 + 1.0) / (f + saturation)
-        return self.index.rowids[hit], -score
+        return self.index.rowids[hit], -self._score(titles[hit], bodies[hit], self.length[hit])
+
+    def _score(self, titles: Floats, bodies: Floats, dl: Floats) -> Floats:
+        """A term's bm25 in the chunks of these counts and lengths (all its chunks), as `bm25.rank`."""
+        f = self.weights[0] * titles + self.weights[1] * bodies
+        saturation = K1 * (1.0 - B + B * dl / self.avgdl) if self.avgdl else 0.0
+        score: Floats = self.index.idf(len(f)) * f * (K1 + 1.0) / (f + saturation)
+        return score
 
     def size(self) -> int:
         """Roughly the copy's memory, in bytes: its arrays and its terms (a dict entry and a

@@ -10,8 +10,10 @@ search never uses a copy older than the database. Without a copy, a build starts
 background (one at a time in the process) and the SQL ranking answers meanwhile.
 
 The copy answers only what it ranks exactly as `bm25.rank` does: relevance order, every
-column, no filters, no phrase (it has no word positions). Copies live per process and are kept
-least recently used first out, within `memory_index_total_mb` together.
+column, no filters. A phrase's counts per chunk (the copy has no word positions) are read from
+the database in one snapshot with the generation and the hits (`phrases.phrase_hits`). Copies
+live per process and are kept within `memory_index_total_mb` together, the least recently used
+dropped first.
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 
-from ....search.lexical.memory_index import MAX_CHUNKS, Ranked
-from ....search.query import ParsedQuery
+from ....search.lexical.memory_index import MAX_CHUNKS, QueryTerm, Ranked
+from ....search.query import ParsedQuery, Term
 from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
+from ....search.stemming import stems
 from ...store import Hit
-from ..pool import PgDatabase, read_as
+from ..phrases import phrase_hits
+from ..pool import SET_USER_SQL, PgDatabase, read_as
 from . import rows as statements
 from .copy import PgCopy, read_copy
 from .lexical import ordered
@@ -37,7 +42,8 @@ if TYPE_CHECKING:
     from . import PgStore
 
 CACHE = "memory_copies"
-"""The `PgDatabase.caches` key of the process's `MemoryCopies`."""
+"""The `PgDatabase.caches` key of the process's `MemoryCopies` (set by the server with its
+settings; else made with the defaults on first use)."""
 TOTAL_MB = 256
 """What the copies of one process hold together at most, in MB (`PgCopy.size`):
 `memory_index_total_mb` in the config sets it."""
@@ -52,6 +58,8 @@ HITS_SQL = f"""SELECT s.generation, {statements.ITEM_COLUMNS}, {statements.CHUNK
 """The ranked hits' items and chunks and the source's generation, in one statement (one
 snapshot): a row per hit after the generation, or one row of the generation alone."""
 
+BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+GENERATION_SQL = "SELECT generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 Key = tuple[str, str]
 
 
@@ -114,29 +122,27 @@ class MemoryCopies:
 async def search(store: PgStore, ctx: SearchContext, query: ParsedQuery) -> Found | None:
     """The page ranked from the source's copy, exactly as `lexical.lexical_page` ranks it; None
     when the SQL ranking must answer (no current copy, or a search the copy does not rank)."""
-    copies: MemoryCopies | None = store.pg.caches.get(CACHE)
+    copies: MemoryCopies = store.pg.caches.setdefault(CACHE, MemoryCopies())  # the server's: its settings
     request = ctx.request
-    if (
-        copies is None
-        or query.is_empty
-        or ctx.order_by != "relevance"
-        or request.columns is not None
-        or request.filters
-        or any(len(t.words) > 1 for t in query.terms)
-    ):
+    if query.is_empty or ctx.order_by != "relevance" or request.columns is not None or request.filters:
         return None
     key = (store.user_id, store.source)
     copy = copies.get(key)
     if copy is None:
         copies.start(store.pg, key, ctx.source.weights)
         return None
-    terms = copy.query_terms(query)
-    ranked = copy.index.rank(terms, ctx.depth + 1)
-    generation, found = await _read(store, ranked)
-    if generation != copy.generation:  # written since the copy was made
+    phrases = [t for t in query.terms if len(t.words) > 1]
+    read = (
+        _with_phrases(store, copy, query, phrases, ctx.depth + 1)
+        if phrases
+        else _words(store, copy, query, ctx.depth + 1)
+    )
+    answer = await read
+    if answer is None:  # written since the copy was made
         copies.drop(key)
         copies.start(store.pg, key, ctx.source.weights)
         return None
+    terms, ranked, found = answer
     if ranked.total == 0:
         return NOTHING
     rows: list[Hit] = []
@@ -144,20 +150,55 @@ async def search(store: PgStore, ctx: SearchContext, query: ParsedQuery) -> Foun
         item_row, chunk_row = found[chunk]
         rows.append(Hit(item_row, chunk_row, bm25, matching, ranked.total))
     page = ordered(rows, False)[request.offset : ctx.depth + 1]
-    distinct = {t.fts(): copy.index.rows_of(q) for t, q in zip(query.terms, terms, strict=True)}
+    distinct = {t.fts(): copy.rows_of(t, q) for t, q in zip(query.terms, terms, strict=True)}
     return Found(list[Any](page), ranked.total, norm=norm(distinct.values(), copy.chunks))
 
 
-async def _read(store: PgStore, ranked: Ranked) -> tuple[int | None, dict[int, tuple[Any, Any]]]:
-    """The source's generation now and the ranked hits' rows, in one statement."""
-    params = {
+Answer = tuple[list[QueryTerm], Ranked, dict[int, tuple[Any, Any]]] | None
+"""The query's terms as ranked, the ranking, and the ranked hits' rows; None: the copy is stale."""
+
+
+async def _words(store: PgStore, copy: PgCopy, query: ParsedQuery, want: int) -> Answer:
+    """Words and prefixes: ranked here, then the hits read with the generation, in one statement."""
+    terms = copy.query_terms(query)
+    ranked = copy.index.rank(terms, want)
+    _, found = await read_as(store.pg, store.user_id, HITS_SQL, _params(store, ranked))
+    if not found or found[0][0] != copy.generation:
+        return None
+    return terms, ranked, statements.split([r[1:] for r in found if r[1] is not None])
+
+
+async def _with_phrases(
+    store: PgStore, copy: PgCopy, query: ParsedQuery, phrases: list[Term], want: int
+) -> Answer:
+    """With phrases: their counts read from the database (`phrase_hits`), in one snapshot with the
+    generation and the hits."""
+    pg, user, source = store.pg, store.user_id, store.source
+    async with pg.connection() as conn:
+        try:
+            begin = [(BEGIN_SQL, None), (SET_USER_SQL, (user,)), (GENERATION_SQL, (user, source))]
+            [_, _, (_, generation)] = await pg.send(conn, begin)
+            if not generation or generation[0][0] != copy.generation:
+                await pg.send(conn, [("ROLLBACK", None)])
+                return None
+            known = {
+                w: copy.index.rows_of(w) for t in phrases for w in stems(t.words) if copy.index.rows_of(w)
+            }
+            counted = await phrase_hits(conn, source, user, phrases, known)
+            terms = copy.query_terms(query, counted)
+            ranked = copy.index.rank(terms, want)
+            [(_, found), _] = await pg.send(conn, [(HITS_SQL, _params(store, ranked)), ("COMMIT", None)])
+        except BaseException:
+            with suppress(Exception):  # a broken connection: the pool discards it
+                await conn.execute("ROLLBACK")
+            raise
+    return terms, ranked, statements.split([r[1:] for r in found if r[1] is not None])
+
+
+def _params(store: PgStore, ranked: Ranked) -> dict[str, Any]:
+    return {
         "user": store.user_id,
         "source": store.source,
         "items": ranked.item_rowids.tolist(),
         "chunks": ranked.chunk_rowids.tolist(),
     }
-    _, found = await read_as(store.pg, store.user_id, HITS_SQL, params)
-    if not found:
-        return None, {}
-    hits = [r[1:] for r in found if r[1] is not None]
-    return int(found[0][0]), statements.split(hits)
