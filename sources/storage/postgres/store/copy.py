@@ -99,8 +99,10 @@ class PgCopy:
         low, high = bisect_left(self.lexemes, prefix), bisect_left(self.lexemes, prefix + TOP)
         start, end = self.index.bounds[low], self.index.bounds[high]
         at = self.index.positions[start:end]
-        titles = np.bincount(at, weights=self.titles[start:end], minlength=self.chunks)
-        bodies = np.bincount(at, weights=self.bodies[start:end], minlength=self.chunks)
+        titles, bodies = (
+            np.bincount(at, weights=counts[start:end], minlength=self.chunks).astype(np.float64, copy=False)
+            for counts in (self.titles, self.bodies)
+        )
         hit = np.flatnonzero(titles + bodies)
         return self.index.rowids[hit], -self._score(titles[hit], bodies[hit], self.length[hit])
 
