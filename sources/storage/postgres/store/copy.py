@@ -10,16 +10,14 @@ chunk count is the chunks read (so N and avgdl are the SQL ranking's).
 
 A prefix is scored from the copy's raw counts, as the SQL ranking scores it (FTS5's way): its
 lexemes' title and body counts summed per chunk, then weighted and saturated once; its idf
-counts the chunks holding any of them. A phrase needs word positions the copy lacks: its counts
-per chunk are read from the database (`phrases.phrase_hits`, in the search's snapshot) and scored
-here the same way.
+counts the chunks holding any of them. A phrase is counted from the copy's word positions
+(`places.py`) and scored the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 from bisect import bisect_left
-from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
@@ -30,9 +28,11 @@ import numpy.typing as npt
 from ....search.lexical.memory_index import K1, B, Floats, Hits, MemoryIndex, QueryTerm, from_postings
 from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
-from ..phrases import TOP, PhraseHits
+from ..bm25 import LOWEST
+from ..phrases import TOP
 from ..pool import PgDatabase
 from ..schema import on_postings, partition_name
+from .places import Places, read_places
 
 Counts = npt.NDArray[np.int32]
 TERM_BYTES = 200
@@ -42,7 +42,7 @@ BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 SETUP_SQL = "SELECT set_config('knowledge.user_id', %s, true), to_regclass(%s) IS NOT NULL"
 STATS_SQL = "SELECT chunks, tokens, generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 CHUNKS_SQL = "SELECT id, item FROM pg_chunks WHERE user_id = %s AND source = %s ORDER BY id"
-POSTINGS_SQL = """SELECT lexeme, chunks, tf_titles, tf_bodies, dls FROM {postings}
+POSTINGS_SQL = """SELECT lexeme, chunks, tf_titles, tf_bodies, dls, positions FROM {postings}
     WHERE source = %s AND n > 0 ORDER BY lexeme, block"""
 """The source's posting blocks, each term's together (`lexeme` is COLLATE "C": Python's order)."""
 
@@ -62,22 +62,18 @@ class PgCopy:
     """Each chunk's tokens, by chunk position."""
     avgdl: float
     weights: tuple[float, float]
+    places: Places
+    """Each term's positions, for phrases."""
 
     @property
     def chunks(self) -> int:
         return self.index.chunks
 
-    def query_terms(self, query: ParsedQuery, phrases: Sequence[PhraseHits] = ()) -> list[QueryTerm]:
-        """The query's words as index terms, its prefixes and phrases as their hits (`phrases`:
-        each phrase's counts, in the query's order)."""
+    def query_terms(self, query: ParsedQuery) -> list[QueryTerm]:
+        """The query's words as index terms, its prefixes and phrases as their hits."""
         words = stems(t.words[0] for t in query.terms)
-        counted = iter(phrases)
         return [
-            self.phrase(next(counted))
-            if len(t.words) > 1
-            else self.prefix(words[n])
-            if t.prefix
-            else words[n]
+            self.phrase(t) if len(t.words) > 1 else self.prefix(words[n]) if t.prefix else words[n]
             for n, t in enumerate(query.terms)
         ]
 
@@ -87,16 +83,25 @@ class PgCopy:
             return min(self.index.rows_of(word) for word in stems(term.words))
         return self.index.rows_of(ranked)
 
-    def phrase(self, hits: PhraseHits) -> Hits:
-        """A phrase's bm25 (negative) in the chunks it occurs in, from its counts there."""
-        rowids = np.array([c[0] for c in hits.chunks], dtype=np.int64)
-        titles, bodies, dl = (np.array([c[n] for c in hits.chunks], dtype=np.float64) for n in (2, 3, 4))
-        return rowids, -self._score(titles, bodies, dl)
+    def phrase(self, term: Term) -> Hits:
+        """A phrase's bm25 (negative) in the chunks it occurs in, from its counts there
+        (`places.py`), as `bm25.rank` scores `phrases.phrase_hits`."""
+        words = stems(term.words)
+        places = [self.places.of(*self._range(w, w + LOWEST)) for w in (words[:-1] if term.prefix else words)]
+        if term.prefix:
+            places.append(self.places.of(*self._range(words[-1], words[-1] + TOP)))
+        titles, bodies = self.places.counts(places, self.chunks)
+        hit = np.flatnonzero(titles + bodies)
+        return self.index.rowids[hit], -self._score(titles[hit], bodies[hit], self.length[hit])
+
+    def _range(self, low: str, high: str) -> tuple[int, int]:
+        """The numbers of the terms from `low` to `high` (excluded)."""
+        return bisect_left(self.lexemes, low), bisect_left(self.lexemes, high)
 
     def prefix(self, prefix: str) -> Hits:
         """The chunks holding a lexeme that starts with `prefix`, and the prefix's bm25 there
         (negative): the lexemes' counts summed per chunk, then saturated, as `bm25.rank`."""
-        low, high = bisect_left(self.lexemes, prefix), bisect_left(self.lexemes, prefix + TOP)
+        low, high = self._range(prefix, prefix + TOP)
         start, end = self.index.bounds[low], self.index.bounds[high]
         at = self.index.positions[start:end]
         titles, bodies = (
@@ -119,7 +124,7 @@ class PgCopy:
         index = self.index
         arrays = (index.rowids, index.item_of, index.item_rowids, index.positions, index.weights)
         held = sum(a.nbytes for a in (*arrays, self.titles, self.bodies, self.length))
-        return held + TERM_BYTES * len(self.lexemes)
+        return held + self.places.nbytes + TERM_BYTES * len(self.lexemes)
 
 
 async def read_copy(
@@ -169,7 +174,7 @@ def _copy(
     grid = np.array(pairs, dtype=np.int64).reshape(-1, 2)
     rowids, chunk_items = grid[:, 0], grid[:, 1]
     terms: list[tuple[str, int]] = []
-    for lexeme, ids, _, _, _ in blocks:
+    for lexeme, ids, *_ in blocks:
         if terms and terms[-1][0] == lexeme:
             terms[-1] = (lexeme, terms[-1][1] + len(ids))
         else:
@@ -183,7 +188,8 @@ def _copy(
     avgdl = tokens / chunks
     index = from_postings(rowids, chunk_items, posting_chunks, f, length, avgdl, terms)
     lexemes = [lexeme for lexeme, _ in terms]
-    return PgCopy(index, generation, lexemes, titles, bodies, length, avgdl, weights)
+    places = read_places([t for b in blocks for t in b[5]], index.positions, [n for _, n in terms])
+    return PgCopy(index, generation, lexemes, titles, bodies, length, avgdl, weights, places)
 
 
 def _flat(blocks: list[tuple[Any, ...]], column: int, dtype: Any) -> Any:

@@ -10,10 +10,9 @@ search never uses a copy older than the database. Without a copy, a build starts
 background (one at a time in the process) and the SQL ranking answers meanwhile.
 
 The copy answers only what it ranks exactly as `bm25.rank` does: relevance order, every
-column, no filters. A phrase's counts per chunk (the copy has no word positions) are read from
-the database in one snapshot with the generation and the hits (`phrases.phrase_hits`). Copies
-live per process and are kept within `memory_index_total_mb` together, the least recently used
-dropped first.
+column, no filters; words, prefixes and phrases (from its word positions). Copies live per
+process and are kept within `memory_index_total_mb` together, the least recently used dropped
+first.
 """
 
 from __future__ import annotations
@@ -21,19 +20,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 
 from ....search.lexical.memory_index import MAX_CHUNKS, QueryTerm, Ranked
-from ....search.query import ParsedQuery, Term
+from ....search.query import ParsedQuery
 from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
-from ....search.stemming import stems
 from ...store import Hit
-from ..phrases import phrase_hits
-from ..pool import SET_USER_SQL, PgDatabase, read_as
+from ..pool import PgDatabase, read_as
 from . import rows as statements
 from .copy import PgCopy, read_copy
 from .lexical import ordered
@@ -58,8 +54,6 @@ HITS_SQL = f"""SELECT s.generation, {statements.ITEM_COLUMNS}, {statements.CHUNK
 """The ranked hits' items and chunks and the source's generation, in one statement (one
 snapshot): a row per hit after the generation, or one row of the generation alone."""
 
-BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-GENERATION_SQL = "SELECT generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 Key = tuple[str, str]
 
 
@@ -131,13 +125,7 @@ async def search(store: PgStore, ctx: SearchContext, query: ParsedQuery) -> Foun
     if copy is None:
         copies.start(store.pg, key, ctx.source.weights)
         return None
-    phrases = [t for t in query.terms if len(t.words) > 1]
-    read = (
-        _with_phrases(store, copy, query, phrases, ctx.depth + 1)
-        if phrases
-        else _words(store, copy, query, ctx.depth + 1)
-    )
-    answer = await read
+    answer = await _ranked(store, copy, query, ctx.depth + 1)
     if answer is None:  # written since the copy was made
         copies.drop(key)
         copies.start(store.pg, key, ctx.source.weights)
@@ -158,40 +146,13 @@ Answer = tuple[list[QueryTerm], Ranked, dict[int, tuple[Any, Any]]] | None
 """The query's terms as ranked, the ranking, and the ranked hits' rows; None: the copy is stale."""
 
 
-async def _words(store: PgStore, copy: PgCopy, query: ParsedQuery, want: int) -> Answer:
-    """Words and prefixes: ranked here, then the hits read with the generation, in one statement."""
+async def _ranked(store: PgStore, copy: PgCopy, query: ParsedQuery, want: int) -> Answer:
+    """The query ranked here, then the hits read with the generation, in one statement."""
     terms = copy.query_terms(query)
     ranked = copy.index.rank(terms, want)
     _, found = await read_as(store.pg, store.user_id, HITS_SQL, _params(store, ranked))
     if not found or found[0][0] != copy.generation:
         return None
-    return terms, ranked, statements.split([r[1:] for r in found if r[1] is not None])
-
-
-async def _with_phrases(
-    store: PgStore, copy: PgCopy, query: ParsedQuery, phrases: list[Term], want: int
-) -> Answer:
-    """With phrases: their counts read from the database (`phrase_hits`), in one snapshot with the
-    generation and the hits."""
-    pg, user, source = store.pg, store.user_id, store.source
-    async with pg.connection() as conn:
-        try:
-            begin = [(BEGIN_SQL, None), (SET_USER_SQL, (user,)), (GENERATION_SQL, (user, source))]
-            [_, _, (_, generation)] = await pg.send(conn, begin)
-            if not generation or generation[0][0] != copy.generation:
-                await pg.send(conn, [("ROLLBACK", None)])
-                return None
-            known = {
-                w: copy.index.rows_of(w) for t in phrases for w in stems(t.words) if copy.index.rows_of(w)
-            }
-            counted = await phrase_hits(conn, source, user, phrases, known)
-            terms = copy.query_terms(query, counted)
-            ranked = copy.index.rank(terms, want)
-            [(_, found), _] = await pg.send(conn, [(HITS_SQL, _params(store, ranked)), ("COMMIT", None)])
-        except BaseException:
-            with suppress(Exception):  # a broken connection: the pool discards it
-                await conn.execute("ROLLBACK")
-            raise
     return terms, ranked, statements.split([r[1:] for r in found if r[1] is not None])
 
 
