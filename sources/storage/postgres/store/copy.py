@@ -1,12 +1,13 @@
 """An exact in-memory copy of one user's small source in the PostgreSQL store: its postings as
 the `MemoryIndex` SQLite ranks small sources from (`search/lexical/memory_index.py`).
 
-The copy is read in one REPEATABLE READ snapshot: the source's statistics row (chunks, tokens,
-its `generation`), its chunks (id, item) and the user's posting blocks of the source, unnested
-into (term, chunk) postings. The term weights are `bm25.rank`'s: the title and body counts
-weighted by the source's column weights, each chunk's length `dl`, avgdl the statistics'
-tokens / chunks, idf over the statistics' chunks. A copy is only made when the statistics'
-chunk count is the chunks read (so N and avgdl are the SQL ranking's).
+The copy is read in one REPEATABLE READ snapshot, in a worker thread on a connection of its
+own: the source's statistics row (chunks, tokens, its `generation`), its chunks (id, item) and
+the user's posting blocks of the source, unnested into (term, chunk) postings. The term weights
+are `bm25.rank`'s: the title and body counts weighted by the source's column weights, each
+chunk's length `dl`, avgdl the statistics' tokens / chunks, idf over the statistics' chunks. A
+copy is only made when the statistics' chunk count is the chunks read (so N and avgdl are the
+SQL ranking's).
 
 A prefix is scored from the copy's raw counts, as the SQL ranking scores it (FTS5's way): its
 lexemes' title and body counts summed per chunk, then weighted and saturated once; its idf
@@ -18,19 +19,19 @@ from __future__ import annotations
 
 import asyncio
 from bisect import bisect_left
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
 
 from ....search.lexical.memory_index import K1, B, Floats, Hits, MemoryIndex, QueryTerm, from_postings
 from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
 from ..bm25 import LOWEST
 from ..phrases import TOP
-from ..pool import PgDatabase
+from ..pool import PgDatabase, read_as
 from ..schema import on_postings, partition_name
 from .places import Places, read_places
 
@@ -131,35 +132,32 @@ async def read_copy(
     pg: PgDatabase, user_id: str, source: str, weights: tuple[float, float], max_chunks: int
 ) -> PgCopy | None:
     """The copy of `user_id`'s `source`, or None when it has no chunks, more than `max_chunks`, or
-    statistics that do not match its chunks."""
-    async with pg.connection() as conn:
-        try:
-            return await _read(pg, conn, user_id, source, weights, max_chunks)
-        except BaseException:
-            with suppress(Exception):  # a broken connection: the pool discards it
-                await conn.execute("ROLLBACK")
-            raise
+    statistics that do not match its chunks. Its size is checked first (one round trip); the copy
+    is read in a worker thread on a connection of its own, as SQLite's: parsing its rows holds the
+    event loop no longer than the interpreter's switch interval at a time."""
+    _, stats = await read_as(pg, user_id, STATS_SQL, (user_id, source))
+    if not stats or not 0 < int(stats[0][0]) <= max_chunks:
+        return None
+    return await asyncio.to_thread(_read, pg.url, user_id, source, weights, max_chunks)
 
 
-async def _read(
-    pg: PgDatabase, conn: Any, user_id: str, source: str, weights: tuple[float, float], max_chunks: int
+def _read(
+    url: str, user_id: str, source: str, weights: tuple[float, float], max_chunks: int
 ) -> PgCopy | None:
     part = partition_name("pg_posting_blocks", user_id)
-    setup = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, part)), (STATS_SQL, (user_id, source))]
-    [_, (_, [(_, has)]), (_, stats)] = await pg.send(conn, setup)
-    if not has or not stats or not 0 < int(stats[0][0]) <= max_chunks:
-        await pg.send(conn, [("COMMIT", None)])
-        return None
-    chunks, tokens, generation = (int(v) for v in stats[0])
-    reads = [
-        (CHUNKS_SQL, (user_id, source)),
-        (on_postings(POSTINGS_SQL, user_id), (source,)),
-        ("COMMIT", None),
-    ]
-    [(_, pairs), (_, blocks), _] = await pg.send(conn, reads)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(BEGIN_SQL)
+        has = conn.execute(SETUP_SQL, (user_id, part)).fetchall()[0][1]
+        stats = conn.execute(STATS_SQL, (user_id, source)).fetchall()
+        if not has or not stats or not 0 < int(stats[0][0]) <= max_chunks:
+            return None
+        chunks, tokens, generation = (int(v) for v in stats[0])
+        pairs = conn.execute(CHUNKS_SQL, (user_id, source)).fetchall()
+        blocks = conn.execute(on_postings(POSTINGS_SQL, user_id), (source,)).fetchall()  # type: ignore[arg-type]
+        conn.execute("COMMIT")
     if len(pairs) != chunks:
         return None
-    return await asyncio.to_thread(_copy, pairs, blocks, chunks, tokens, generation, weights)
+    return _copy(pairs, blocks, chunks, tokens, generation, weights)
 
 
 def _copy(

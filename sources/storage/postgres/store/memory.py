@@ -80,7 +80,7 @@ class MemoryCopies:
 
     def start(self, pg: PgDatabase, key: Key, weights: tuple[float, float]) -> None:
         """Build `key`'s copy in the background, unless a build runs or it was found too large lately."""
-        if self.task is not None or self.max_chunks <= 0:
+        if self.task is not None or self.max_chunks <= 0 or self.total_size <= 0:
             return
         if time.monotonic() - self.skipped.get(key, -RETRY_S) < RETRY_S:
             return
