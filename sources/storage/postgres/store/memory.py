@@ -107,6 +107,15 @@ class MemoryCopies:
         while sum(c.size() for c in self.copies.values()) > self.total_size and len(self.copies) > 1:
             self.copies.popitem(last=False)
 
+    async def ready(self, pg: PgDatabase, key: Key, weights: tuple[float, float]) -> PgCopy | None:
+        """`key`'s current copy, built now if there is none (None: not copied), as SQLite's
+        `MemoryIndexes.ready`: for benchmarks, which time searches with the copy in place."""
+        await self.wait()
+        if self.get(key) is None:
+            self.start(pg, key, weights)
+            await self.wait()
+        return self.get(key)
+
     async def wait(self) -> None:
         """Until the running build (if any) is done."""
         if self.task is not None:

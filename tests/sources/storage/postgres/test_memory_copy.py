@@ -46,9 +46,12 @@ async def with_copy(pg: PgDatabase, source: str, user: str = "local", **bounds: 
     """`user`'s `source` with its copy built (or found too large)."""
     copies = pg.caches.setdefault(memory.CACHE, memory.MemoryCopies(**bounds))
     store = PgStore(pg, user, source, Path("."))
-    ctx = context(store, "anything")
-    assert await memory.search(store, ctx, parse_query("anything")) is None  # no copy yet: SQL answers
+    assert (
+        await memory.search(store, context(store, "anything"), parse_query("anything")) is None
+    )  # no copy yet
     await copies.wait()
+    built = await copies.ready(pg, (user, source), get_source(source).weights)
+    assert built is copies.get((user, source))
     return store
 
 
