@@ -54,6 +54,7 @@ class Settings(BaseModel):
     order_by: Literal["relevance", "recent"] = "relevance"
     source_timeout_s: float = Field(default=5.0, gt=0, le=120)
     memory_index_max_chunks: int = Field(default=20_000, ge=0, le=1_000_000)
+    memory_index_total_mb: float = Field(default=256.0, ge=0, le=1_000_000)  # item_store = postgresql
     import_max_file_mb: float = Field(default=200.0, gt=0, le=1_000_000)
     embed_in_background: bool = True
     rerank_model: Path | None = None

@@ -39,7 +39,7 @@ def open_backend(
 
     url = settings.database_url.get_secret_value()
     items: Items = (
-        postgres_items(url, settings.data_dir, pool)
+        postgres_items(url, settings.data_dir, pool, settings)
         if settings.item_store == "postgresql"
         else SqliteItems(pool, settings.data_dir)
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..auth.keys import KeyStore
 from ..auth.limits import SharedBuckets
 from ..backend.protocols import Items, Sessions
+from ..config import Settings
 from ..context import DatabasePool
 from .items import PostgresItems
 from .keys import PgKeyStore
@@ -55,6 +56,8 @@ class PostgresBackend:
         await self.state.close()
 
 
-def postgres_items(url: str, data_dir: Path, pool: DatabasePool) -> Items:
-    """The PostgreSQL item store, telling the pool's embedding worker what it serves."""
-    return PostgresItems(url, data_dir, pool.background)
+def postgres_items(url: str, data_dir: Path, pool: DatabasePool, settings: Settings | None = None) -> Items:
+    """The PostgreSQL item store, telling the pool's embedding worker what it serves; small
+    sources ranked from copies in memory as `settings` bound them."""
+    memory = None if settings is None else (settings.memory_index_max_chunks, settings.memory_index_total_mb)
+    return PostgresItems(url, data_dir, pool.background, memory)

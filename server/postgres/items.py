@@ -19,12 +19,14 @@ from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.search.dense.embedder import Embedder
 from knowledge_mcp.sources.search.dense.indexing import EmbedReport, embed_missing
+from knowledge_mcp.sources.search.lexical.memory_index import MAX_CHUNKS
 from knowledge_mcp.sources.storage.postgres.embeddings.store import PgVectorStore
 from knowledge_mcp.sources.storage.postgres.embeddings.vectors import coverage
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS
 from knowledge_mcp.sources.storage.postgres.store import PgStore
+from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, TOTAL_MB, MemoryCopies
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 from knowledge_mcp.sources.storage.runs import ImportSummary
 
@@ -36,8 +38,17 @@ Progress = Callable[[int, int], None]
 class PostgresItems:
     """Every user's items in the PostgreSQL store at `url`."""
 
-    def __init__(self, url: str, data_dir: Path, background: BackgroundIndexer | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        data_dir: Path,
+        background: BackgroundIndexer | None = None,
+        memory: tuple[int, float] | None = None,
+    ) -> None:
+        """`memory`: small sources' copies in memory (`store/memory.py`), their largest source in
+        chunks and their total in MB (None: the defaults)."""
         self.url, self.data_dir, self.background = url, data_dir, background
+        self.memory = memory or (MAX_CHUNKS, TOTAL_MB)
         self._pg: PgDatabase | None = None
         self._lock = asyncio.Lock()
 
@@ -97,6 +108,7 @@ class PostgresItems:
                 except BaseException:
                     await pg.close()
                     raise
+                pg.caches[CACHE] = MemoryCopies(*self.memory)
                 self._pg = pg
         return self._pg
 

@@ -232,7 +232,6 @@ def _build(
         pairs = conn.execute(f"SELECT id, item_rowid FROM {p}_chunks ORDER BY id").fetchall()
         rowids = np.fromiter((r[0] for r in pairs), dtype=np.int64, count=len(pairs))
         chunk_items = np.fromiter((r[1] for r in pairs), dtype=np.int64, count=len(pairs))
-        item_rowids, item_of = np.unique(chunk_items, return_inverse=True)
         # SQLite groups the index's token instances into (term, chunk) postings in C, where the
         # GIL is released: a copy built while the server answers searches barely slows them.
         postings = conn.execute(
@@ -245,12 +244,33 @@ def _build(
     finally:
         conn.close()
     grid = np.array(postings, dtype=np.int64).reshape(-1, 3)
-    positions = np.searchsorted(rowids, grid[:, 0])
     in_title, tokens = grid[:, 1].astype(np.float64), grid[:, 2].astype(np.float64)
     f = weights[0] * in_title + weights[1] * (tokens - in_title)
-    length = np.bincount(positions, weights=tokens, minlength=len(rowids))
+    at = np.searchsorted(rowids, grid[:, 0])
+    length = np.bincount(at, weights=tokens, minlength=len(rowids)).astype(np.float64, copy=False)
     avgdl = float(length.sum()) / max(1, len(rowids))
-    weight = f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * length[positions] / avgdl)) if avgdl else f
+    return from_postings(rowids, chunk_items, grid[:, 0], f, length, avgdl, terms)
+
+
+def from_postings(
+    rowids: Ints,
+    chunk_items: Ints,
+    chunks: Ints,
+    f: Floats,
+    length: Floats,
+    avgdl: float,
+    terms: list[tuple[str, int]],
+) -> MemoryIndex:
+    """The copy of an index given as postings, both stores' (SQLite's `fts5vocab`, PostgreSQL's
+    posting blocks): `rowids` the chunks (ascending) and `chunk_items` their items; a posting
+    per (term, chunk), ordered by term then chunk, with its chunk's rowid (`chunks`) and its
+    weighted term frequency `f` (title weight x count in the title + body weight x count in the
+    body); `length` each chunk's tokens (by chunk position); `terms` each term and its number of
+    postings, in the postings' order."""
+    item_rowids, item_of = np.unique(chunk_items, return_inverse=True)
+    positions = np.searchsorted(rowids, chunks)
+    dl = length[positions]
+    weight = f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl)) if avgdl else f
     bounds = [0, *np.cumsum([n for _, n in terms]).tolist()]
     numbers = {term: n for n, (term, _) in enumerate(terms)}
     return MemoryIndex(0, rowids, item_of.astype(np.int64), item_rowids, numbers, bounds, positions, weight)

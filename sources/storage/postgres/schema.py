@@ -14,7 +14,8 @@ that user's rows (a shared table filtered by user was several times slower:
   (`on_postings`), whose own policy compares the transaction's user with the partition's once
   per statement (`POSTINGS_POLICY_SQL`), not a filter on every row.
 - `pg_term_docs`: how many chunks of a user's source hold each term (bm25's df).
-- `pg_corpus_stats`: a user's source's chunk count and token count (bm25's N and avgdl).
+- `pg_corpus_stats`: a user's source's chunk count and token count (bm25's N and avgdl), and
+  its generation (migration 5), moved by every write transaction.
 - `pg_files`: each imported file's hash (the content-hash skip and `--prune`).
 - `pg_chunk_vectors`: the chunks' dense vectors (`vectors.py`; pgvector where available).
 
@@ -240,11 +241,16 @@ DROP TABLE pg_postings;
 """Postings in blocks (`postings/blocks.py`): each user's `pg_postings` rows (users from its partitions'
 bounds, read as that user) rebuilt as blocks, then `pg_postings` dropped."""
 
+GENERATION_V5 = "ALTER TABLE pg_corpus_stats ADD COLUMN generation bigint NOT NULL DEFAULT 0"
+"""A version of each user's source that every write transaction moves (`writing.LOCK_STATS_SQL`):
+the in-memory copy of a small source's index (`store/memory.py`) is used only at its own."""
+
 MIGRATIONS = (
     PgMigration(1, "items, chunks, postings and bm25 statistics, by user", TABLES_V1),
     PgMigration(2, "row-level security", "".join(POLICY_SQL.format(t=t) for t in SECURED_V2)),
     PgMigration(3, "dense vectors", VECTORS_V3),
     PgMigration(4, "postings packed in blocks of chunks per term", BLOCKS_V4),
+    PgMigration(5, "a generation of each source, moved by every write", GENERATION_V5),
 )
 
 PARTITION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('knowledge_partition'), hashtext(%s))"

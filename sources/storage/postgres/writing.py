@@ -40,7 +40,10 @@ from .writers.folders import record_paths
 
 STATS_ROW_SQL = """INSERT INTO pg_corpus_stats (user_id, source) VALUES (%s, %s)
     ON CONFLICT (user_id, source) DO NOTHING"""
-LOCK_STATS_SQL = "SELECT chunks FROM pg_corpus_stats WHERE user_id = %s AND source = %s FOR UPDATE"
+LOCK_STATS_SQL = """UPDATE pg_corpus_stats SET generation = generation + 1
+    WHERE user_id = %s AND source = %s RETURNING chunks"""
+"""Locks the statistics row (one writer per user and source) and moves the source's generation:
+a memory copy of its index made before this transaction commits is never used after it."""
 UPDATE_ITEM_SQL = """UPDATE pg_items SET title = %s, content = %s, content_hash = %s, created_at = %s,
     last_modified = %s, tags = %s::jsonb, meta = %s::jsonb, imported_at = %s, version = version + 1
     WHERE user_id = %s AND id = %s"""

@@ -19,7 +19,7 @@ from ...store.filters import meta_key
 from ..bm25 import Restriction, rank
 from ..embeddings.store import PgVectorStore
 from ..pool import PgDatabase, read_as
-from . import lexical, stats
+from . import lexical, memory, stats
 from . import rows as statements
 
 if TYPE_CHECKING:
@@ -86,7 +86,8 @@ class PgStore:
         return int(ranking.ranked.chunk_rowids[0])
 
     async def lexical(self, ctx: SearchContext, query: ParsedQuery) -> Found:
-        return await lexical.lexical_page(self, ctx, query)
+        found = await memory.search(self, ctx, query)  # a small source's copy, when current
+        return found if found is not None else await lexical.lexical_page(self, ctx, query)
 
     async def ranked_page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
         return await lexical.window_page(self, spec, window)

@@ -1,0 +1,68 @@
+"""The word positions of a small source's copy in memory (`copy.py`), to count phrases there.
+
+Each position is kept as one number, its chunk's position in the copy times 2**32 plus the
+stored position less `tokens.TITLE_BASE` (so a title's positions stay below a body's, and never
+run into the next chunk's), sorted within each term. A phrase's instances are then the starts p
+of its first word with word i at p + i, found by intersecting sorted arrays: what
+`tokens.phrase_starts` counts (FTS5's count of a phrase in each column), for every chunk at once.
+A phrase ending in a prefix takes the positions of every lexeme the prefix starts as its last word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..tokens import TITLE_BASE
+
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+CHUNK_SHIFT = 32
+
+
+@dataclass(frozen=True)
+class Places:
+    """Every term's positions (`keys[bounds[n]:bounds[n + 1]]` for term number n), as above."""
+
+    keys: Ints
+    bounds: Ints
+
+    def of(self, low: int, high: int) -> Ints:
+        """The positions of terms `low` to `high` (excluded), sorted."""
+        found = self.keys[self.bounds[low] : self.bounds[high]]
+        return found if high - low <= 1 else np.sort(found)
+
+    def counts(
+        self, words: list[Ints], chunks: int
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """How often the phrase of these words' positions occurs in each chunk's title and body."""
+        starts = words[0]
+        for i, later in enumerate(words[1:], 1):
+            starts = np.intersect1d(starts, later - i, assume_unique=True)
+        at = starts >> CHUNK_SHIFT
+        in_title = ((starts & ((1 << CHUNK_SHIFT) - 1)) < -TITLE_BASE).astype(np.float64)
+        titles = np.bincount(at, weights=in_title, minlength=chunks).astype(np.float64, copy=False)
+        every = np.bincount(at, minlength=chunks).astype(np.float64, copy=False)
+        return titles, every - titles
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.bounds.nbytes)
+
+
+def read_places(texts: list[Any], chunk_at: Ints, term_sizes: list[int]) -> Places:
+    """The places of postings whose positions are `texts` ("4,17", the postings' order), in the
+    chunks at `chunk_at`, of terms with `term_sizes` postings each (in order)."""
+    if not texts:
+        return Places(np.zeros(0, dtype=np.int64), np.zeros(len(term_sizes) + 1, dtype=np.int64))
+    per_posting = np.fromiter((t.count(",") + 1 for t in texts), dtype=np.int64, count=len(texts))
+    positions = np.fromstring(",".join(texts), dtype=np.int64, sep=",")
+    keys = (np.repeat(chunk_at, per_posting) << CHUNK_SHIFT) + (positions - TITLE_BASE)
+    term_of_posting = np.repeat(np.arange(len(term_sizes), dtype=np.int64), term_sizes)
+    term_of_key = np.repeat(term_of_posting, per_posting)
+    order = np.lexsort((keys, term_of_key))
+    per_term = np.bincount(term_of_key, minlength=len(term_sizes))
+    return Places(keys[order], np.concatenate([[0], np.cumsum(per_term)]).astype(np.int64))
