@@ -50,7 +50,11 @@ async def _planned(
         return NOTHING
     if ctx.order_by != "relevance" and not plan.exact:
         # Newest first over every match: candidates picked by relevance would skew it.
-        plan = SearchPlan(plan.refill or plan.match, estimated_rows=plan.estimated_rows)
+        plan = SearchPlan(
+            plan.refill or plan.match,
+            estimated_rows=plan.estimated_rows,
+            scored=plan.refill_terms or plan.scored,
+        )
     spec = SearchSpec(
         table=ctx.source.name,
         match=plan.match,
@@ -77,18 +81,13 @@ async def _planned(
         rows = await db.fetchall(*build_search_sql(spec))
     if len(rows) <= request.limit and plan.refill is not None:
         # The candidates ran out before the page filled: score every match instead.
-        plan = SearchPlan(plan.refill, estimated_rows=plan.estimated_rows)
+        plan = SearchPlan(plan.refill, estimated_rows=plan.estimated_rows, scored=plan.refill_terms or ())
         spec = replace(spec, match=plan.match, candidates=None, cap=None, flat_score=None)
         rows = await db.fetchall(*build_search_sql(spec))
-    if plan.cap is not None:
-        how = "newest first" if plan.flat_score is not None else "ranked"
-        warnings.append(
-            f"the rarest query word matches about {plan.estimated_rows} chunks: searched the "
-            f"{read} most recently indexed ({how}); add a rarer word to search them all"
-        )
-    total = int(rows[0]["total"]) if rows else 0
-    if not plan.exact:
-        total = max(total, min(plan.estimated_rows, stats.items))
+    note = plan.note(read or 0)
+    if note is not None:
+        warnings.append(note)
+    total = plan.total(int(rows[0]["total"]) if rows else 0, stats.items)
     return Found(rows, total, norm=norm(estimated_df(query.terms, stats.df).values(), stats.chunks))
 
 

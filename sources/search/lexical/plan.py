@@ -74,6 +74,27 @@ class SearchPlan:
     """Terms matching most rows, left out (their idf is ~0, they change no score)."""
     unscored: tuple[str, ...] = ()
     """Common terms that did not score because rarer ones were asked (`SCORE_CAP`)."""
+    scored: tuple[Term, ...] = ()
+    """The terms of `match`, rarest first: what a store that ranks without FTS5 scores."""
+    candidate_terms: tuple[Term, ...] | None = None
+    """The terms of `candidates`, when it differs from `match`."""
+    refill_terms: tuple[Term, ...] | None = None
+    """The terms of `refill`."""
+
+    def note(self, read: int) -> str | None:
+        """What the response says when only the newest `read` rows were searched (`cap`)."""
+        if self.cap is None:
+            return None
+        how = "newest first" if self.flat_score is not None else "ranked"
+        return (
+            f"the rarest query word matches about {self.estimated_rows} chunks: searched the "
+            f"{read} most recently indexed ({how}); add a rarer word to search them all"
+        )
+
+    def total(self, counted: int, items: int) -> int:
+        """The matching items to report: what the page counted, at least what the rarest word's
+        rows suggest when not every match was scored."""
+        return counted if self.exact else max(counted, min(self.estimated_rows, items))
 
 
 def plan_search(
@@ -101,7 +122,7 @@ def plan_search(
     total = sum(df[t.fts()] for t in kept)
     largest = max(df[t.fts()] for t in kept)
     if total <= exact_cap:
-        return SearchPlan(_or(by_rarity), estimated_rows=largest, dropped=dropped)
+        return SearchPlan(_or(by_rarity), estimated_rows=largest, dropped=dropped, scored=tuple(by_rarity))
     essential: list[Term] = []
     rows = 0
     for term in by_rarity:
@@ -123,6 +144,9 @@ def plan_search(
         refill=_or(by_rarity) if total <= REFILL_CAP else None,
         dropped=dropped,
         unscored=tuple(t.text for t in by_rarity if t not in scored),
+        scored=tuple(scored),
+        candidate_terms=tuple(essential) if len(scored) > len(essential) else None,
+        refill_terms=tuple(by_rarity) if total <= REFILL_CAP else None,
     )
 
 

@@ -82,6 +82,9 @@ class Restriction:
     columns: tuple[str, ...] | None = None
     """Match only in these of ("title", "body"), as FTS5's `{title} : (…)`: only their counts
     score, and a term's idf counts the chunks that have it there."""
+    within: tuple[int, ...] | None = None
+    """Score only these chunks (a plan's candidates, `store/planned.py`): read from the blocks
+    whose chunk range reaches them; a term's idf still counts all its chunks."""
 
 
 EVERYTHING = Restriction()
@@ -202,9 +205,17 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     scoring, weights = await _in_columns(
         conn, source, user_id, terms, hits, rows, asked.weights, restriction.columns
     )
-    params = _params(source, user_id, terms, hits, kept, scoring, chunks, tokens, weights, asked.want)
+    within = restriction.within
+    scored_hits = hits if within is None else [_only(h, set(within)) for h in hits]
+    params = _params(source, user_id, terms, scored_hits, kept, scoring, chunks, tokens, weights, asked.want)
     params.update(restriction.params)
-    sql = rank_sql(params, restriction.chunks, restriction.items, restriction.columns)
+    if within is not None:
+        params |= {
+            "within": list(within),
+            "within_lo": min(within, default=0),
+            "within_hi": max(within, default=0),
+        }
+    sql = rank_sql(params, restriction.chunks, restriction.items, restriction.columns, within is not None)
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
     if sql and asked.reading:
         sql = asked.reading.replace("{ranking}", sql)
@@ -276,6 +287,11 @@ async def _in_columns(
             1 for c in phrase.chunks if ("title" in columns and c[2]) or ("body" in columns and c[3])
         )
     return counted, (weights[0] * ("title" in columns), weights[1] * ("body" in columns))
+
+
+def _only(hits: PhraseHits, chunks: set[int]) -> PhraseHits:
+    """A phrase's hits in `chunks` alone."""
+    return PhraseHits([c for c in hits.chunks if c[0] in chunks])
 
 
 def _bit(n: int) -> int:

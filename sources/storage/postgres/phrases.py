@@ -46,20 +46,32 @@ PREFIX_POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.fo
 
 
 WORD_SQL = f"""(SELECT p.* FROM {{postings}} b {UNNESTED}
-        WHERE b.source = %(source)s AND b.lexeme = %(l{{i}})s)"""
+        WHERE b.source = %(source)s AND b.lexeme = %(l{{i}})s{{since}})"""
+SINCE_SQL = """ AND b.last_chunk >= %(since)s AND p.chunk >= %(since)s"""
+"""Only the chunks from `since` on (a sample of the newest: `newest_phrase_hits`)."""
+SINCE_OF_SQL = """SELECT coalesce(min(first_chunk) FILTER (WHERE newer < %(window)s), 0),
+        bool_and(newer < %(window)s)
+    FROM (SELECT first_chunk, sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer FROM {postings}
+        WHERE source = %(source)s AND lexeme = %(l0)s) AS w"""
+"""Where the newest `window` chunks of the phrase's rarest word start, and whether that is all of them
+(a word's blocks hold disjoint chunk ranges)."""
 PHRASE_SQL = f"""SELECT p0.chunk, p0.item, s.in_title, s.in_body, p0.dl
     FROM {WORD_SQL.replace("{i}", "0")} p0
     {{joins}}
+    CROSS JOIN LATERAL (SELECT {POSITIONS.format(p="p0")} AS at OFFSET 0) AS a0
     CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x < {{at}}) AS in_title,
             count(*) FILTER (WHERE x >= {{at}}) AS in_body
-        FROM unnest({POSITIONS.format(p="p0")}) AS x WHERE {{follows}}) AS s
+        FROM unnest(a0.at) AS x WHERE {{follows}}) AS s
     WHERE s.in_title > 0 OR s.in_body > 0
     ORDER BY p0.chunk"""
-JOIN_SQL = f"""JOIN {WORD_SQL} p{{i}} ON p{{i}}.chunk = p0.chunk"""
-FOLLOWS_SQL = "x + {shift} = ANY(" + POSITIONS.format(p="p{i}") + ")"
+JOIN_SQL = f"""JOIN {WORD_SQL} p{{i}} ON p{{i}}.chunk = p0.chunk
+    CROSS JOIN LATERAL (SELECT {POSITIONS.format(p="p{i}")} AS at OFFSET 0) AS a{{i}}"""
+"""A further word's postings in the same chunk, its positions parsed once per chunk (`a<i>.at`;
+OFFSET 0 keeps the planner from re-parsing them for every position of the rarest word)."""
+FOLLOWS_SQL = "x + {shift} = ANY(a{i}.at)"
 
 
-def phrase_sql(words: list[str], lexemes: list[str]) -> str:
+def phrase_sql(words: list[str], lexemes: list[str], since: bool = False) -> str:
     """The statement counting a phrase of `words` (stems, ≥ 2) in each chunk that holds it: the
     postings of its distinct `lexemes` (`l0`, `l1`, …; rarest first) joined on the chunk, and the
     rarest's positions x (at `words.index(l0)` in the phrase) that have every word i at the
@@ -69,7 +81,8 @@ def phrase_sql(words: list[str], lexemes: list[str]) -> str:
     follows = " AND ".join(
         FOLLOWS_SQL.format(shift=i - at, i=lexemes.index(word)) for i, word in enumerate(words) if i != at
     )
-    return PHRASE_SQL.replace("{joins}", joins).replace("{follows}", follows).replace("{at}", str(at))
+    sql = PHRASE_SQL.replace("{joins}", joins).replace("{follows}", follows).replace("{at}", str(at))
+    return sql.replace("{since}", SINCE_SQL if since else "")
 
 
 @dataclass(frozen=True)
@@ -130,3 +143,30 @@ async def _hits(conn: Any, source: str, user_id: str, term: Term, known: dict[st
                 item, length = sizes[chunk]
                 found.append((chunk, item, in_title, in_body, length))
     return PhraseHits(found)
+
+
+async def newest_phrase_hits(
+    conn: Any, source: str, user_id: str, term: Term, enough: int
+) -> tuple[PhraseHits, bool]:
+    """A phrase of whole words' hits among the newest chunks of its rarest word, at least `enough`
+    of them when it has that many (the window grows four times at a time), and whether they are
+    all its hits. A sample of a phrase of common words reads its newest chunks, not all."""
+    words = stems(term.words)
+    params: dict[str, Any] = {"user": user_id, "source": source, "lexemes": sorted(set(words))}
+    docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+    if len(docs) < len(params["lexemes"]):
+        return PhraseHits([]), True
+    lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
+    params |= {f"l{i}": lexeme for i, lexeme in enumerate(lexemes)}
+    window = max(1, enough)
+    while True:
+        params["window"] = window
+        found = await conn.execute(on_postings(SINCE_OF_SQL, user_id), params)
+        since, everything = await found.fetchone()
+        params["since"] = 0 if everything else int(since)
+        sql = on_postings(phrase_sql(words, lexemes, since=True), user_id)
+        rows = await (await conn.execute(sql, params)).fetchall()
+        hits = PhraseHits([(int(c), int(i), int(t), int(b), int(n)) for c, i, t, b, n in rows])
+        if everything or len(hits.chunks) >= enough:
+            return hits, bool(everything)
+        window *= 4

@@ -14,13 +14,17 @@ UNNESTED = """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.tf_titles, b.tf_bod
 WORDS_PART = f"""SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
     FROM unnest(%(words)s::text[], %(word_ns)s::int[]) AS q(lexeme, n)
     CROSS JOIN LATERAL (SELECT chunks, items, tf_titles, tf_bodies, dls FROM {{postings}}
-        WHERE source = %(source)s AND lexeme = q.lexeme) AS b
-    {UNNESTED}"""
+        WHERE source = %(source)s AND lexeme = q.lexeme{{blocks}}) AS b
+    {UNNESTED}{{within}}"""
 PREFIXES_PART = f"""SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(prefix_ns)s::int[]) AS q(low, high, n)
     CROSS JOIN LATERAL (SELECT chunks, items, tf_titles, tf_bodies, dls FROM {{postings}}
-        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS b
-    {UNNESTED}"""
+        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high{{blocks}}) AS b
+    {UNNESTED}{{within}}"""
+WITHIN_BLOCKS = " AND last_chunk >= %(within_lo)s AND first_chunk <= %(within_hi)s"
+"""Only the blocks whose chunk range reaches the chunks scored (`Restriction.within`)."""
+WITHIN_CHUNKS = "\n    WHERE p.chunk = ANY(%(within)s::bigint[])"
+"""Only those chunks (a constant array: PostgreSQL hashes it)."""
 PHRASES_PART = """SELECT * FROM unnest(%(phrase_ns)s::int[], %(phrase_chunks)s::bigint[],
     %(phrase_items)s::bigint[], %(phrase_titles)s::int[], %(phrase_bodies)s::int[], %(phrase_dls)s::int[])
     AS u(n, chunk, item, tf_title, tf_body, dl)"""
@@ -55,12 +59,18 @@ WORDS_ONLY_SQL = (
 
 
 def rank_sql(
-    params: dict[str, Any], chunks: str = "TRUE", items: str = "TRUE", columns: tuple[str, ...] | None = None
+    params: dict[str, Any],
+    chunks: str = "TRUE",
+    items: str = "TRUE",
+    columns: tuple[str, ...] | None = None,
+    within: bool = False,
 ) -> str | None:
     """The ranking statement for the kinds of terms `params` has (None: no term matches), with a
-    restriction's conditions on scored chunks and on items' best (`bm25.Restriction`)."""
+    restriction's conditions on scored chunks and on items' best (`bm25.Restriction`); `within`:
+    only the chunks of `params["within"]` are read."""
+    narrow = {"{blocks}": WITHIN_BLOCKS if within else "", "{within}": WITHIN_CHUNKS if within else ""}
     parts = [
-        sql
+        _narrowed(sql, narrow)
         for sql, key in ((WORDS_PART, "words"), (PREFIXES_PART, "lows"), (PHRASES_PART, "phrase_ns"))
         if params[key]
     ]
@@ -72,3 +82,9 @@ def rank_sql(
     per_term = (WORDS_ONLY_SQL if words_only else PER_TERM_SQL).format(fields=fields)
     format_ = {"parts": union, "chunks": chunks, "items": items, "per_term": per_term}
     return RANK_SQL.format(**format_) if parts else None
+
+
+def _narrowed(sql: str, narrow: dict[str, str]) -> str:
+    for key, value in narrow.items():
+        sql = sql.replace(key, value)
+    return sql

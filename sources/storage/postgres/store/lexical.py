@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from ....search.lexical.sql import RankedRow, SearchSpec
 from ....search.query import ParsedQuery
 from ....search.request import NOTHING, Found, SearchContext
-from ...store import Hit
 from ..bm25 import Restriction, rank
 from . import rows as statements
 from .filters import restriction
+from .page import Window, ordered, page_rows
+from .planned import planned_page
 
 if TYPE_CHECKING:
     from . import PgStore
@@ -30,8 +31,13 @@ PASSAGE_CHUNKS = "scored.item = ANY(%(page_items)s::bigint[]) AND scored.chunk <
 
 
 async def lexical_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -> Found:
-    """The page's rows ranked by bm25 from the store, shaped as the SQLite page's."""
+    """The page's rows ranked by bm25 from the store, shaped as the SQLite page's: a large source
+    searched by relevance as FTS5's plan searches it (`planned.py`), else every match ranked."""
     request = ctx.request
+    if ctx.order_by == "relevance" and not request.filters and request.columns is None:
+        found = await planned_page(store, ctx, query)
+        if found is not None:
+            return found
     recent = ctx.order_by != "relevance"
     want = RECENT_POOL if recent else ctx.depth + 1
     allowed = restriction(request.filters, request.columns)
@@ -53,7 +59,7 @@ async def lexical_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
 async def window_page(store: PgStore, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:
     """The page rows of the fused `window` (the fused score's negative as `b`), ordered as the
     SQLite page's."""
-    rows = await page_rows(store, _Window(window))
+    rows = await page_rows(store, Window(window))
     return list(ordered(rows, False)[spec.offset : spec.offset + spec.limit + 1])
 
 
@@ -82,47 +88,3 @@ async def passages(
         taken += [int(r["chunk_rowid"]) for r in found]
         left = [int(r["id"]) for r in found]
     return out
-
-
-async def page_rows(
-    store: PgStore, ranked: Any, passage: bool = False, read: list[tuple[Any, ...]] | None = None
-) -> list[Hit]:
-    """One `Hit` per ranked item (a `passage` has no `n` and `total`); `read`: the ranking's rows
-    with the hits' columns (`rows.RANKED_HITS_SQL`), else the hits are read here."""
-    item_ids = [int(i) for i in ranked.item_rowids]
-    chunk_ids = [int(c) for c in ranked.chunk_rowids]
-    if read is not None:
-        found = statements.split([r[statements.RANKED_COLUMNS :] for r in read])
-    else:
-        found = await store.hits(item_ids, chunk_ids)
-    rows: list[Hit] = []
-    for n, chunk in enumerate(chunk_ids):
-        if chunk not in found:
-            continue  # replaced between the ranking and the read: the next search has it
-        item_row, chunk_row = found[chunk]
-        counts = (None, None) if passage else (int(ranked.matching_chunks[n]), int(ranked.total))
-        rows.append(Hit(item_row, chunk_row, float(ranked.bm25[n]), *counts))
-    return rows
-
-
-def ordered(rows: list[Hit], recent: bool) -> list[Hit]:
-    """The SQLite page's order: bm25, newest, item rowid (recent: newest, bm25, item rowid). Pure."""
-    rows = sorted(rows, key=lambda r: int(r["id"]))
-    if recent:
-        rows.sort(key=lambda r: float(r["b"]))
-        rows.sort(key=lambda r: str(r["last_modified"]), reverse=True)
-    else:
-        rows.sort(key=lambda r: str(r["last_modified"]), reverse=True)
-        rows.sort(key=lambda r: float(r["b"]))
-    return rows
-
-
-class _Window:
-    """A fused window in the shape `page_rows` reads (bm25's `Ranked`)."""
-
-    def __init__(self, ranked: list[RankedRow]) -> None:
-        self.item_rowids = [r[0] for r in ranked]
-        self.chunk_rowids = [r[1] for r in ranked]
-        self.bm25 = [r[2] for r in ranked]
-        self.matching_chunks = [r[3] for r in ranked]
-        self.total = len(ranked)

@@ -1,0 +1,218 @@
+"""bm25 of a large source in the PostgreSQL store under the plan FTS5 searches by (`lexical/plan.py`).
+
+SQLite ranks a source larger than its memory copy's limit with FTS5 under a per-query plan: terms
+in most chunks are left out, the rarest terms pick at most a few hundred candidate chunks (the
+newest when even the rarest matches more) and every term that may score ranks those alone, a
+single very common term is a sample of its newest chunks with one flat score, and a page the
+candidates cannot fill is ranked again over every match. The plan is pure and shared; this is
+its PostgreSQL side, so both stores search a large source the same way and give the same page:
+
+- the plan's statistics are the source's counts (`stats.index_stats`: one round trip);
+- candidates are the chunks of the plan's candidate terms (`CANDIDATES_SQL`; a word's newest
+  chunks from its newest blocks alone), and the ranking reads only the blocks that hold them
+  (`bm25.Restriction.within`);
+- a sample's newest chunks are read once, and FTS5's batches (`lexical/fts._newest_items`) are
+  replayed over them, so the rows read, the items and their counts are the ones SQLite reads.
+
+A search with source filters or a field limit is ranked over every match (`lexical.lexical_page`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ....search.lexical.plan import SearchPlan, estimated_df, plan_search
+from ....search.query import ParsedQuery, Term
+from ....search.request import NOTHING, Found, SearchContext
+from ....search.scoring import norm
+from ....search.stemming import stems
+from ..bm25 import Restriction, rank
+from ..phrases import TOP, newest_phrase_hits, phrase_hits
+from ..pool import read_as
+from ..schema import as_user, on_postings
+from . import rows as statements
+from .page import Window, ordered, page_rows
+
+if TYPE_CHECKING:
+    from . import PgStore
+
+NEWEST_WORD = """SELECT p.chunk, p.item FROM (
+        SELECT chunks, items FROM (
+            SELECT chunks, items, sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer
+            FROM {postings} WHERE source = %(source)s AND lexeme = %(lexeme)s) AS w
+        WHERE newer < %(cap)s) AS b
+    CROSS JOIN LATERAL unnest(b.chunks, b.items) AS p(chunk, item)"""
+"""A word's newest `cap` chunks (and items) and a few more: its blocks hold disjoint chunk ranges,
+so the newest blocks whose chunks add up to `cap` hold them."""
+PREFIX_CHUNKS = """SELECT p.chunk, p.item FROM {postings} AS b
+    CROSS JOIN LATERAL unnest(b.chunks, b.items) AS p(chunk, item)
+    WHERE b.source = %(source)s AND b.lexeme >= %(low)s AND b.lexeme < %(high)s"""
+WORD_CHUNKS = """SELECT p.chunk, p.item FROM {postings} AS b
+    CROSS JOIN LATERAL unnest(b.chunks, b.items) AS p(chunk, item)
+    WHERE b.source = %(source)s AND b.lexeme = %(lexeme)s"""
+NEWEST_SQL = "SELECT DISTINCT chunk, item FROM ({parts}) AS u ORDER BY chunk DESC{limit}"
+
+
+async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -> Found | None:
+    """The page of a relevance search without filters, as FTS5's plan ranks it on SQLite; None for
+    a source small enough for the memory copy (SQLite ranks it exactly: so must the caller)."""
+    request = ctx.request
+    stats = await store.index_stats(query)
+    if stats.chunks <= store.memory_max_chunks:
+        return None
+    df = estimated_df(query.terms, stats.df)
+    plan = plan_search(query.terms, df, stats.chunks, ctx.depth)
+    if plan is None:
+        return NOTHING
+    within = norm(df.values(), stats.chunks)
+    read = plan.cap or 0
+    if plan.flat_score is not None and plan.sample_items is not None:
+        sample = await _sample(store, plan.scored[0], plan.cap or 0, plan.sample_items)
+        rows = await _flat_page(store, ctx, sample, plan.flat_score)
+        read = sample.read
+        if sample.complete:
+            return Found(rows, int(rows[0]["total"]) if rows else 0, norm=within)
+    else:
+        candidates = None
+        if plan.candidate_terms is not None or plan.cap is not None:
+            picking = plan.candidate_terms or plan.scored
+            candidates = await _newest(store, picking, plan.cap)
+        rows = await _ranked(store, ctx, plan.scored, candidates)
+    if len(rows) <= request.limit and plan.refill_terms is not None:
+        plan = SearchPlan(plan.refill or "", estimated_rows=plan.estimated_rows, scored=plan.refill_terms)
+        rows = await _ranked(store, ctx, plan.scored, None)
+    note = plan.note(read)
+    if note is not None:
+        ctx.warnings.append(note)
+    total = plan.total(int(rows[0]["total"]) if rows else 0, stats.items)
+    return Found(rows, total, norm=within)
+
+
+async def _ranked(
+    store: PgStore, ctx: SearchContext, terms: tuple[Term, ...], within: list[int] | None
+) -> list[Any]:
+    """The page of `terms` ranked by bm25 (only the chunks `within`, when given)."""
+    if within is not None and not within:
+        return []
+    only = Restriction(within=None if within is None else tuple(within))
+    weights, hits = ctx.source.weights, statements.RANKED_HITS_SQL
+    query = ParsedQuery(terms)
+    ranking = await rank(store.pg, store.source, store.user_id, query, ctx.depth + 1, weights, only, hits)
+    if ranking is None or not len(ranking.ranked.item_rowids):
+        return []
+    rows = await page_rows(store, ranking.ranked, read=ranking.rows)
+    return ordered(rows, False)[ctx.request.offset : ctx.depth + 1]
+
+
+async def _newest(store: PgStore, terms: tuple[Term, ...], cap: int | None) -> list[int]:
+    """The chunks any of `terms` matches (the newest `cap` of them, when given)."""
+    found = await _newest_rows(store, terms, cap)
+    return [chunk for chunk, _ in found]
+
+
+async def _newest_rows(store: PgStore, terms: tuple[Term, ...], cap: int | None) -> list[tuple[int, int]]:
+    """(chunk, item) of the chunks any of `terms` matches, newest first (at most `cap`)."""
+    parts: list[str] = []
+    params: dict[str, Any] = {"source": store.source, "cap": cap or 0}
+    phrased: list[tuple[int, int]] = []
+    phrases = [t for t in terms if len(t.words) > 1]
+    for n, term in enumerate(t for t in terms if len(t.words) == 1):
+        stem = stems(term.words)[0]
+        if term.prefix:
+            params |= {f"low{n}": stem, f"high{n}": stem + TOP}
+            sql = PREFIX_CHUNKS.replace("%(low)s", f"%(low{n})s").replace("%(high)s", f"%(high{n})s")
+        else:
+            params[f"lexeme{n}"] = stem
+            sql = (NEWEST_WORD if cap else WORD_CHUNKS).replace("%(lexeme)s", f"%(lexeme{n})s")
+        parts.append(f"({sql})")
+    if phrases:
+        phrased = await _phrase_rows(store, phrases, cap)
+    found: list[tuple[int, int]] = []
+    if parts:
+        limit = " LIMIT %(cap)s" if cap else ""
+        sql = on_postings(NEWEST_SQL.format(parts=" UNION ALL ".join(parts), limit=limit), store.user_id)
+        _, rows = await read_as(store.pg, store.user_id, sql, params)
+        found = [(int(c), int(i)) for c, i in rows]
+    merged = sorted(set(found) | set(phrased), reverse=True)
+    return merged[:cap] if cap else merged
+
+
+async def _phrase_rows(store: PgStore, phrases: list[Term], cap: int | None) -> list[tuple[int, int]]:
+    """(chunk, item) of the chunks the phrases occur in: with `cap`, of the newest chunks of each
+    phrase's rarest word, enough to hold its newest `cap` hits."""
+    user, source = store.user_id, store.source
+    async with store.pg.transaction() as conn:
+        await as_user(conn, user)
+        if cap and all(not t.prefix for t in phrases):
+            hits = [(await newest_phrase_hits(conn, source, user, t, cap))[0] for t in phrases]
+        else:
+            hits = await phrase_hits(conn, source, user, phrases)
+    return [(c[0], c[1]) for h in hits for c in h.chunks]
+
+
+async def _newest_of(store: PgStore, term: Term, cap: int, enough: int) -> tuple[list[tuple[int, int]], bool]:
+    """(chunk, item) of `term`'s newest chunks, newest first: at most `cap`, at least `enough` when
+    it has them; and whether they are all of them."""
+    if len(term.words) == 1 or term.prefix:
+        rows = await _newest_rows(store, (term,), cap)
+        return rows, len(rows) < cap
+    async with store.pg.transaction() as conn:
+        await as_user(conn, store.user_id)
+        hits, everything = await newest_phrase_hits(conn, store.source, store.user_id, term, enough)
+    rows = sorted({(c[0], c[1]) for c in hits.chunks}, reverse=True)
+    return rows[:cap], everything or len(rows) >= cap
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """FTS5's newest-first sample replayed (`lexical/fts._newest_items`): each item's newest chunk
+    and its chunks read, in the order met; how many rows were read; whether they were all."""
+
+    items: list[tuple[int, int, int]]
+    read: int
+    complete: bool
+
+
+async def _sample(store: PgStore, term: Term, cap: int, want: int) -> _Sample:
+    """The newest chunks of `term` read as FTS5 reads them: batches of `want`, then four times
+    more each, after the last chunk seen, until `want` items or `cap` rows. A phrase's newest hits
+    are looked for in a window of its rarest word's newest chunks that grows until the batches
+    are served."""
+    enough = want
+    while True:
+        newest, everything = await _newest_of(store, term, cap, enough)
+        sample = _replay(newest, everything, cap, want)
+        if sample is not None:
+            return sample
+        enough *= 4
+
+
+def _replay(newest: list[tuple[int, int]], everything: bool, cap: int, want: int) -> _Sample | None:
+    """FTS5's batches over `newest` (chunk, item), or None when they read past it and there is more."""
+    found: dict[int, list[int]] = {}
+    read, batch, complete = 0, want, False
+    while len(found) < want and read < cap:
+        asked = min(batch, cap - read)
+        rows = newest[read : read + asked]
+        if len(rows) < asked and not everything:
+            return None
+        read += len(rows)
+        for chunk, item in rows:
+            entry = found.get(item)
+            if entry is not None:
+                entry[2] += 1
+            elif len(found) < want:
+                found[item] = [item, chunk, 1]
+        if len(rows) < asked:
+            complete = True
+            break
+        batch *= 4
+    return _Sample([(i, c, n) for i, c, n in found.values()], read, complete)
+
+
+async def _flat_page(store: PgStore, ctx: SearchContext, sample: _Sample, score: float) -> list[Any]:
+    """The sample's items as a page: each its newest chunk, all the same `score`."""
+    window = Window([(item, chunk, score, n) for item, chunk, n in sample.items])
+    rows = await page_rows(store, window)
+    return ordered(rows, False)[ctx.request.offset : ctx.depth + 1]
