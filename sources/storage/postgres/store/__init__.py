@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ....search.lexical.memory_index import MAX_CHUNKS
 from ...db import validate_user_id
 from ...store.filters import meta_key
 from ..bm25 import Restriction, rank
@@ -45,9 +44,6 @@ class PgStore:
     user_id: str
     source: str
     path: Path
-    memory_max_chunks: int = MAX_CHUNKS
-    """A source of at most this many chunks is ranked exactly, as SQLite's memory copy ranks it;
-    a larger one under FTS5's plan (`planned.py`)."""
 
     def __post_init__(self) -> None:
         validate_user_id(self.user_id)

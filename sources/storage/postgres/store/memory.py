@@ -32,7 +32,7 @@ from ...store import Hit
 from ..pool import PgDatabase, read_as
 from . import rows as statements
 from .copy import PgCopy, read_copy
-from .lexical import ordered
+from .page import ordered
 
 if TYPE_CHECKING:
     from . import PgStore
@@ -120,6 +120,13 @@ class MemoryCopies:
         """Until the running build (if any) is done."""
         if self.task is not None:
             await asyncio.shield(self.task)
+
+
+def copied_up_to(pg: PgDatabase) -> int:
+    """The most chunks a source copied in memory has (`memory_index_max_chunks`): a source that
+    size or smaller is ranked exactly, as SQLite ranks it from its copy."""
+    copies = pg.caches.get(CACHE)
+    return MAX_CHUNKS if copies is None else int(copies.max_chunks)
 
 
 async def search(store: PgStore, ctx: SearchContext, query: ParsedQuery) -> Found | None:

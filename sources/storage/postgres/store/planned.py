@@ -32,6 +32,7 @@ from ..phrases import TOP, newest_phrase_hits, phrase_hits
 from ..pool import read_as
 from ..schema import as_user, on_postings
 from . import rows as statements
+from .memory import copied_up_to
 from .page import Window, ordered, page_rows
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     a source small enough for the memory copy (SQLite ranks it exactly: so must the caller)."""
     request = ctx.request
     stats = await store.index_stats(query)
-    if stats.chunks <= store.memory_max_chunks:
+    if stats.chunks <= copied_up_to(store.pg):
         return None
     df = estimated_df(query.terms, stats.df)
     plan = plan_search(query.terms, df, stats.chunks, ctx.depth)

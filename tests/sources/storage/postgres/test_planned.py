@@ -24,6 +24,7 @@ from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS
 from knowledge_mcp.sources.storage.postgres.store import PgStore
+from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
 from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 pytestmark = pytest.mark.anyio
@@ -54,7 +55,8 @@ async def test_a_large_source_gives_the_page_fts5s_plan_gives_on_sqlite(
     try:
         await migrate(pg, COMPONENT, MIGRATIONS)
         await writes.load(pg, USER, pg_stream, True)
-        lite, store = SqliteStore(db, name), PgStore(pg, USER, name, tmp_path, memory_max_chunks=0)
+        pg.caches[CACHE] = MemoryCopies(max_chunks=0)
+        lite, store = SqliteStore(db, name), PgStore(pg, USER, name, tmp_path)
         for query in queries:
             ours = await source.search(store, SearchRequest(query, limit=10), Defaults())
             theirs = await source.search(lite, SearchRequest(query, limit=10), Defaults())
