@@ -58,17 +58,21 @@ SINCE_OF_SQL = """SELECT coalesce(min(first_chunk) FILTER (WHERE newer < %(windo
 PHRASE_SQL = f"""SELECT p0.chunk, p0.item, s.in_title, s.in_body, p0.dl
     FROM {WORD_SQL.replace("{i}", "0")} p0
     {{joins}}
-    CROSS JOIN LATERAL (SELECT {POSITIONS.format(p="p0")} AS at OFFSET 0) AS a0
     CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x < {{at}}) AS in_title,
             count(*) FILTER (WHERE x >= {{at}}) AS in_body
-        FROM unnest(a0.at) AS x WHERE {{follows}}) AS s
+        FROM (SELECT {{arrays}} OFFSET 0) AS a CROSS JOIN LATERAL unnest(a.a0) AS x WHERE {{follows}}) AS s
     WHERE s.in_title > 0 OR s.in_body > 0
     ORDER BY p0.chunk"""
-JOIN_SQL = f"""JOIN {WORD_SQL} p{{i}} ON p{{i}}.chunk = p0.chunk
-    CROSS JOIN LATERAL (SELECT {POSITIONS.format(p="p{i}")} AS at OFFSET 0) AS a{{i}}"""
-"""A further word's postings in the same chunk, its positions parsed once per chunk (`a<i>.at`;
-OFFSET 0 keeps the planner from re-parsing them for every position of the rarest word)."""
-FOLLOWS_SQL = "x + {shift} = ANY(a{i}.at)"
+"""Each word's positions are parsed once per chunk that holds them all (`a.a<i>`; OFFSET 0 keeps
+the planner from parsing them for every position of the rarest word, or for every chunk of a
+common word before the join)."""
+JOINED_SQL = """(SELECT p.chunk, p.positions FROM {postings} b
+        CROSS JOIN LATERAL unnest(b.chunks, b.positions) AS p(chunk, positions)
+        WHERE b.source = %(source)s AND b.lexeme = %(l{i})s{since})"""
+"""A further word's postings: only the columns the phrase reads of them."""
+JOIN_SQL = f"""JOIN {JOINED_SQL} p{{i}} ON p{{i}}.chunk = p0.chunk"""
+ARRAY_SQL = POSITIONS.format(p="p{i}") + " AS a{i}"
+FOLLOWS_SQL = "x + {shift} = ANY(a.a{i})"
 
 
 def phrase_sql(words: list[str], lexemes: list[str], since: bool = False) -> str:
@@ -81,7 +85,9 @@ def phrase_sql(words: list[str], lexemes: list[str], since: bool = False) -> str
     follows = " AND ".join(
         FOLLOWS_SQL.format(shift=i - at, i=lexemes.index(word)) for i, word in enumerate(words) if i != at
     )
+    arrays = ", ".join(ARRAY_SQL.format(i=i) for i in range(len(lexemes)))
     sql = PHRASE_SQL.replace("{joins}", joins).replace("{follows}", follows).replace("{at}", str(at))
+    sql = sql.replace("{arrays}", arrays)
     return sql.replace("{since}", SINCE_SQL if since else "")
 
 
