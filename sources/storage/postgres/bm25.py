@@ -91,6 +91,19 @@ EVERYTHING = Restriction()
 
 
 @dataclass(frozen=True)
+class Known:
+    """What a ranking's first round trip reads, read already (`store/stats.index_sizes`): the
+    source's chunks and tokens, its words' chunk counts, each prefix's (by its stem). Given, a
+    query of words and prefixes is ranked in one round trip, from these counts (read just before,
+    not in the ranking's snapshot: a write between the two moves a score by its share of N)."""
+
+    chunks: int
+    tokens: int
+    docs: dict[str, int]
+    prefixes: dict[str, int]
+
+
+@dataclass(frozen=True)
 class PgRanking:
     """A query's best items as `Ranked` (the shape the SQLite ranking returns), the query's
     `Norm` for calibrated scores, and the query's term texts (for `matched_terms`)."""
@@ -143,6 +156,7 @@ async def rank(
     weights: tuple[float, float],
     restriction: Restriction = EVERYTHING,
     reading: str | None = None,
+    known: Known | None = None,
 ) -> PgRanking | None:
     """The best `want` items of `user_id`'s `source` for `query`, by exact BM25, of those
     `restriction` lets through; None when the query has no searchable term. `reading`: a
@@ -158,6 +172,8 @@ async def rank(
     async with db.connection() as conn:
         try:
             ranking = _Ranking(query, terms, lexemes, want, weights, restriction, reading)
+            if known is not None and not terms.phrases and restriction.columns is None and known.chunks:
+                return await _rank_known(db, conn, source, user_id, ranking, known)
             return await _rank(db, conn, source, user_id, ranking)
         except BaseException:
             with suppress(Exception):  # a broken connection: the pool discards it
@@ -230,6 +246,43 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     distinct = {t.fts(): _norm_rows(t, rows[n], docs) for n, t in enumerate(query.terms)}
     read = list(found) if asked.reading else None
     return PgRanking(_ranked(found, extra), norm(distinct.values(), chunks), query.term_texts, read)
+
+
+async def _rank_known(
+    db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ranking, known: Known
+) -> PgRanking:
+    """`_rank` of a query of words and prefixes from `known` counts: the snapshot opened, the
+    ranking and COMMIT in one round trip."""
+    query, terms, restriction = asked.query, asked.terms, asked.restriction
+    rows = [0] * len(query.terms)
+    for n, lexeme in terms.words:
+        rows[n] = known.docs.get(lexeme, 0)
+    for n, prefix in terms.prefixes:
+        rows[n] = known.prefixes.get(prefix, 0)
+    kept = _kept(rows, known.chunks)
+    params = _params(
+        source, user_id, terms, [], kept, rows, known.chunks, known.tokens, asked.weights, asked.want
+    )
+    params.update(restriction.params)
+    within = restriction.within
+    if within is not None:
+        lo, hi = min(within, default=0), max(within, default=0)
+        params |= {"within": list(within), "within_lo": lo, "within_hi": hi}
+    sql = rank_sql(params, restriction.chunks, restriction.items, None, within is not None)
+    left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
+    if sql and asked.reading:
+        sql = asked.reading.replace("{ranking}", sql)
+    begin = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id)))]
+    ranking = [(on_postings(sql, user_id), params)] if sql else []
+    results = await db.send(conn, begin + ranking + ([] if left_out and sql else [("COMMIT", None)]))
+    found = results[2][1] if sql else []
+    extra: dict[int, int] = {}
+    if left_out and sql:
+        extra = await _left_out_bits(conn, source, user_id, terms, [], left_out, [r[1] for r in found])
+        await db.send(conn, [("COMMIT", None)])
+    distinct = {t.fts(): _norm_rows(t, rows[n], known.docs) for n, t in enumerate(query.terms)}
+    read = list(found) if asked.reading else None
+    return PgRanking(_ranked(found, extra), norm(distinct.values(), known.chunks), query.term_texts, read)
 
 
 async def _left_out_bits(

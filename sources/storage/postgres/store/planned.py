@@ -27,13 +27,14 @@ from ....search.query import ParsedQuery, Term
 from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
 from ....search.stemming import stems
-from ..bm25 import Restriction, rank
+from ..bm25 import Known, Restriction, rank
 from ..phrases import TOP, newest_phrase_hits, phrase_hits
 from ..pool import read_as
 from ..schema import as_user, on_postings
 from . import rows as statements
 from .memory import copied_up_to
 from .page import Window, ordered, page_rows
+from .stats import index_sizes
 
 if TYPE_CHECKING:
     from . import PgStore
@@ -59,7 +60,7 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     """The page of a relevance search without filters, as FTS5's plan ranks it on SQLite; None for
     a source small enough for the memory copy (SQLite ranks it exactly: so must the caller)."""
     request = ctx.request
-    stats = await store.index_stats(query)
+    stats, known = await index_sizes(store.pg, store.user_id, store.source, query)
     if stats.chunks <= copied_up_to(store.pg):
         return None
     df = estimated_df(query.terms, stats.df)
@@ -79,10 +80,10 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
         if plan.candidate_terms is not None or plan.cap is not None:
             picking = plan.candidate_terms or plan.scored
             candidates = await _newest(store, picking, plan.cap)
-        rows = await _ranked(store, ctx, plan.scored, candidates)
+        rows = await _ranked(store, ctx, plan.scored, candidates, known)
     if len(rows) <= request.limit and plan.refill_terms is not None:
         plan = SearchPlan(plan.refill or "", estimated_rows=plan.estimated_rows, scored=plan.refill_terms)
-        rows = await _ranked(store, ctx, plan.scored, None)
+        rows = await _ranked(store, ctx, plan.scored, None, known)
     note = plan.note(read)
     if note is not None:
         ctx.warnings.append(note)
@@ -91,7 +92,7 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
 
 
 async def _ranked(
-    store: PgStore, ctx: SearchContext, terms: tuple[Term, ...], within: list[int] | None
+    store: PgStore, ctx: SearchContext, terms: tuple[Term, ...], within: list[int] | None, known: Known
 ) -> list[Any]:
     """The page of `terms` ranked by bm25 (only the chunks `within`, when given)."""
     if within is not None and not within:
@@ -99,7 +100,9 @@ async def _ranked(
     only = Restriction(within=None if within is None else tuple(within))
     weights, hits = ctx.source.weights, statements.RANKED_HITS_SQL
     query = ParsedQuery(terms)
-    ranking = await rank(store.pg, store.source, store.user_id, query, ctx.depth + 1, weights, only, hits)
+    ranking = await rank(
+        store.pg, store.source, store.user_id, query, ctx.depth + 1, weights, only, hits, known
+    )
     if ranking is None or not len(ranking.ranked.item_rowids):
         return []
     rows = await page_rows(store, ranking.ranked, read=ranking.rows)

@@ -9,16 +9,23 @@ scale of all the user's sources exactly as it does SQLite's. A multi-word prefix
 
 from __future__ import annotations
 
+from cachetools import LRUCache
+
 from ....search.lexical.plan import estimate_keys
 from ....search.lexical.term_stats import IndexStats
 from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
+from ..bm25 import Known
 from ..pool import PgDatabase, read_as
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
-    (SELECT count(*) FROM pg_items WHERE user_id = %(user)s AND source = %(source)s),
+    (SELECT tokens FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+    (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+    CASE WHEN (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s)
+        IS DISTINCT FROM %(counted_at)s::bigint
+        THEN (SELECT count(*) FROM pg_items WHERE user_id = %(user)s AND source = %(source)s) END,
     ARRAY(SELECT lexeme FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
         AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
     ARRAY(SELECT docs FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
@@ -27,13 +34,27 @@ STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user
             FROM pg_posting_blocks b CROSS JOIN LATERAL unnest(b.chunks) AS c(chunk)
             WHERE b.user_id = %(user)s AND b.source = %(source)s AND b.lexeme >= q.low AND b.lexeme < q.high)
         FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS q(low, high, k) ORDER BY q.k)"""
-"""One round trip: the source's chunk and item counts, its words and their chunk counts, and
-each prefix's chunks (the lexemes in [low, low + TOP)), in the order of `lows`."""
+"""One round trip: the source's chunk count, tokens and generation, its item count (unless counted
+at that generation already: counting thousands of items is most of a rare word's statistics), its
+words and their chunk counts, and each prefix's chunks (the lexemes in [low, low + TOP)), in the
+order of `lows`."""
+COUNTED = 10_000
+"""Sources whose item count is kept (a few dozen bytes each)."""
+ITEMS_CACHE = "item_counts"
+"""`PgDatabase.caches` key: each (user, source)'s item count and the generation it was counted at."""
 
 
 async def index_stats(pg: PgDatabase, user_id: str, source: str, query: ParsedQuery) -> IndexStats:
     """`user_id`'s `source`'s chunk and item counts and the chunk counts of `query`'s term keys
     (`plan.estimate_keys`)."""
+    return (await index_sizes(pg, user_id, source, query))[0]
+
+
+async def index_sizes(
+    pg: PgDatabase, user_id: str, source: str, query: ParsedQuery
+) -> tuple[IndexStats, Known]:
+    """`index_stats`, and what `bm25.rank` reads first (the source's tokens, its words' and
+    prefixes' chunk counts), from the same round trip."""
     wanted = {key: term for t in query.terms for key, term in _keyed(t)}
     words = sorted(
         {s for t in wanted.values() if not (t.prefix and len(t.words) == 1) for s in stems(t.words)}
@@ -42,10 +63,17 @@ async def index_stats(pg: PgDatabase, user_id: str, source: str, query: ParsedQu
     lows = list(prefixes.values())
     params = {"user": user_id, "source": source, "lexemes": words, "lows": lows}
     params["highs"] = [low + TOP for low in lows]
-    _, [row] = await read_as(pg, user_id, STATS_SQL, params)  # one row: two counts, three arrays
-    chunks, count = int(row[0] or 0), int(row[1] or 0)
-    docs = {str(lexeme): int(n) for lexeme, n in zip(row[2], row[3], strict=True)}
-    by_prefix = {low: int(n) for low, n in zip(lows, row[4], strict=True)}
+    counted: LRUCache[tuple[str, str], tuple[int, int]] = pg.caches.setdefault(ITEMS_CACHE, LRUCache(COUNTED))
+    at, count = counted.get((user_id, source), (None, 0))
+    params["counted_at"] = at
+    _, [row] = await read_as(pg, user_id, STATS_SQL, params)  # one row: four numbers, three arrays
+    chunks, tokens, generation = int(row[0] or 0), int(row[1] or 0), row[2]
+    if row[3] is not None:
+        count = int(row[3])
+        if generation is not None:
+            counted[(user_id, source)] = (int(generation), count)
+    docs = {str(lexeme): int(n) for lexeme, n in zip(row[4], row[5], strict=True)}
+    by_prefix = {low: int(n) for low, n in zip(lows, row[6], strict=True)}
     df: dict[str, int] = {}
     for key, term in wanted.items():
         if key in prefixes:
@@ -54,7 +82,7 @@ async def index_stats(pg: PgDatabase, user_id: str, source: str, query: ParsedQu
             df[key] = docs.get(stems(term.words)[0], 0)
         else:  # a multi-word prefix phrase: its rarest word
             df[key] = min(docs.get(s, 0) for s in stems(term.words)) if term.words else 0
-    return IndexStats(chunks, count, df)
+    return IndexStats(chunks, count, df), Known(chunks, tokens, docs, by_prefix)
 
 
 def _keyed(term: Term) -> list[tuple[str, Term]]:
