@@ -97,6 +97,14 @@ class PostgresItems:
     def watched(self) -> WatchedItems:
         return PgWatched(self, self.data_dir, self.background)
 
+    async def settled(self, user_id: str, sources: list[str]) -> None:
+        """Until `user_id`'s `sources` small enough to copy are ranked from their copies in memory
+        (built now, one after the other), as the SQLite pool's `settled`: for benchmarks."""
+        pg = await self._open()
+        copies: MemoryCopies = pg.caches[CACHE]
+        for source in sources:
+            await copies.ready(pg, (user_id, source), get_source(source).weights)
+
     async def _open(self) -> PgDatabase:
         if self._pg is not None:
             return self._pg
