@@ -19,25 +19,21 @@ them, so a result means the same whichever store ranked it.
 
 from __future__ import annotations
 
-import math
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from ...search.lexical.memory_index import MAX_TERM_BITS, Ranked
-from ...search.query import ParsedQuery, Term
+from ...search.lexical.memory_index import Ranked
+from ...search.query import ParsedQuery
 from ...search.scoring import Norm, norm
 from ...search.stemming import stems
 from ..db import validate_user_id
 from .phrases import TOP, PhraseHits, phrase_hits
 from .pool import PgDatabase
+from .postings import terms as term_plan
 from .postings.ranking import rank_sql
+from .postings.terms import TermPlan, bit, norm_rows, plan, ranked
 from .schema import on_postings, partition_name
-
-K1 = 1.2
-B = 0.75
 
 BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 """A ranking reads the statistics and the postings of one snapshot."""
@@ -119,34 +115,6 @@ class PgRanking:
         return [self.term_texts[n] for n in self.ranked.terms_in([chunk])[chunk]]
 
 
-@dataclass
-class _Plan:
-    """The query's terms as the SQL reads them: plain words, prefixes, phrases (scored here)."""
-
-    words: list[tuple[int, str]]
-    prefixes: list[tuple[int, str]]
-    phrases: list[tuple[int, Term]]
-
-
-def idf(rows: int, chunks: int) -> float:
-    """FTS5's idf of a term in `rows` of `chunks` rows."""
-    value = math.log((chunks - rows + 0.5) / (rows + 0.5))
-    return value if value > 0 else 1e-6
-
-
-def plan(query: ParsedQuery) -> _Plan:
-    """Which terms are plain words, prefixes of one word and phrases, with their index terms."""
-    out = _Plan([], [], [])
-    for n, term in enumerate(query.terms):
-        if len(term.words) > 1:
-            out.phrases.append((n, term))
-        elif term.prefix:
-            out.prefixes.append((n, stems(term.words)[0]))
-        else:
-            out.words.append((n, stems(term.words)[0]))
-    return out
-
-
 async def rank(
     db: PgDatabase,
     source: str,
@@ -186,7 +154,7 @@ class _Ranking:
     """What `rank` was asked."""
 
     query: ParsedQuery
-    terms: _Plan
+    terms: TermPlan
     lexemes: list[str]
     want: int
     weights: tuple[float, float]
@@ -206,7 +174,7 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     if not has:  # a user who never wrote
         await db.send(conn, [("COMMIT", None)])
         return PgRanking(
-            _ranked([], {}),
+            ranked([], {}),
             norm([0 for _ in {t.fts() for t in query.terms}], 0),
             query.term_texts,
             [] if asked.reading else None,
@@ -217,20 +185,16 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases], docs)
     for (n, _), phrase in zip(terms.phrases, hits, strict=True):
         rows[n] = len(phrase.chunks)
-    kept = _kept(rows, chunks)
+    kept = term_plan.kept(rows, chunks)
     scoring, weights = await _in_columns(
         conn, source, user_id, terms, hits, rows, asked.weights, restriction.columns
     )
     within = restriction.within
     scored_hits = hits if within is None else [_only(h, set(within)) for h in hits]
-    params = _params(source, user_id, terms, scored_hits, kept, scoring, chunks, tokens, weights, asked.want)
-    params.update(restriction.params)
-    if within is not None:
-        params |= {
-            "within": list(within),
-            "within_lo": min(within, default=0),
-            "within_hi": max(within, default=0),
-        }
+    params = term_plan.params(
+        source, user_id, terms, scored_hits, kept, scoring, chunks, tokens, weights, asked.want
+    )
+    params |= restriction.params | _within(restriction)
     sql = rank_sql(params, restriction.chunks, restriction.items, restriction.columns, within is not None)
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
     if sql and asked.reading:
@@ -243,9 +207,9 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     if left_out and sql:
         extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
         await db.send(conn, [("COMMIT", None)])
-    distinct = {t.fts(): _norm_rows(t, rows[n], docs) for n, t in enumerate(query.terms)}
+    distinct = {t.fts(): norm_rows(t, rows[n], docs) for n, t in enumerate(query.terms)}
     read = list(found) if asked.reading else None
-    return PgRanking(_ranked(found, extra), norm(distinct.values(), chunks), query.term_texts, read)
+    return PgRanking(ranked(found, extra), norm(distinct.values(), chunks), query.term_texts, read)
 
 
 async def _rank_known(
@@ -259,15 +223,12 @@ async def _rank_known(
         rows[n] = known.docs.get(lexeme, 0)
     for n, prefix in terms.prefixes:
         rows[n] = known.prefixes.get(prefix, 0)
-    kept = _kept(rows, known.chunks)
-    params = _params(
+    kept = term_plan.kept(rows, known.chunks)
+    params = term_plan.params(
         source, user_id, terms, [], kept, rows, known.chunks, known.tokens, asked.weights, asked.want
     )
-    params.update(restriction.params)
+    params |= restriction.params | _within(restriction)
     within = restriction.within
-    if within is not None:
-        lo, hi = min(within, default=0), max(within, default=0)
-        params |= {"within": list(within), "within_lo": lo, "within_hi": hi}
     sql = rank_sql(params, restriction.chunks, restriction.items, None, within is not None)
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
     if sql and asked.reading:
@@ -280,16 +241,16 @@ async def _rank_known(
     if left_out and sql:
         extra = await _left_out_bits(conn, source, user_id, terms, [], left_out, [r[1] for r in found])
         await db.send(conn, [("COMMIT", None)])
-    distinct = {t.fts(): _norm_rows(t, rows[n], known.docs) for n, t in enumerate(query.terms)}
+    distinct = {t.fts(): norm_rows(t, rows[n], known.docs) for n, t in enumerate(query.terms)}
     read = list(found) if asked.reading else None
-    return PgRanking(_ranked(found, extra), norm(distinct.values(), known.chunks), query.term_texts, read)
+    return PgRanking(ranked(found, extra), norm(distinct.values(), known.chunks), query.term_texts, read)
 
 
 async def _left_out_bits(
     conn: Any,
     source: str,
     user_id: str,
-    terms: _Plan,
+    terms: TermPlan,
     hits: list[PhraseHits],
     left_out: list[int],
     chunks: list[int],
@@ -305,11 +266,11 @@ async def _left_out_bits(
         lows, highs, ns = ([r[i] for r in ranges] for i in (1, 2, 0))
         params = {"user": user_id, "source": source, "lows": lows, "highs": highs, "ns": ns, "chunks": chunks}
         for n, chunk in await (await conn.execute(on_postings(MATCHES_SQL, user_id), params)).fetchall():
-            bits[chunk] = bits.get(chunk, 0) | _bit(n)
+            bits[chunk] = bits.get(chunk, 0) | bit(n)
     wanted = set(chunks)
     for (n, _), found in zip(terms.phrases, hits, strict=True):
         for chunk in (c[0] for c in found.chunks if n in left_out and c[0] in wanted):
-            bits[chunk] = bits.get(chunk, 0) | _bit(n)
+            bits[chunk] = bits.get(chunk, 0) | bit(n)
     return bits
 
 
@@ -317,7 +278,7 @@ async def _in_columns(
     conn: Any,
     source: str,
     user_id: str,
-    terms: _Plan,
+    terms: TermPlan,
     hits: list[PhraseHits],
     rows: list[int],
     weights: tuple[float, float],
@@ -342,17 +303,21 @@ async def _in_columns(
     return counted, (weights[0] * ("title" in columns), weights[1] * ("body" in columns))
 
 
+def _within(restriction: Restriction) -> dict[str, Any]:
+    """The parameters of `Restriction.within`: its chunks and their range."""
+    within = restriction.within
+    if within is None:
+        return {}
+    return {"within": list(within), "within_lo": min(within, default=0), "within_hi": max(within, default=0)}
+
+
 def _only(hits: PhraseHits, chunks: set[int]) -> PhraseHits:
     """A phrase's hits in `chunks` alone."""
     return PhraseHits([c for c in hits.chunks if c[0] in chunks])
 
 
-def _bit(n: int) -> int:
-    return 1 << n if n < MAX_TERM_BITS else 0
-
-
 async def _rows(
-    conn: Any, source: str, user_id: str, terms: _Plan, query: ParsedQuery, docs: dict[str, int]
+    conn: Any, source: str, user_id: str, terms: TermPlan, query: ParsedQuery, docs: dict[str, int]
 ) -> list[int]:
     """Each query term's number of chunks (its df: a word's from `docs`, a prefix's counted
     here); phrases are filled in by the caller."""
@@ -370,81 +335,3 @@ async def _rows(
         for n, count in await (await conn.execute(on_postings(PREFIX_DOCS_SQL, user_id), params)).fetchall():
             rows[n] = int(count)
     return rows
-
-
-def _kept(rows: list[int], chunks: int) -> set[int]:
-    """The terms scored: those in at most half the chunks, else every term that matches."""
-    present = {n for n, r in enumerate(rows) if r}
-    return {n for n in present if rows[n] * 2 <= chunks} or present
-
-
-def _params(
-    source: str,
-    user_id: str,
-    terms: _Plan,
-    hits: list[PhraseHits],
-    kept: set[int],
-    rows: list[int],
-    chunks: int,
-    tokens: int,
-    weights: tuple[float, float],
-    want: int,
-) -> dict[str, Any]:
-    words = [(n, w) for n, w in terms.words if n in kept]
-    prefixes = [(n, p) for n, p in terms.prefixes if n in kept]
-    phrase = [(n, h) for (n, _), h in zip(terms.phrases, hits, strict=True) if n in kept]
-    flat = [(n, *c) for n, h in phrase for c in h.chunks]
-    avgdl = tokens / chunks if chunks else 0.0
-    return {
-        "user": user_id,
-        "source": source,
-        "words": [w for _, w in words],
-        "word_ns": [n for n, _ in words],
-        "lows": [p for _, p in prefixes],
-        "highs": [p + TOP for _, p in prefixes],
-        "prefix_ns": [n for n, _ in prefixes],
-        **{key: [c[i] for c in flat] for i, key in enumerate(PHRASE_COLUMNS)},
-        "wt": weights[0],
-        "wb": weights[1],
-        "idf": [idf(r, chunks) for r in rows],
-        "k1": K1,
-        "k1p": K1 + 1.0,
-        # k1 * (1 - b + b * dl / avgdl), as (1 - b) + (b / avgdl) * dl (no tokens: no postings)
-        "one_b": 1.0 - B,
-        "b_avg": B / avgdl if avgdl else 0.0,
-        "bits": MAX_TERM_BITS,
-        "want": max(1, want),
-    }
-
-
-PHRASE_COLUMNS = (
-    "phrase_ns",
-    "phrase_chunks",
-    "phrase_items",
-    "phrase_titles",
-    "phrase_bodies",
-    "phrase_dls",
-)
-
-
-def _norm_rows(term: Term, rows: int, words: dict[str, int]) -> int:
-    if len(term.words) > 1 and not term.prefix:
-        return min(words.get(s, 0) for s in stems(term.words))
-    return rows
-
-
-def _ranked(found: list[Any], extra: dict[int, int]) -> Ranked:
-    """The rows of `RANK_SQL` as the `Ranked` the SQLite ranking returns (with the `extra` term
-    bits of each chunk)."""
-    items = np.array([r[0] for r in found], dtype=np.int64)
-    chunks = np.array([r[1] for r in found], dtype=np.int64)
-    order = np.argsort(chunks, kind="stable")
-    return Ranked(
-        item_rowids=items,
-        chunk_rowids=chunks,
-        bm25=-np.array([float(r[2]) for r in found], dtype=np.float64),
-        matching_chunks=np.array([int(r[3]) for r in found], dtype=np.int64),
-        total=int(found[0][5]) if found else 0,
-        rowids=chunks[order],
-        term_bits=np.array([float(r[4] | extra.get(r[1], 0)) for r in found], dtype=np.float64)[order],
-    )
