@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 
 from ..schema import TOKENIZER
 
@@ -19,6 +22,12 @@ TITLE_BASE = -(2**30)
 its place in the body: one array per posting, in which a phrase never runs from one column into
 the other."""
 INSTANCES_SQL = "SELECT doc, col, term FROM temp.v ORDER BY doc, col, offset"
+POSTINGS_SQL = f"""SELECT term, doc, CASE WHEN col = 'title' THEN offset + ({TITLE_BASE}) ELSE offset END
+    FROM temp.v"""
+"""Every token in the index's own order, which is the postings' order: by term, then document,
+then column (the title first) and place (not sorted again: an ORDER BY cost more than the rest)."""
+TermPosting = tuple[int, int, int, str]
+"""(text's place in the batch, count in the title, count in the body, positions "4,17")."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,30 @@ class Tokens:
             found.setdefault(term, []).append(at)
         counts = ((term, in_title.get(term, 0), ps) for term, ps in found.items())
         return {term: (title, len(ps) - title, ps) for term, title, ps in counts}
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """Texts as their postings: each term's, in the texts' order, and each text's length."""
+
+    postings: dict[str, list[TermPosting]]
+    lengths: list[int]
+
+
+def _indexed(rows: list[tuple[str, int, int]], count: int) -> Indexed:
+    """Rows (term, text, position) in `POSTINGS_SQL`'s order, one pass: positions ascend, the
+    title's (negative) first."""
+    postings: dict[str, list[TermPosting]] = {}
+    lengths = [0] * count
+    by_text, position = itemgetter(1), itemgetter(2)
+    for term, instances in groupby(rows, itemgetter(0)):
+        mine = postings[term] = []
+        for text, same in groupby(instances, by_text):
+            at = list(map(position, same))
+            in_title = bisect_left(at, 0)
+            mine.append((text, in_title, len(at) - in_title, ",".join(map(str, at))))
+            lengths[text] += len(at)
+    return Indexed(postings, lengths)
 
 
 class _Tokenizer:
@@ -70,6 +103,21 @@ class _Tokenizer:
                 self._conn.execute("ROLLBACK")
         return out
 
+    def index(self, texts: Sequence[tuple[str, str]]) -> Indexed:
+        if not texts:
+            return Indexed({}, [])
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.executemany(
+                    "INSERT INTO t(rowid, title, body) VALUES (?, ?, ?)",
+                    [(n, title, body) for n, (title, body) in enumerate(texts)],
+                )
+                rows = self._conn.execute(POSTINGS_SQL).fetchall()
+            finally:
+                self._conn.execute("ROLLBACK")
+        return _indexed(rows, len(texts))
+
 
 _TOKENIZER = _Tokenizer()
 
@@ -77,6 +125,13 @@ _TOKENIZER = _Tokenizer()
 def tokenize(texts: Sequence[tuple[str, str]]) -> list[Tokens]:
     """The tokens of each (title, body), as the FTS5 index of a source would store them."""
     return _TOKENIZER.tokenize(texts)
+
+
+def index(texts: Sequence[tuple[str, str]]) -> Indexed:
+    """The postings of each (title, body) (a text is its place in `texts`) and its length in
+    tokens, as the FTS5 index of a source would store them; what `tokenize` gives, grouped by
+    term in one pass (the import's postings)."""
+    return _TOKENIZER.index(texts)
 
 
 def phrase_starts(positions: Sequence[set[int]]) -> tuple[int, int]:

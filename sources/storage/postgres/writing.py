@@ -33,7 +33,7 @@ from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
 from .pool import PgDatabase
 from .postings import blocks
 from .schema import as_user, ensure_user
-from .tokens import tokenize
+from .tokens import Indexed, index
 from .writers import arrays, batched
 from .writers.analyzing import analyze_after
 from .writers.folders import record_paths
@@ -78,7 +78,10 @@ class _Batch:
     negative: the same upsert (by the primary key, row by row: no plan to go wrong) adds both.
     Postings go in by INSERT, not COPY: PostgreSQL refuses COPY FROM under row-level security."""
 
-    postings: list[blocks.Posting] = field(default_factory=list)
+    postings: dict[str, list[blocks.TermPosting]] = field(default_factory=dict)
+    """Each term's postings, in the order written (`tokens.index`)."""
+    chunks_of: blocks.Chunks = field(default_factory=lambda: blocks.Chunks([], [], []))
+    """The chunks the postings are of, by their place in the batch."""
     docs: dict[str, int] = field(default_factory=dict)
     chunks: int = 0
     tokens: int = 0
@@ -86,7 +89,23 @@ class _Batch:
     """Terms whose count went down: forgotten if it reached 0."""
 
     def clear(self) -> None:
-        self.postings, self.docs, self.chunks, self.tokens, self.gone = [], {}, 0, 0, set()
+        self.postings, self.docs, self.chunks, self.tokens, self.gone = {}, {}, 0, 0, set()
+        self.chunks_of = blocks.Chunks([], [], [])
+
+    def add(self, indexed: Indexed, ids: list[int], items: list[int]) -> None:
+        """Queue the postings of chunks (rowids `ids`, of items `items`) and count them."""
+        offset = len(self.chunks_of.ids)
+        self.chunks_of.ids.extend(ids)
+        self.chunks_of.items.extend(map(str, items))
+        self.chunks_of.lengths.extend(map(str, indexed.lengths))
+        postings, docs = self.postings, self.docs
+        for lexeme, mine in indexed.postings.items():
+            if offset:
+                mine = [(place + offset, title, body, at) for place, title, body, at in mine]
+            postings.setdefault(lexeme, []).extend(mine)
+            docs[lexeme] = docs.get(lexeme, 0) + len(mine)
+        self.chunks += len(ids)
+        self.tokens += sum(indexed.lengths)
 
 
 class PgItemWriter:
@@ -205,7 +224,7 @@ class PgItemWriter:
     async def _flush(self, conn: Any, batch: _Batch) -> None:
         """Write the batch's postings, add its term counts and sizes, and empty it."""
         if batch.postings:
-            await blocks.append(conn, self.user_id, self.p, batch.postings)
+            await blocks.append(conn, self.user_id, self.p, batch.postings, batch.chunks_of)
         if batch.docs:
             docs = sorted(batch.docs.items())
             lexemes, counts = arrays.texts(d for d, _ in docs), arrays.numbers(n for _, n in docs)
@@ -264,22 +283,14 @@ class PgItemWriter:
 
     async def _insert_chunks(self, conn: Any, batch: _Batch, rows: list[tuple[Any, ...]]) -> None:
         """Insert chunk rows (of one or more items) and queue their postings and counts."""
-        tokens = tokenize([(row[6], row[7]) for row in rows])
-        lengths = [t.length for t in tokens]
-        ids = await batched.chunk_ids(conn, self.user_id, self.p, rows, lengths)
+        indexed = index([(row[6], row[7]) for row in rows])
+        ids = await batched.chunk_ids(conn, self.user_id, self.p, rows, indexed.lengths)
         self.written += len(rows)
-        if not self.bm25:
-            return
-        docs = batch.docs
-        for row, chunk_tokens in zip(rows, tokens, strict=True):
-            rowid, length = int(row[0]), chunk_tokens.length
-            chunk = ids[(rowid, int(row[1]))]
-            for lexeme, (tf_title, tf_body, at) in chunk_tokens.postings().items():
-                positions = ",".join(map(str, at))  # stored as text (`postings/blocks.py`)
-                batch.postings.append((lexeme, chunk, rowid, tf_title, tf_body, length, positions))
-                docs[lexeme] = docs.get(lexeme, 0) + 1
-        batch.chunks += len(rows)
-        batch.tokens += sum(lengths)
+        if self.bm25:
+            items = [int(row[0]) for row in rows]
+            batch.add(
+                indexed, [ids[(item, int(row[1]))] for item, row in zip(items, rows, strict=True)], items
+            )
 
     async def _remove_chunks(self, conn: Any, batch: _Batch, rowid: int) -> None:
         """Take an item's chunks, their vectors and postings out, and out of the statistics (the
@@ -290,7 +301,7 @@ class PgItemWriter:
             return
         await self._flush(conn, batch)
         removed = await (await conn.execute(REMOVE_CHUNKS_SQL, (self.user_id, rowid))).fetchall()
-        lexemes = {t for chunk in tokenize([(r[2], r[3]) for r in removed]) for t in chunk.postings()}
+        lexemes = index([(r[2], r[3]) for r in removed]).postings
         lost = await blocks.cut(conn, self.user_id, self.p, rowid, sorted(lexemes), [r[0] for r in removed])
         for lexeme, count in lost.items():
             batch.docs[lexeme] = batch.docs.get(lexeme, 0) - count

@@ -24,8 +24,8 @@ BLOCKS_SQL = """SELECT block, n, cardinality(chunks) AS size, first_chunk, last_
     FROM pg_posting_blocks WHERE user_id = %s AND lexeme = %s ORDER BY block"""
 
 
-def posting(lexeme: str, chunk: int) -> tuple[str, int, int, int, int, int, str]:
-    return (lexeme, chunk, chunk, 0, 1, 5, "3")
+def posting(lexeme: str, chunk: int) -> tuple[str, tuple[int, int, int, str]]:
+    return lexeme, (chunk, 0, 1, "3")
 
 
 @pytest.mark.parametrize(
@@ -40,15 +40,19 @@ def posting(lexeme: str, chunk: int) -> tuple[str, int, int, int, int, int, str]
     ],
 )
 def test_new_postings_fill_the_last_block_of_their_term_or_start_the_next(
-    new: list[tuple[str, int, int, int, int, int, str]],
+    new: list[tuple[str, tuple[int, int, int, str]]],
     last: dict[str, tuple[int, int]],
     appended: list[tuple[str, int]],
     fresh: list[tuple[str, int]],
 ) -> None:
-    got_appended, got_fresh = placed(new, last)
-    assert [(r[0], r[1]) for r in got_appended] == appended
-    assert [(r[0], r[1]) for r in got_fresh] == fresh
-    assert sorted(r[2] for r in got_appended + got_fresh) == sorted(p[1] for p in new)  # every chunk once
+    by_term: dict[str, list[tuple[int, int, int, str]]] = {}
+    for lexeme, term_posting in new:
+        by_term.setdefault(lexeme, []).append(term_posting)
+    got_appended, got_fresh = placed(by_term, last)
+    assert [(lexeme, block) for lexeme, block, mine in got_appended for _ in mine] == appended
+    assert [(lexeme, block) for lexeme, block, mine in got_fresh for _ in mine] == fresh
+    got = [p[0] for _, _, mine in got_appended + got_fresh for p in mine]
+    assert sorted(got) == sorted(p[0] for _, p in new)  # every chunk once
 
 
 def note(n: int, body: str) -> tuple[Path, ParsedItem]:
