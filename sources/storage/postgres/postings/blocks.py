@@ -16,6 +16,7 @@ user and source at a time (the statistics row lock), so the last block read is s
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -146,9 +147,15 @@ async def append(
     params: dict[str, Any] = {"user": user_id, "source": source, "lexemes": sorted(postings)}
     found = await (await conn.execute(on_postings(LAST_BLOCKS_SQL, user_id), params)).fetchall()
     appended, fresh = placed(postings, {lexeme: (int(b), int(n)) for lexeme, b, n in found})
-    for blocks, sql in ((appended, APPEND_SQL), (fresh, INSERT_SQL)):
-        if blocks:
-            await conn.execute(on_postings(sql, user_id), params | pack(blocks, chunks))
+    literals = pack(appended, chunks) if appended else None
+    packing = asyncio.ensure_future(asyncio.to_thread(pack, fresh, chunks))  # while the server appends
+    try:
+        if literals is not None:
+            await conn.execute(on_postings(APPEND_SQL, user_id), params | literals)
+    finally:
+        literals = await packing
+    if fresh:
+        await conn.execute(on_postings(INSERT_SQL, user_id), params | literals)
 
 
 async def cut(
