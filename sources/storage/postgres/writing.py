@@ -7,16 +7,17 @@ written in one transaction with its chunks, their postings (FTS5's tokens: `toke
 terms' document counts and the source's chunk and token counts, so a search never sees an item
 without its statistics. Replacing an item first takes its old postings out of the counts; an
 unchanged item (same content hash) is skipped. A transaction's postings and counts are written
-together just before it commits (`_Batch`: three statements for the batch, not per item). The
+together just before it commits (`writers/batch.py`: three statements for the batch, not per
+item); new items' chunks are cut and tokenized in a thread while the server inserts them. The
 statistics row is locked first: one writer at a time per user and source, as SQLite, and no
 two writers can deadlock on the term counts.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,10 @@ from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
 from .pool import PgDatabase
 from .postings import blocks
 from .schema import as_user, ensure_user
-from .tokens import tokenize
+from .tokens import Indexed, index
 from .writers import arrays, batched
 from .writers.analyzing import analyze_after
+from .writers.batch import Batch
 from .writers.folders import record_paths
 
 STATS_ROW_SQL = """INSERT INTO pg_corpus_stats (user_id, source) VALUES (%s, %s)
@@ -69,24 +71,6 @@ UPSERT_FILE_SQL = """INSERT INTO pg_files (user_id, source, path, file_hash, ite
 DELETE_FILE_SQL = "DELETE FROM pg_files WHERE user_id = %s AND source = %s AND path = %s"
 ITEMS_OF_PATHS_SQL = """SELECT id, origin FROM pg_items
     WHERE user_id = %s AND source = %s AND source_path = ANY(%s::text[])"""
-
-
-@dataclass
-class _Batch:
-    """Postings and counts of the items written and removed in a transaction, written at once
-    before it commits (one statement each, not per item). Counts of removed postings are
-    negative: the same upsert (by the primary key, row by row: no plan to go wrong) adds both.
-    Postings go in by INSERT, not COPY: PostgreSQL refuses COPY FROM under row-level security."""
-
-    postings: list[blocks.Posting] = field(default_factory=list)
-    docs: dict[str, int] = field(default_factory=dict)
-    chunks: int = 0
-    tokens: int = 0
-    gone: set[str] = field(default_factory=set)
-    """Terms whose count went down: forgotten if it reached 0."""
-
-    def clear(self) -> None:
-        self.postings, self.docs, self.chunks, self.tokens, self.gone = [], {}, 0, 0, set()
 
 
 class PgItemWriter:
@@ -182,7 +166,7 @@ class PgItemWriter:
             for row in rows:
                 await conn.execute(UPSERT_FILE_SQL, (self.user_id, self.p, *row))
 
-    async def _delete(self, conn: Any, batch: _Batch, paths: Sequence[str], keep: set[str]) -> int:
+    async def _delete(self, conn: Any, batch: Batch, paths: Sequence[str], keep: set[str]) -> int:
         found = await conn.execute(ITEMS_OF_PATHS_SQL, (self.user_id, self.p, list(paths)))
         rows = [r for r in await found.fetchall() if r[1] not in keep]
         for rowid, _ in rows:
@@ -191,21 +175,21 @@ class PgItemWriter:
         return len(rows)
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[tuple[Any, _Batch]]:
+    async def _transaction(self) -> AsyncIterator[tuple[Any, Batch]]:
         """One transaction as this user, its statistics row locked; the batch's postings and
         counts are written before it commits."""
         async with self.db.transaction() as conn:
             await as_user(conn, self.user_id)
             await conn.execute(STATS_ROW_SQL, (self.user_id, self.p))
             await conn.execute(LOCK_STATS_SQL, (self.user_id, self.p))
-            batch = _Batch()
+            batch = Batch()
             yield conn, batch
             await self._flush(conn, batch)
 
-    async def _flush(self, conn: Any, batch: _Batch) -> None:
+    async def _flush(self, conn: Any, batch: Batch) -> None:
         """Write the batch's postings, add its term counts and sizes, and empty it."""
         if batch.postings:
-            await blocks.append(conn, self.user_id, self.p, batch.postings)
+            await blocks.append(conn, self.user_id, self.p, batch.postings, batch.chunks_of)
         if batch.docs:
             docs = sorted(batch.docs.items())
             lexemes, counts = arrays.texts(d for d, _ in docs), arrays.numbers(n for _, n in docs)
@@ -217,7 +201,7 @@ class PgItemWriter:
         batch.clear()
 
     async def _write_all(
-        self, conn: Any, batch: _Batch, pairs: Sequence[tuple[Path, ParsedItem, str | None]]
+        self, conn: Any, batch: Batch, pairs: Sequence[tuple[Path, ParsedItem, str | None]]
     ) -> list[str]:
         """Insert or update items in order (a content hash given is kept): each one's outcome.
         Their stored rows are read at once and runs of new items inserted together
@@ -247,41 +231,44 @@ class PgItemWriter:
         await self._add(conn, batch, new)
         return outcomes
 
-    async def _add(self, conn: Any, batch: _Batch, new: list[tuple[Path, ParsedItem, str, str]]) -> None:
-        """Insert new items (path, item, origin, content hash) and their chunks, two statements."""
+    async def _add(self, conn: Any, batch: Batch, new: list[tuple[Path, ParsedItem, str, str]]) -> None:
+        """Insert new items (path, item, origin, content hash) and their chunks, two statements.
+        Their chunks are cut and tokenized in a thread while the server inserts the items."""
         if not new:
             return
         rows = [
             (item_id_for(origin), origin, str(path), *item_values(item, h)) for path, item, origin, h in new
         ]
-        rowids = await batched.insert_items(conn, self.user_id, self.p, rows)
+        chunking = asyncio.ensure_future(
+            asyncio.to_thread(batched.chunked, [(r[0], n[1]) for r, n in zip(rows, new, strict=True)])
+        )
+        try:
+            rowids = await batched.insert_items(conn, self.user_id, self.p, rows)
+        finally:
+            pieces, indexed = await chunking
         chunks = [
-            c
-            for (_, item, origin, _), row in zip(new, rows, strict=True)
-            for c in chunk_rows(rowids[origin], row[0], item)
+            (rowids[origin], *c[1:])
+            for (_, _, origin, _), piece in zip(new, pieces, strict=True)
+            for c in piece
         ]
-        await self._insert_chunks(conn, batch, chunks)
+        await self._insert_chunks(conn, batch, chunks, indexed)
 
-    async def _insert_chunks(self, conn: Any, batch: _Batch, rows: list[tuple[Any, ...]]) -> None:
-        """Insert chunk rows (of one or more items) and queue their postings and counts."""
-        tokens = tokenize([(row[6], row[7]) for row in rows])
-        lengths = [t.length for t in tokens]
-        ids = await batched.chunk_ids(conn, self.user_id, self.p, rows, lengths)
+    async def _insert_chunks(
+        self, conn: Any, batch: Batch, rows: list[tuple[Any, ...]], indexed: Indexed | None = None
+    ) -> None:
+        """Insert chunk rows (of one or more items) and queue their postings and counts
+        (`indexed`: their postings, if already tokenized)."""
+        if indexed is None:
+            indexed = index([(row[6], row[7]) for row in rows])
+        ids = await batched.chunk_ids(conn, self.user_id, self.p, rows, indexed.lengths)
         self.written += len(rows)
-        if not self.bm25:
-            return
-        docs = batch.docs
-        for row, chunk_tokens in zip(rows, tokens, strict=True):
-            rowid, length = int(row[0]), chunk_tokens.length
-            chunk = ids[(rowid, int(row[1]))]
-            for lexeme, (tf_title, tf_body, at) in chunk_tokens.postings().items():
-                positions = ",".join(map(str, at))  # stored as text (`postings/blocks.py`)
-                batch.postings.append((lexeme, chunk, rowid, tf_title, tf_body, length, positions))
-                docs[lexeme] = docs.get(lexeme, 0) + 1
-        batch.chunks += len(rows)
-        batch.tokens += sum(lengths)
+        if self.bm25:
+            items = [int(row[0]) for row in rows]
+            batch.add(
+                indexed, [ids[(item, int(row[1]))] for item, row in zip(items, rows, strict=True)], items
+            )
 
-    async def _remove_chunks(self, conn: Any, batch: _Batch, rowid: int) -> None:
+    async def _remove_chunks(self, conn: Any, batch: Batch, rowid: int) -> None:
         """Take an item's chunks, their vectors and postings out, and out of the statistics (the
         batch's postings written first: they may be this item's)."""
         await conn.execute(DELETE_VECTORS_SQL, (self.user_id, self.p, rowid))
@@ -290,7 +277,7 @@ class PgItemWriter:
             return
         await self._flush(conn, batch)
         removed = await (await conn.execute(REMOVE_CHUNKS_SQL, (self.user_id, rowid))).fetchall()
-        lexemes = {t for chunk in tokenize([(r[2], r[3]) for r in removed]) for t in chunk.postings()}
+        lexemes = index([(r[2], r[3]) for r in removed]).postings
         lost = await blocks.cut(conn, self.user_id, self.p, rowid, sorted(lexemes), [r[0] for r in removed])
         for lexeme, count in lost.items():
             batch.docs[lexeme] = batch.docs.get(lexeme, 0) - count

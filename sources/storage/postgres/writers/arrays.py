@@ -22,7 +22,10 @@ def _quoted(value: object) -> str:
 
 def numbers(values: Iterable[int | float | None]) -> str:
     """An array literal of numbers (None: NULL), for a `::int[]`, `::bigint[]` or `::float8[]`."""
-    return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
+    listed = list(values)
+    if None not in listed:  # no NULL: converted in one map
+        return "{" + ",".join(map(str, listed)) + "}"
+    return "{" + ",".join("NULL" if v is None else str(v) for v in listed) + "}"
 
 
 def texts(values: Iterable[object]) -> str:

@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...importing import chunk_rows
+from ...items import ParsedItem
+from ..tokens import Indexed, index
 from . import arrays
 
 SELECT_ITEMS_SQL = """SELECT origin, id, item_id, content_hash FROM pg_items
@@ -70,3 +73,11 @@ async def chunk_ids(
     literals = [arrays.texts(c) if n in CHUNK_TEXTS else arrays.numbers(c) for n, c in enumerate(columns)]
     cursor = await conn.execute(INSERT_CHUNKS_SQL, (user_id, source, *literals, arrays.numbers(lengths)))
     return {(int(item), int(index)): int(chunk) for chunk, item, index in await cursor.fetchall()}
+
+
+def chunked(items: Sequence[tuple[str, ParsedItem]]) -> tuple[list[list[tuple[Any, ...]]], Indexed]:
+    """Each (item id, item)'s chunk rows, their item's rowid not known yet (None), and the
+    chunks' postings (`tokens.index`): the client's work on new items, done in a thread while
+    the server inserts them."""
+    pieces = [chunk_rows(None, item_id, item) for item_id, item in items]
+    return pieces, index([(c[6], c[7]) for piece in pieces for c in piece])

@@ -12,7 +12,7 @@ from knowledge_mcp.sources.storage.items import ParsedItem
 from knowledge_mcp.sources.storage.postgres import bm25
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
-from knowledge_mcp.sources.storage.postgres.postings.blocks import placed
+from knowledge_mcp.sources.storage.postgres.postings.blocks import Chunks, pack, placed
 from knowledge_mcp.sources.storage.postgres.schema import BLOCK, COMPONENT, MIGRATIONS, partition_name
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
@@ -24,8 +24,8 @@ BLOCKS_SQL = """SELECT block, n, cardinality(chunks) AS size, first_chunk, last_
     FROM pg_posting_blocks WHERE user_id = %s AND lexeme = %s ORDER BY block"""
 
 
-def posting(lexeme: str, chunk: int) -> tuple[str, int, int, int, int, int, str]:
-    return (lexeme, chunk, chunk, 0, 1, 5, "3")
+def posting(lexeme: str, chunk: int) -> tuple[str, tuple[int, int, int, str]]:
+    return lexeme, (chunk, 0, 1, "3")
 
 
 @pytest.mark.parametrize(
@@ -40,15 +40,37 @@ def posting(lexeme: str, chunk: int) -> tuple[str, int, int, int, int, int, str]
     ],
 )
 def test_new_postings_fill_the_last_block_of_their_term_or_start_the_next(
-    new: list[tuple[str, int, int, int, int, int, str]],
+    new: list[tuple[str, tuple[int, int, int, str]]],
     last: dict[str, tuple[int, int]],
     appended: list[tuple[str, int]],
     fresh: list[tuple[str, int]],
 ) -> None:
-    got_appended, got_fresh = placed(new, last)
-    assert [(r[0], r[1]) for r in got_appended] == appended
-    assert [(r[0], r[1]) for r in got_fresh] == fresh
-    assert sorted(r[2] for r in got_appended + got_fresh) == sorted(p[1] for p in new)  # every chunk once
+    by_term: dict[str, list[tuple[int, int, int, str]]] = {}
+    for lexeme, term_posting in new:
+        by_term.setdefault(lexeme, []).append(term_posting)
+    got_appended, got_fresh = placed(by_term, last)
+    assert [(lexeme, block) for lexeme, block, mine in got_appended for _ in mine] == appended
+    assert [(lexeme, block) for lexeme, block, mine in got_fresh for _ in mine] == fresh
+    got = [p[0] for _, _, mine in got_appended + got_fresh for p in mine]
+    assert sorted(got) == sorted(p[0] for _, p in new)  # every chunk once
+
+
+def test_a_blocks_arrays_go_as_one_literal_each_with_its_chunks_rowids_items_and_lengths() -> None:
+    chunks = Chunks(ids=[30, 31, 32], items=["7", "7", "8"], lengths=["5", "9", "2"])
+    blocks = [("wombat", 0, [(0, 1, 0, "-1073741824"), (2, 0, 2, "0,4")]), ("zebra", 3, [(1, 0, 1, "6")])]
+    assert pack(blocks, chunks) == {
+        "lexemes": '{"wombat","zebra"}',
+        "blocks": "{0,3}",
+        "ns": "{2,1}",
+        "firsts": "{30,31}",
+        "lasts": "{32,31}",
+        "chunks": '{"{30,32}","{31}"}',
+        "items": '{"{7,8}","{7}"}',
+        "tf_titles": '{"{1,0}","{0}"}',
+        "tf_bodies": '{"{0,2}","{1}"}',
+        "dls": '{"{5,2}","{9}"}',
+        "positions": '{"-1073741824;0,4","6"}',
+    }
 
 
 def note(n: int, body: str) -> tuple[Path, ParsedItem]:

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from knowledge_mcp.sources.storage.postgres.tokens import TITLE_BASE, phrase_starts, tokenize
+from knowledge_mcp.sources.storage.postgres.tokens import TITLE_BASE, index, phrase_starts
 from knowledge_mcp.sources.storage.schema import TOKENIZER
 
 
@@ -30,18 +30,36 @@ def fts5_terms(title: str, body: str) -> list[tuple[str, str]]:
     ],
 )
 def test_tokens_are_the_index_tokenizers_own(title: str, body: str) -> None:
-    tokens = tokenize([(title, body)])[0]
+    indexed = index([("padding words", "before it"), (title, body)])
     expected = fts5_terms(title, body)
-    assert [("title", t) for t in tokens.title] + [("body", t) for t in tokens.body] == expected
-    assert tokens.length == len(expected)
+    places = {}
+    for term, postings in indexed.postings.items():
+        for text, in_title, in_body, positions in postings:
+            if text == 1:
+                at = [int(p) for p in positions.split(",")]
+                assert (in_title, in_body) == (sum(p < 0 for p in at), sum(p >= 0 for p in at))
+                places |= {p: term for p in at}
+    in_order = [("title" if p < 0 else "body", places[p]) for p in sorted(places)]
+    assert in_order == expected
+    assert indexed.lengths == [4, len(expected)]
 
 
 def test_postings_count_each_term_per_column_and_keep_its_positions() -> None:
-    tokens = tokenize([("Run home", "runners run and run")])[0]
-    postings = tokens.postings()
-    assert postings["run"] == (1, 2, [TITLE_BASE, 1, 3])
-    assert postings["home"] == (1, 0, [TITLE_BASE + 1])
-    assert postings["runner"] == (0, 1, [0])
+    indexed = index([("Run home", "runners run and run"), ("", "home alone")])
+    postings = indexed.postings
+    assert postings["run"] == [(0, 1, 2, f"{TITLE_BASE},1,3")]
+    assert postings["home"] == [(0, 1, 0, f"{TITLE_BASE + 1}"), (1, 0, 1, "0")]
+    assert postings["runner"] == [(0, 0, 1, "0")]
+    assert indexed.lengths == [6, 2]
+
+
+def test_postings_are_grouped_by_term_in_the_texts_order() -> None:
+    texts = [(f"note {n}", " ".join(["zebra"] * (n % 3 + 1)) + f" w{n % 5}") for n in range(40)]
+    indexed = index(texts)
+    assert [p[0] for p in indexed.postings["zebra"]] == list(range(40))
+    assert [p[2] for p in indexed.postings["zebra"]] == [n % 3 + 1 for n in range(40)]
+    assert [p[0] for p in indexed.postings["w2"]] == [2, 7, 12, 17, 22, 27, 32, 37]
+    assert sum(len(p) for p in indexed.postings.values()) == 40 * 4  # note, its number, zebra, w*
 
 
 @pytest.mark.parametrize(
