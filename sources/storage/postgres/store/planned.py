@@ -50,6 +50,13 @@ so the newest blocks whose chunks add up to `cap` hold them."""
 PREFIX_CHUNKS = """SELECT p.chunk, p.item FROM {postings} AS b
     CROSS JOIN LATERAL unnest(b.chunks, b.items) AS p(chunk, item)
     WHERE b.source = %(source)s AND b.lexeme >= %(low)s AND b.lexeme < %(high)s"""
+NEWEST_PREFIX = """SELECT p.chunk, p.item FROM (
+        SELECT chunks, items FROM (
+            SELECT chunks, items, sum(n) OVER (PARTITION BY lexeme ORDER BY last_chunk DESC) - n AS newer
+            FROM {postings} WHERE source = %(source)s AND lexeme >= %(low)s AND lexeme < %(high)s) AS w
+        WHERE newer < %(cap)s) AS b
+    CROSS JOIN LATERAL unnest(b.chunks, b.items) AS p(chunk, item)"""
+"""A prefix's newest `cap` chunks are among each of its lexemes' newest `cap` (`NEWEST_WORD`)."""
 WORD_CHUNKS = """SELECT p.chunk, p.item FROM {postings} AS b
     CROSS JOIN LATERAL unnest(b.chunks, b.items) AS p(chunk, item)
     WHERE b.source = %(source)s AND b.lexeme = %(lexeme)s"""
@@ -125,7 +132,8 @@ async def _newest_rows(store: PgStore, terms: tuple[Term, ...], cap: int | None)
         stem = stems(term.words)[0]
         if term.prefix:
             params |= {f"low{n}": stem, f"high{n}": stem + TOP}
-            sql = PREFIX_CHUNKS.replace("%(low)s", f"%(low{n})s").replace("%(high)s", f"%(high{n})s")
+            sql = (NEWEST_PREFIX if cap else PREFIX_CHUNKS).replace("%(low)s", f"%(low{n})s")
+            sql = sql.replace("%(high)s", f"%(high{n})s")
         else:
             params[f"lexeme{n}"] = stem
             sql = (NEWEST_WORD if cap else WORD_CHUNKS).replace("%(lexeme)s", f"%(lexeme{n})s")
