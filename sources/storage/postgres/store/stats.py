@@ -9,6 +9,8 @@ scale of all the user's sources exactly as it does SQLite's. A multi-word prefix
 
 from __future__ import annotations
 
+from typing import Any
+
 from cachetools import LRUCache
 
 from ....search.lexical.plan import estimate_keys
@@ -61,7 +63,7 @@ async def index_sizes(
     )
     prefixes = {key: stems(t.words)[0] for key, t in wanted.items() if t.prefix and len(t.words) == 1}
     lows = list(prefixes.values())
-    params = {"user": user_id, "source": source, "lexemes": words, "lows": lows}
+    params: dict[str, Any] = {"user": user_id, "source": source, "lexemes": words, "lows": lows}
     params["highs"] = [low + TOP for low in lows]
     counted: LRUCache[tuple[str, str], tuple[int, int]] = pg.caches.setdefault(ITEMS_CACHE, LRUCache(COUNTED))
     at, count = counted.get((user_id, source), (None, 0))
