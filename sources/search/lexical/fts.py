@@ -16,7 +16,7 @@ from ..query import ParsedQuery, Term
 from ..request import NOTHING, Found, SearchContext
 from ..scoring import norm
 from .memory import memory_indexes, ranked_page
-from .plan import SearchPlan, estimate_keys, estimated_df, plan_search
+from .plan import Sample, estimate_keys, estimated_df, plan_search
 from .sql import SearchSpec, build_sample_sql, build_search_sql
 from .term_stats import term_stats
 from .vocabulary import Vocabulary
@@ -50,11 +50,7 @@ async def _planned(
         return NOTHING
     if ctx.order_by != "relevance" and not plan.exact:
         # Newest first over every match: candidates picked by relevance would skew it.
-        plan = SearchPlan(
-            plan.refill or plan.match,
-            estimated_rows=plan.estimated_rows,
-            scored=plan.refill_terms or plan.scored,
-        )
+        plan = plan.every_match()
     spec = SearchSpec(
         table=ctx.source.name,
         match=plan.match,
@@ -81,7 +77,7 @@ async def _planned(
         rows = await db.fetchall(*build_search_sql(spec))
     if len(rows) <= request.limit and plan.refill is not None:
         # The candidates ran out before the page filled: score every match instead.
-        plan = SearchPlan(plan.refill, estimated_rows=plan.estimated_rows, scored=plan.refill_terms or ())
+        plan = plan.every_match()
         spec = replace(spec, match=plan.match, candidates=None, cap=None, flat_score=None)
         rows = await db.fetchall(*build_search_sql(spec))
     note = plan.note(read or 0)
@@ -104,27 +100,15 @@ async def _newest_items(
     batches, each after the last rowid seen; the first is usually enough."""
     cap = spec.cap
     assert cap is not None  # an unranked plan is a sample: always capped
-    found: dict[int, list[Any]] = {}
-    read, before, complete = 0, None, False
-    batch = want  # at least a row per item
-    while len(found) < want and read < cap:
-        asked = min(batch, cap - read)
+    sample, before = Sample(want, cap), None
+    while (asked := sample.next_batch()) is not None:
         rows = await db.fetchall(*build_sample_sql(spec, asked, before))
-        read += len(rows)
-        for chunk_rowid, item_rowid in rows:
-            entry = found.get(item_rowid)
-            if entry is not None:
-                entry[3] += 1
-            elif len(found) < want:
-                found[item_rowid] = [item_rowid, chunk_rowid, score, 1]
-        if len(rows) < asked:
-            complete = True
-            break
-        before = rows[-1][0]
-        batch *= 4
+        sample.take([(chunk, item) for chunk, item in rows], asked)
+        before = rows[-1][0] if rows else before
     indexes = memory_indexes(db, ctx.source)
-    page = await ranked_page(indexes, spec, [tuple(v) for v in found.values()])
-    return page, read, complete
+    found = [(item, chunk, score, n) for item, chunk, n in sample.items.values()]
+    page = await ranked_page(indexes, spec, found)
+    return page, sample.read, sample.complete
 
 
 def _expansions(terms: tuple[Term, ...], vocabulary: Vocabulary) -> dict[str, str]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..query import Term
 
@@ -80,6 +80,15 @@ class SearchPlan:
     """The terms of `candidates`, when it differs from `match`."""
     refill_terms: tuple[Term, ...] | None = None
     """The terms of `refill`."""
+
+    def every_match(self) -> SearchPlan:
+        """The plan that scores every match (`refill`, else `match`) over every term that may score:
+        for a page the candidates could not fill, or newest first over all matches."""
+        return SearchPlan(
+            self.refill or self.match,
+            estimated_rows=self.estimated_rows,
+            scored=self.refill_terms or self.scored,
+        )
 
     def note(self, read: int) -> str | None:
         """What the response says when only the newest `read` rows were searched (`cap`)."""
@@ -173,3 +182,38 @@ def estimated_df(terms: tuple[Term, ...], counts: dict[str, int]) -> dict[str, i
     """Each term's row count from `counts` of its `estimate_keys` (a phrase: at most its rarest
     word's)."""
     return {t.fts(): min(counts.get(k, 0) for k in estimate_keys(t)) for t in terms}
+
+
+@dataclass
+class Sample:
+    """An unranked sample read as FTS5 hands it back, newest first (`flat_score`): batches of
+    `want` rows, then four times more each, until the rows name `want` items or `cap` rows were
+    read; each item with its first (newest) chunk and how many of its chunks were read. Pure: the
+    caller reads each batch (`next_batch`) and hands its rows (`take`)."""
+
+    want: int
+    cap: int
+    items: dict[int, list[int]] = field(default_factory=dict)
+    """Each item's [item, newest chunk, chunks read], in the order met."""
+    read: int = 0
+    complete: bool = False
+    """The rows ran out before the cap: they are every match."""
+    _batch: int = 0
+
+    def next_batch(self) -> int | None:
+        """How many rows to read next; None once the sample is done."""
+        if self.complete or len(self.items) >= self.want or self.read >= self.cap:
+            return None
+        return min(self._batch or self.want, self.cap - self.read)
+
+    def take(self, rows: list[tuple[int, int]], asked: int) -> None:
+        """The (chunk, item) rows of a batch of `asked`."""
+        self.read += len(rows)
+        for chunk, item in rows:
+            entry = self.items.get(item)
+            if entry is not None:
+                entry[2] += 1
+            elif len(self.items) < self.want:
+                self.items[item] = [item, chunk, 1]
+        self.complete = len(rows) < asked
+        self._batch = 4 * (self._batch or self.want)

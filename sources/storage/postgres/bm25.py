@@ -29,7 +29,7 @@ from ...search.scoring import Norm, norm
 from ...search.stemming import stems
 from ..db import validate_user_id
 from .phrases import TOP, PhraseHits, phrase_hits
-from .pool import PgDatabase
+from .pool import PgDatabase, Statement
 from .postings import terms as term_plan
 from .postings.ranking import rank_sql
 from .postings.terms import TermPlan, bit, norm_rows, plan, ranked
@@ -185,31 +185,11 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases], docs)
     for (n, _), phrase in zip(terms.phrases, hits, strict=True):
         rows[n] = len(phrase.chunks)
-    kept = term_plan.kept(rows, chunks)
     scoring, weights = await _in_columns(
         conn, source, user_id, terms, hits, rows, asked.weights, restriction.columns
     )
-    within = restriction.within
-    scored_hits = hits if within is None else [_only(h, set(within)) for h in hits]
-    params = term_plan.params(
-        source, user_id, terms, scored_hits, kept, scoring, chunks, tokens, weights, asked.want
-    )
-    params |= restriction.params | _within(restriction)
-    sql = rank_sql(params, restriction.chunks, restriction.items, restriction.columns, within is not None)
-    left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
-    if sql and asked.reading:
-        sql = asked.reading.replace("{ranking}", sql)
-    ranking = [(on_postings(sql, user_id), params)] if sql else []
-    # the ranking comes back with the COMMIT, unless a term in most chunks matched unscored (rare)
-    results = await db.send(conn, ranking + ([] if left_out and sql else [("COMMIT", None)]))
-    found = results[0][1] if sql else []
-    extra: dict[int, int] = {}
-    if left_out and sql:
-        extra = await _left_out_bits(conn, source, user_id, terms, hits, left_out, [r[1] for r in found])
-        await db.send(conn, [("COMMIT", None)])
-    distinct = {t.fts(): norm_rows(t, rows[n], docs) for n, t in enumerate(query.terms)}
-    read = list(found) if asked.reading else None
-    return PgRanking(ranked(found, extra), norm(distinct.values(), chunks), query.term_texts, read)
+    counted = _Counted(rows, scoring, weights, hits, chunks, tokens, docs)
+    return await _ranking(db, conn, source, user_id, asked, counted, [])
 
 
 async def _rank_known(
@@ -217,33 +197,77 @@ async def _rank_known(
 ) -> PgRanking:
     """`_rank` of a query of words and prefixes from `known` counts: the snapshot opened, the
     ranking and COMMIT in one round trip."""
-    query, terms, restriction = asked.query, asked.terms, asked.restriction
-    rows = [0] * len(query.terms)
-    for n, lexeme in terms.words:
+    rows = [0] * len(asked.query.terms)
+    for n, lexeme in asked.terms.words:
         rows[n] = known.docs.get(lexeme, 0)
-    for n, prefix in terms.prefixes:
+    for n, prefix in asked.terms.prefixes:
         rows[n] = known.prefixes.get(prefix, 0)
-    kept = term_plan.kept(rows, known.chunks)
+    counted = _Counted(rows, rows, asked.weights, [], known.chunks, known.tokens, known.docs)
+    begin: list[Statement] = [
+        (BEGIN_SQL, None),
+        (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id))),
+    ]
+    return await _ranking(db, conn, source, user_id, asked, counted, begin)
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """What a ranking statement is built from: each term's chunk count (`rows`), the counts idf
+    is computed from and the column weights (a field limit changes both), the phrases' hits, the
+    source's chunks and tokens, its words' chunk counts."""
+
+    rows: list[int]
+    scoring: list[int]
+    weights: tuple[float, float]
+    hits: list[PhraseHits]
+    chunks: int
+    tokens: int
+    docs: dict[str, int]
+
+
+async def _ranking(
+    db: PgDatabase,
+    conn: Any,
+    source: str,
+    user_id: str,
+    asked: _Ranking,
+    counted: _Counted,
+    begin: list[Statement],
+) -> PgRanking:
+    """The ranking statement from `counted`, sent after `begin` (the snapshot's start, when not
+    opened yet) and with COMMIT, unless a term in most chunks matched unscored (rare)."""
+    query, terms, restriction, rows = asked.query, asked.terms, asked.restriction, counted.rows
+    kept = term_plan.kept(rows, counted.chunks)
+    within = restriction.within
+    hits = counted.hits if within is None else [_only(h, set(within)) for h in counted.hits]
     params = term_plan.params(
-        source, user_id, terms, [], kept, rows, known.chunks, known.tokens, asked.weights, asked.want
+        source,
+        user_id,
+        terms,
+        hits,
+        kept,
+        counted.scoring,
+        counted.chunks,
+        counted.tokens,
+        counted.weights,
+        asked.want,
     )
     params |= restriction.params | _within(restriction)
-    within = restriction.within
-    sql = rank_sql(params, restriction.chunks, restriction.items, None, within is not None)
+    sql = rank_sql(params, restriction.chunks, restriction.items, restriction.columns, within is not None)
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
     if sql and asked.reading:
         sql = asked.reading.replace("{ranking}", sql)
-    begin = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id)))]
     ranking = [(on_postings(sql, user_id), params)] if sql else []
     results = await db.send(conn, begin + ranking + ([] if left_out and sql else [("COMMIT", None)]))
-    found = results[2][1] if sql else []
+    found = results[len(begin)][1] if sql else []
     extra: dict[int, int] = {}
     if left_out and sql:
-        extra = await _left_out_bits(conn, source, user_id, terms, [], left_out, [r[1] for r in found])
+        found_chunks = [r[1] for r in found]
+        extra = await _left_out_bits(conn, source, user_id, terms, counted.hits, left_out, found_chunks)
         await db.send(conn, [("COMMIT", None)])
-    distinct = {t.fts(): norm_rows(t, rows[n], known.docs) for n, t in enumerate(query.terms)}
+    distinct = {t.fts(): norm_rows(t, rows[n], counted.docs) for n, t in enumerate(query.terms)}
     read = list(found) if asked.reading else None
-    return PgRanking(ranked(found, extra), norm(distinct.values(), known.chunks), query.term_texts, read)
+    return PgRanking(ranked(found, extra), norm(distinct.values(), counted.chunks), query.term_texts, read)
 
 
 async def _left_out_bits(

@@ -29,7 +29,7 @@ import psycopg
 from ....search.lexical.memory_index import K1, B, Floats, Hits, MemoryIndex, QueryTerm, from_postings
 from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
-from ..bm25 import LOWEST
+from ..bm25 import BEGIN_SQL, LOWEST
 from ..phrases import TOP
 from ..pool import PgDatabase, read_as
 from ..schema import on_postings, partition_name
@@ -39,7 +39,6 @@ Counts = npt.NDArray[np.int32]
 TERM_BYTES = 200
 """A term's share of a copy's memory: its string twice (`lexemes`, `index.terms`), a dict entry,
 a list slot and its bound."""
-BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 SETUP_SQL = "SELECT set_config('knowledge.user_id', %s, true), to_regclass(%s) IS NOT NULL"
 STATS_SQL = "SELECT chunks, tokens, generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 CHUNKS_SQL = "SELECT id, item FROM pg_chunks WHERE user_id = %s AND source = %s ORDER BY id"

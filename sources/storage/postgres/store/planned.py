@@ -7,22 +7,23 @@ single very common term is a sample of its newest chunks with one flat score, an
 candidates cannot fill is ranked again over every match. The plan is pure and shared; this is
 its PostgreSQL side, so both stores search a large source the same way and give the same page:
 
-- the plan's statistics are the source's counts (`stats.index_stats`: one round trip);
-- candidates are the chunks of the plan's candidate terms (`CANDIDATES_SQL`; a word's newest
+- the plan's statistics are the source's counts (`stats.index_sizes`: one round trip, which
+  also gives the ranking its counts: `bm25.Known`);
+- candidates are the chunks of the plan's candidate terms (`NEWEST_SQL`; a word's newest
   chunks from its newest blocks alone), and the ranking reads only the blocks that hold them
   (`bm25.Restriction.within`);
-- a sample's newest chunks are read once, and FTS5's batches (`lexical/fts._newest_items`) are
-  replayed over them, so the rows read, the items and their counts are the ones SQLite reads.
+- a sample's newest chunks are read once, and FTS5's batches (`plan.Sample`, as
+  `lexical/fts._newest_items` reads them) are replayed over them, so the rows read, the items
+  and their counts are the ones SQLite reads.
 
 A search with source filters or a field limit is ranked over every match (`lexical.lexical_page`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ....search.lexical.plan import SearchPlan, estimated_df, plan_search
+from ....search.lexical.plan import Sample, estimated_df, plan_search
 from ....search.query import ParsedQuery, Term
 from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
@@ -88,8 +89,8 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
             picking = plan.candidate_terms or plan.scored
             candidates = await _newest(store, picking, plan.cap)
         rows = await _ranked(store, ctx, plan.scored, candidates, known)
-    if len(rows) <= request.limit and plan.refill_terms is not None:
-        plan = SearchPlan(plan.refill or "", estimated_rows=plan.estimated_rows, scored=plan.refill_terms)
+    if len(rows) <= request.limit and plan.refill is not None:
+        plan = plan.every_match()
         rows = await _ranked(store, ctx, plan.scored, None, known)
     note = plan.note(read)
     if note is not None:
@@ -176,21 +177,10 @@ async def _newest_of(store: PgStore, term: Term, cap: int, enough: int) -> tuple
     return rows[:cap], everything or len(rows) >= cap
 
 
-@dataclass(frozen=True)
-class _Sample:
-    """FTS5's newest-first sample replayed (`lexical/fts._newest_items`): each item's newest chunk
-    and its chunks read, in the order met; how many rows were read; whether they were all."""
-
-    items: list[tuple[int, int, int]]
-    read: int
-    complete: bool
-
-
-async def _sample(store: PgStore, term: Term, cap: int, want: int) -> _Sample:
-    """The newest chunks of `term` read as FTS5 reads them: batches of `want`, then four times
-    more each, after the last chunk seen, until `want` items or `cap` rows. A phrase's newest hits
-    are looked for in a window of its rarest word's newest chunks that grows until the batches
-    are served."""
+async def _sample(store: PgStore, term: Term, cap: int, want: int) -> Sample:
+    """The newest chunks of `term` read as FTS5 reads them (`plan.Sample`), from its newest chunks
+    read once. A phrase's newest hits are looked for in a window of its rarest word's newest
+    chunks that grows until the batches are served."""
     enough = want
     while True:
         newest, everything = await _newest_of(store, term, cap, enough)
@@ -200,31 +190,19 @@ async def _sample(store: PgStore, term: Term, cap: int, want: int) -> _Sample:
         enough *= 4
 
 
-def _replay(newest: list[tuple[int, int]], everything: bool, cap: int, want: int) -> _Sample | None:
+def _replay(newest: list[tuple[int, int]], everything: bool, cap: int, want: int) -> Sample | None:
     """FTS5's batches over `newest` (chunk, item), or None when they read past it and there is more."""
-    found: dict[int, list[int]] = {}
-    read, batch, complete = 0, want, False
-    while len(found) < want and read < cap:
-        asked = min(batch, cap - read)
-        rows = newest[read : read + asked]
+    sample = Sample(want, cap)
+    while (asked := sample.next_batch()) is not None:
+        rows = newest[sample.read : sample.read + asked]
         if len(rows) < asked and not everything:
             return None
-        read += len(rows)
-        for chunk, item in rows:
-            entry = found.get(item)
-            if entry is not None:
-                entry[2] += 1
-            elif len(found) < want:
-                found[item] = [item, chunk, 1]
-        if len(rows) < asked:
-            complete = True
-            break
-        batch *= 4
-    return _Sample([(i, c, n) for i, c, n in found.values()], read, complete)
+        sample.take(rows, asked)
+    return sample
 
 
-async def _flat_page(store: PgStore, ctx: SearchContext, sample: _Sample, score: float) -> list[Any]:
+async def _flat_page(store: PgStore, ctx: SearchContext, sample: Sample, score: float) -> list[Any]:
     """The sample's items as a page: each its newest chunk, all the same `score`."""
-    window = Window([(item, chunk, score, n) for item, chunk, n in sample.items])
+    window = Window([(item, chunk, score, n) for item, chunk, n in sample.items.values()])
     rows = await page_rows(store, window)
     return ordered(rows, False)[ctx.request.offset : ctx.depth + 1]
