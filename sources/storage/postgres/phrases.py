@@ -1,14 +1,12 @@
 """A phrase's hits in the PostgreSQL store, from the positions its words' postings keep.
 
 FTS5 counts a phrase's instances in each column (`tokens.TITLE_BASE` keeps the columns apart in
-the positions). A phrase of whole words is counted in the database, in one statement: the
-postings of its words are joined on the chunk, driven by its rarest word (so positions are read
-only in that word's chunks, and kept only where every word is), and a chunk's instances are the
-starts p with word i at p + i (found from the rarest word's positions).
-Only the chunks the phrase occurs in come back, not every candidate's positions: a phrase of
-stop words (`"in the"`) no longer ships every chunk's positions to Python. A phrase ending in a
-prefix reads the postings of its words and of every lexeme that prefix starts, in the chunks of
-its rarest whole word, and counts them here. Exact either way, and never the chunks' text.
+the positions). A phrase of whole words is found in its words' blocks as arrays
+(`phrase_match.py`): all of them when its rarest word is common, else the rarest word's and the
+other words' blocks that can hold its chunks. A sample reads the newest chunks only, window by
+window back in time (`NewestPhrase`). A phrase ending in a prefix reads the postings of its
+words and of every lexeme that prefix starts, in the chunks of its rarest whole word, and counts
+them here. Exact either way, and never the chunks' text.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ from typing import Any
 
 from ...search.query import Term
 from ...search.stemming import stems
+from .phrase_match import EVERY, Hit, read_phrase, starts, within
 from .schema import on_postings
 from .tokens import phrase_starts
 
@@ -31,6 +30,12 @@ UNNESTED = (
     """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.dls, b.positions) AS p(chunk, item, dl, positions)"""
 )
 """A block's postings as rows (`postings/blocks.py`); positions as text "4,17" (`POSITIONS`: as int[])."""
+SINCE_OF_SQL = """SELECT coalesce(min(first_chunk) FILTER (WHERE newer < %(window)s), 0),
+        coalesce(bool_and(newer < %(window)s), true), sum(n) FILTER (WHERE newer < %(window)s)
+    FROM (SELECT first_chunk, n, sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer FROM {postings}
+        WHERE source = %(source)s AND lexeme = %(l0)s AND last_chunk < %(until)s) AS w"""
+"""Where the newest `window` chunks of the phrase's rarest word older than `until` start, whether
+that is all of them, and how many chunks that is (a word's blocks hold disjoint chunk ranges)."""
 POSITIONS = "string_to_array({p}.positions, ',')::int[]"
 POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.format(p="p")}
     FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
@@ -43,52 +48,6 @@ PREFIX_POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.fo
     {UNNESTED}
     WHERE b.source = %(source)s AND b.lexeme >= %(low)s AND b.lexeme < %(high)s
         AND p.chunk = ANY(%(chunks)s::bigint[])"""
-
-
-WORD_SQL = f"""(SELECT p.* FROM {{postings}} b {UNNESTED}
-        WHERE b.source = %(source)s AND b.lexeme = %(l{{i}})s{{since}})"""
-SINCE_SQL = """ AND b.last_chunk >= %(since)s AND p.chunk >= %(since)s"""
-"""Only the chunks from `since` on (a sample of the newest: `newest_phrase_hits`)."""
-SINCE_OF_SQL = """SELECT coalesce(min(first_chunk) FILTER (WHERE newer < %(window)s), 0),
-        bool_and(newer < %(window)s)
-    FROM (SELECT first_chunk, sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer FROM {postings}
-        WHERE source = %(source)s AND lexeme = %(l0)s) AS w"""
-"""Where the newest `window` chunks of the phrase's rarest word start, and whether that is all of them
-(a word's blocks hold disjoint chunk ranges)."""
-PHRASE_SQL = f"""SELECT p0.chunk, p0.item, s.in_title, s.in_body, p0.dl
-    FROM {WORD_SQL.replace("{i}", "0")} p0
-    {{joins}}
-    CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x < {{at}}) AS in_title,
-            count(*) FILTER (WHERE x >= {{at}}) AS in_body
-        FROM (SELECT {{arrays}} OFFSET 0) AS a CROSS JOIN LATERAL unnest(a.a0) AS x WHERE {{follows}}) AS s
-    WHERE s.in_title > 0 OR s.in_body > 0
-    ORDER BY p0.chunk"""
-"""Each word's positions are parsed once per chunk that holds them all (`a.a<i>`; OFFSET 0 keeps
-the planner from parsing them for every position of the rarest word, or for every chunk of a
-common word before the join)."""
-JOINED_SQL = """(SELECT p.chunk, p.positions FROM {postings} b
-        CROSS JOIN LATERAL unnest(b.chunks, b.positions) AS p(chunk, positions)
-        WHERE b.source = %(source)s AND b.lexeme = %(l{i})s{since})"""
-"""A further word's postings: only the columns the phrase reads of them."""
-JOIN_SQL = f"""JOIN {JOINED_SQL} p{{i}} ON p{{i}}.chunk = p0.chunk"""
-ARRAY_SQL = POSITIONS.format(p="p{i}") + " AS a{i}"
-FOLLOWS_SQL = "x + {shift} = ANY(a.a{i})"
-
-
-def phrase_sql(words: list[str], lexemes: list[str], since: bool = False) -> str:
-    """The statement counting a phrase of `words` (stems, ≥ 2) in each chunk that holds it: the
-    postings of its distinct `lexemes` (`l0`, `l1`, …; rarest first) joined on the chunk, and the
-    rarest's positions x (at `words.index(l0)` in the phrase) that have every word i at the
-    shift x + i - at. The planner drives the join from the rarest word's few rows."""
-    at = words.index(lexemes[0])
-    joins = "\n    ".join(JOIN_SQL.replace("{i}", str(i)) for i in range(1, len(lexemes)))
-    follows = " AND ".join(
-        FOLLOWS_SQL.format(shift=i - at, i=lexemes.index(word)) for i, word in enumerate(words) if i != at
-    )
-    arrays = ", ".join(ARRAY_SQL.format(i=i) for i in range(len(lexemes)))
-    sql = PHRASE_SQL.replace("{joins}", joins).replace("{follows}", follows).replace("{at}", str(at))
-    sql = sql.replace("{arrays}", arrays)
-    return sql.replace("{since}", SINCE_SQL if since else "")
 
 
 @dataclass(frozen=True)
@@ -119,10 +78,7 @@ async def _hits(conn: Any, source: str, user_id: str, term: Term, known: dict[st
     if len(docs) < len(params["lexemes"]):
         return PhraseHits([])  # a word no chunk holds
     if not term.prefix:
-        lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-        params |= {f"l{i}": lexeme for i, lexeme in enumerate(lexemes)}
-        rows = await (await conn.execute(on_postings(phrase_sql(words, lexemes), user_id), params)).fetchall()
-        return PhraseHits([(int(c), int(i), int(t), int(b), int(n)) for c, i, t, b, n in rows])
+        return PhraseHits(await _every(conn, user_id, source, words, docs))
     # only the chunks of the phrase's rarest whole word can hold it
     params["rarest"] = min(docs, key=lambda lexeme: (docs[lexeme], lexeme))
     candidates = await (await conn.execute(on_postings(CHUNKS_SQL, user_id), params)).fetchall()
@@ -151,28 +107,60 @@ async def _hits(conn: Any, source: str, user_id: str, term: Term, known: dict[st
     return PhraseHits(found)
 
 
+async def _every(conn: Any, user_id: str, source: str, words: list[str], docs: dict[str, int]) -> list[Hit]:
+    """Every chunk a phrase of whole words occurs in."""
+    lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
+    return starts(words, await read_phrase(conn, user_id, source, lexemes))
+
+
+class NewestPhrase:
+    """A phrase of whole words' hits, newest first, read in windows of its rarest word's chunks
+    that go back in time: each window reads only blocks older than the last (a word's blocks
+    hold disjoint chunk ranges), and is sized from the share of chunks that held the phrase so
+    far. A sample of a phrase of common words reads its newest chunks, not all."""
+
+    def __init__(self, user_id: str, source: str, term: Term) -> None:
+        self.user_id, self.source = user_id, source
+        self.words = stems(term.words)
+        self.hits: list[Hit] = []
+        self.until = EVERY
+        self.read = 0
+        """Chunks of the rarest word read so far."""
+        self.everything = False
+        self._lexemes: list[str] | None = None
+
+    async def at_least(self, conn: Any, enough: int) -> tuple[PhraseHits, bool]:
+        """The hits read so far, at least `enough` of them when the phrase has that many, newest
+        first; and whether they are all its hits."""
+        if self._lexemes is None:
+            params = {"user": self.user_id, "source": self.source, "lexemes": sorted(set(self.words))}
+            docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+            self._lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
+            self.everything = len(docs) < len(params["lexemes"])  # a word no chunk holds
+        window = max(1, enough)
+        while not self.everything and len(self.hits) < enough:
+            if self.hits:  # as many chunks again as the hits still missing need, at the rate so far
+                window = max(window, -(-(enough - len(self.hits)) * self.read * 5 // (4 * len(self.hits))))
+            await self._window(conn, window)
+            window *= 4
+        return PhraseHits(sorted(self.hits, reverse=True)), self.everything
+
+    async def _window(self, conn: Any, window: int) -> None:
+        """The hits in the newest `window` chunks of the rarest word older than those read."""
+        assert self._lexemes is not None
+        params = {"source": self.source, "l0": self._lexemes[0], "window": window, "until": self.until}
+        found = await conn.execute(on_postings(SINCE_OF_SQL, self.user_id), params)
+        since, everything, read = await found.fetchone()
+        since = 0 if everything else int(since)
+        by_word = await read_phrase(conn, self.user_id, self.source, self._lexemes, since, self.until)
+        self.hits += within(starts(self.words, by_word), since, self.until)
+        self.read += int(read or 0)
+        self.until, self.everything = since, bool(everything)
+
+
 async def newest_phrase_hits(
     conn: Any, source: str, user_id: str, term: Term, enough: int
 ) -> tuple[PhraseHits, bool]:
     """A phrase of whole words' hits among the newest chunks of its rarest word, at least `enough`
-    of them when it has that many (the window grows four times at a time), and whether they are
-    all its hits. A sample of a phrase of common words reads its newest chunks, not all."""
-    words = stems(term.words)
-    params: dict[str, Any] = {"user": user_id, "source": source, "lexemes": sorted(set(words))}
-    docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
-    if len(docs) < len(params["lexemes"]):
-        return PhraseHits([]), True
-    lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-    params |= {f"l{i}": lexeme for i, lexeme in enumerate(lexemes)}
-    window = max(1, enough)
-    while True:
-        params["window"] = window
-        found = await conn.execute(on_postings(SINCE_OF_SQL, user_id), params)
-        since, everything = await found.fetchone()
-        params["since"] = 0 if everything else int(since)
-        sql = on_postings(phrase_sql(words, lexemes, since=True), user_id)
-        rows = await (await conn.execute(sql, params)).fetchall()
-        hits = PhraseHits([(int(c), int(i), int(t), int(b), int(n)) for c, i, t, b, n in rows])
-        if everything or len(hits.chunks) >= enough:
-            return hits, bool(everything)
-        window *= 4
+    of them when it has that many, and whether they are all its hits (`NewestPhrase`)."""
+    return await NewestPhrase(user_id, source, term).at_least(conn, enough)

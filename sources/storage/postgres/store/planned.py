@@ -29,7 +29,7 @@ from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
 from ....search.stemming import stems
 from ..bm25 import Known, Restriction, rank
-from ..phrases import TOP, newest_phrase_hits, phrase_hits
+from ..phrases import TOP, NewestPhrase, newest_phrase_hits, phrase_hits
 from ..pool import read_as
 from ..schema import as_user, on_postings
 from . import rows as statements
@@ -164,26 +164,30 @@ async def _phrase_rows(store: PgStore, phrases: list[Term], cap: int | None) -> 
     return [(c[0], c[1]) for h in hits for c in h.chunks]
 
 
-async def _newest_of(store: PgStore, term: Term, cap: int, enough: int) -> tuple[list[tuple[int, int]], bool]:
+async def _newest_of(
+    store: PgStore, term: Term, cap: int, enough: int, phrase: NewestPhrase | None
+) -> tuple[list[tuple[int, int]], bool]:
     """(chunk, item) of `term`'s newest chunks, newest first: at most `cap`, at least `enough` when
-    it has them; and whether they are all of them."""
-    if len(term.words) == 1 or term.prefix:
+    it has them; and whether they are all of them. A phrase's are read on by `phrase`."""
+    if phrase is None:
         rows = await _newest_rows(store, (term,), cap)
         return rows, len(rows) < cap
     async with store.pg.transaction() as conn:
         await as_user(conn, store.user_id)
-        hits, everything = await newest_phrase_hits(conn, store.source, store.user_id, term, enough)
+        hits, everything = await phrase.at_least(conn, enough)
     rows = sorted({(c[0], c[1]) for c in hits.chunks}, reverse=True)
     return rows[:cap], everything or len(rows) >= cap
 
 
 async def _sample(store: PgStore, term: Term, cap: int, want: int) -> Sample:
     """The newest chunks of `term` read as FTS5 reads them (`plan.Sample`), from its newest chunks
-    read once. A phrase's newest hits are looked for in a window of its rarest word's newest
-    chunks that grows until the batches are served."""
+    read once. A phrase's newest hits are looked for in windows of its rarest word's chunks
+    that go back until the batches are served, each window read once."""
+    whole_phrase = len(term.words) > 1 and not term.prefix
+    phrase = NewestPhrase(store.user_id, store.source, term) if whole_phrase else None
     enough = want
     while True:
-        newest, everything = await _newest_of(store, term, cap, enough)
+        newest, everything = await _newest_of(store, term, cap, enough, phrase)
         sample = _replay(newest, everything, cap, want)
         if sample is not None:
             return sample
