@@ -17,7 +17,6 @@ from knowledge_mcp.sources.storage.db import database_path
 from knowledge_mcp.sources.storage.files.walking import iter_files
 from knowledge_mcp.sources.storage.importing import ImportSummary
 
-from ..auth.keys import run_keys
 from ..backend import opened
 from ..config import Settings
 
@@ -103,5 +102,9 @@ async def run_keys_command(
     settings: Settings, action: str, user: str | None, prefix: str | None, scopes: list[str]
 ) -> int:
     """`knowledge-mcp keys create|list|revoke`, in the backend's key store."""
+    # Loaded here, not with the module: the key store's scopes load the MCP SDK (~1 s), which
+    # `import` and `search` never need (docs/performance.md, "Lazy imports").
+    from ..auth.keys import run_keys
+
     async with opened(settings) as backend:
         return await run_keys(backend.keys, action, user, prefix, scopes)
