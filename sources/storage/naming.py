@@ -71,8 +71,8 @@ def needs_scrub(item: ParsedItem) -> bool:
 
 def _holds_surrogate(value: Any) -> bool:
     """`scrub`'s test: whether it would change `value`."""
-    if isinstance(value, str):
-        return SURROGATE_RE.search(value) is not None
+    if isinstance(value, str):  # an ASCII text (known to Python without a scan) holds none
+        return not value.isascii() and SURROGATE_RE.search(value) is not None
     if isinstance(value, list | tuple):
         return any(_holds_surrogate(v) for v in value)
     if isinstance(value, dict):
