@@ -20,8 +20,9 @@ from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.storage.store import Store
 
-from .auth.limits import RateLimiter, rate_limit
-from .auth.scopes import write_refusal
+from .auth.limit_gate import rate_limit
+from .auth.limits import RateLimiter
+from .auth.refusal import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .backend import open_backend
 from .call import SERVER_CALL, serve_calls
@@ -138,7 +139,7 @@ class Services:
         return await self.backend.items.notes(request.user_id, request.db_paths["notes"])
 
     def write_refusal(self, request: ServerRequestContext[Any, Any]) -> str | None:
-        """Why this caller may not write, or None (`auth/scopes.write_refusal`)."""
+        """Why this caller may not write, or None (`auth/refusal.write_refusal`)."""
         return write_refusal(
             read_only=self.settings.read_only,
             authenticated=self.authenticated,

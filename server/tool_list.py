@@ -41,7 +41,7 @@ COMPACT_TOOLS = frozenset(
     }
 )
 # The tools that change the user's knowledge: listed, and callable, only for callers who may
-# write (`auth/scopes.write_refusal`). Not in the compact profile: it is the read path at the
+# write (`auth/refusal.write_refusal`). Not in the compact profile: it is the read path at the
 # least cost, and a host that saves notes pays for two more tools on every turn.
 WRITE_TOOLS = frozenset({"notes_create", "notes_update"})
 # Keys of a schema object that name things rather than describe them: their values are maps

@@ -13,90 +13,28 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Annotated, Any, Generic, NamedTuple, ParamSpec, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Annotated, Any, NamedTuple, ParamSpec
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 
+# The call a tool serves lives in `calls` (no MCP SDK there); named here too, as it always was.
+from .calls import CALL as CALL
+from .calls import Call as Call
+from .calls import CallSlot as CallSlot
+from .calls import current_call as current_call
 from .errors import KnowledgeError
 from .models import Loc, Retrieval
 from .registry import SOURCE_NAMES
-from .retrieval import Defaults
 from .search.request import MAX_PER_ITEM, ResultField, SearchMode, SearchRequest
-from .search.rerank.backend import Reranking
 from .source import ChunkedSource
 from .storage.db import source_failure
-from .storage.store import Store
 from .wire import dump, render_get, render_search
 
 P = ParamSpec("P")
-C = TypeVar("C")
-
-
-class Call(Protocol):
-    """What a source's tools read of the request they serve."""
-
-    @property
-    def user_id(self) -> str:
-        """The authenticated user (or the single local user); never from a tool's arguments."""
-        ...
-
-    @property
-    def client_name(self) -> str | None:
-        """The client's clientInfo.name, when it gave one."""
-        ...
-
-    def defaults(self) -> Defaults:
-        """Server config, overlaid by the request's config, then by the session's defaults
-        (a tool's explicit input wins later, in the tool)."""
-        ...
-
-    async def database(self, source: str) -> Store:
-        """The caller's database of `source`."""
-        ...
-
-    def reranking(self, rerank: bool) -> Reranking | None:
-        """A search's `rerank`: None unless asked, else the configured reranker or the client's
-        model (sampling)."""
-        ...
-
-
-class CallSlot(Generic[C]):
-    """Where one layer finds the call of the request being served, typed by what it reads."""
-
-    def __init__(self, name: str) -> None:
-        self._var: ContextVar[C | KnowledgeError | None] = ContextVar(name, default=None)
-
-    def get(self) -> C:
-        """The call being served; the reason there is none (no verified user) is raised as is."""
-        call = self._var.get()
-        if call is None:
-            raise RuntimeError("no MCP request is being served here")
-        if isinstance(call, KnowledgeError):
-            raise call
-        return call
-
-    @contextmanager
-    def serving(self, call: C | KnowledgeError) -> Iterator[None]:
-        """Serve a request inside `call` (or, when it could not be built, the reason why)."""
-        token = self._var.set(call)
-        try:
-            yield
-        finally:
-            self._var.reset(token)
-
-
-CALL: CallSlot[Call] = CallSlot("call")
-
-
-def current_call() -> Call:
-    """The call of the request being served (what a source's tool reads)."""
-    return CALL.get()
 
 
 # The argument types every search tool shares: bounds here are what the tool errors name.

@@ -11,22 +11,20 @@ Tools that cost the server alike also share a bucket per user (`groups`): the re
 Memory stays bounded: buckets live in a TTL cache whose TTL is the time a bucket takes to
 refill completely (60 s), so a bucket that expired would have been full anyway, and calls
 naming a tool the server does not have share one bucket per user rather than one per name.
+
+The server middleware that applies them is `limit_gate.rate_limit` (it loads the MCP SDK; the
+backends that only keep buckets do not).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from cachetools import TTLCache
-from loguru import logger
-from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
-from mcp_types import CallToolResult, TextContent
-
-from knowledge_mcp.sources.errors import KnowledgeError
 
 WINDOW_S = 60.0
 UNKNOWN_TOOL = "(unknown tool)"
@@ -150,40 +148,3 @@ def group_limited_message(tool: str, group: str, limit: int, wait_s: float) -> s
         f"rate limit reached for {tool}: the {group} together allow {limit} call"
         f"{'' if limit == 1 else 's'} per minute per user; retry in {retry} s (other tools are not affected)"
     )
-
-
-def rate_limit(
-    limiter: RateLimiter,
-    user_of: Callable[[ServerRequestContext[Any, Any]], str],
-    tool_names: Callable[[], Awaitable[Collection[str]]],
-) -> ServerMiddleware[Any]:
-    """Server middleware: a `tools/call` over its limit answers a tool error, not a protocol error,
-    so the model can read when to retry; the tool does not run."""
-    known: list[Collection[str]] = []
-
-    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call" or not limiter.enabled:
-            return await call_next(ctx)
-        name = (ctx.params or {}).get("name")
-        try:
-            user = user_of(ctx)
-        except KnowledgeError:  # no verified user: the tool itself refuses the call
-            return await call_next(ctx)
-        if not known:
-            known.append({canonical_tool(n) for n in await tool_names()})
-        tool = canonical_tool(name) if isinstance(name, str) else UNKNOWN_TOOL
-        if tool not in known[0]:
-            tool = UNKNOWN_TOOL
-        shown = name if isinstance(name, str) and tool != UNKNOWN_TOOL else tool
-        wait_s = await limiter.take(user, tool)
-        if wait_s is not None:
-            text = limited_message(shown, limiter.limit_for(tool), wait_s)
-        else:
-            grouped = await limiter.take_group(user, tool)
-            if grouped is None:
-                return await call_next(ctx)
-            text = group_limited_message(shown, *grouped)
-        logger.info("rate limited user={} tool={}", user, tool)
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-    return middleware

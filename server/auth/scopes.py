@@ -1,10 +1,11 @@
-"""Who may change the knowledge base: scopes on credentials, and the one decision.
+"""Who may change the knowledge base: the scopes credentials carry.
 
 Credentials are read-only unless they carry the `write` scope: an API key created with
 `knowledge-mcp keys create --scope write`, a JWT whose `scope` claim (space-separated, RFC 8693)
 or `scp` list names `write`. The local stdio user may write; over HTTP or WebSocket only a
 verified credential with the write scope may (a server started with `--no-auth` serves
-read-only); `read_only = true` stops writes for everyone.
+read-only); `read_only = true` stops writes for everyone. The decision itself is
+`refusal.write_refusal` (it reads the MCP SDK's authenticated user; these names do not).
 """
 
 from __future__ import annotations
@@ -12,16 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-
 WRITE = "write"
 SCOPES = ("read", WRITE)
-READ_ONLY_SERVER = "this server is read-only (read_only = true); nothing can be written"
-READ_ONLY_CREDENTIAL = (
-    "this credential is read-only: writing needs an API key made with "
-    "`knowledge-mcp keys create --user U --scope write` or a JWT whose scope claim includes write"
-)
-NO_CREDENTIAL = "writing over HTTP needs a credential with the write scope; a --no-auth server is read-only"
 
 
 def claim_scopes(claims: dict[str, Any]) -> list[str]:
@@ -50,18 +43,3 @@ def split_scopes(text: str) -> list[str]:
 
 def scope_text(scopes: Iterable[str]) -> str:
     return " ".join(dict.fromkeys(s for s in scopes if s))
-
-
-def write_refusal(*, read_only: bool, authenticated: bool, networked: bool, scope: Any) -> str | None:
-    """Why this caller may not write (one sentence), or None when they may.
-
-    `networked`: the request came over HTTP or WebSocket; `scope` is its ASGI scope, where the
-    auth middleware put the verified credential."""
-    if read_only:
-        return READ_ONLY_SERVER
-    if authenticated:
-        user = scope.get("user") if isinstance(scope, dict) else None
-        if isinstance(user, AuthenticatedUser) and WRITE in user.access_token.scopes:
-            return None
-        return READ_ONLY_CREDENTIAL
-    return NO_CREDENTIAL if networked else None

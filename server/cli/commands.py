@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
 
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.request import SearchRequest
@@ -17,11 +15,8 @@ from knowledge_mcp.sources.storage.db import database_path
 from knowledge_mcp.sources.storage.files.walking import iter_files
 from knowledge_mcp.sources.storage.importing import ImportSummary
 
-from ..auth.keys import run_keys
 from ..backend import opened
 from ..config import Settings
-
-stderr = Console(stderr=True)
 
 
 async def run_import(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:
@@ -33,15 +28,7 @@ async def run_import(settings: Settings, source_name: str, paths: list[Path], pr
     total = sum(1 for _ in iter_files(existing, get_source(source_name).extensions)) if show else None
     path = database_path(settings.data_dir, settings.user, source_name)
     async with opened(settings) as backend:
-        with Progress(
-            TextColumn("importing {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=stderr,
-            disable=not show,
-            transient=True,
-        ) as progress:
-            task = progress.add_task(source_name, total=total)
+        with file_progress(source_name, total, show) as on_file:
             return await backend.items.import_files(
                 settings.user,
                 source_name,
@@ -49,8 +36,24 @@ async def run_import(settings: Settings, source_name: str, paths: list[Path], pr
                 paths,
                 prune=prune,
                 max_file_bytes=int(settings.import_max_file_mb * 1024 * 1024),
-                on_file=lambda _: progress.advance(task),
+                on_file=on_file,
             )
+
+
+@contextmanager
+def file_progress(source_name: str, total: int | None, show: bool) -> Iterator[Callable[[Path], None] | None]:
+    """An import's progress bar on a terminal, as the run's per-file callback; None elsewhere.
+    rich is loaded only to show it (docs/performance.md, "Lazy imports")."""
+    if not show:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    columns = (TextColumn("importing {task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(source_name, total=total)
+        yield lambda _: progress.advance(task)
 
 
 def print_summary(summary: ImportSummary, as_json: bool) -> None:
@@ -91,6 +94,9 @@ def print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
     if as_json:
         print(json.dumps({"results": rows}, ensure_ascii=False))
         return
+    from rich.console import Console  # only for the terminal's table
+    from rich.table import Table
+
     table = Table(show_lines=True)
     for column in ("score", "title", "uri", "snippet"):
         table.add_column(column)
@@ -103,5 +109,9 @@ async def run_keys_command(
     settings: Settings, action: str, user: str | None, prefix: str | None, scopes: list[str]
 ) -> int:
     """`knowledge-mcp keys create|list|revoke`, in the backend's key store."""
+    # Loaded here, not with the module: the key store's scopes load the MCP SDK (~1 s), which
+    # `import` and `search` never need (docs/performance.md, "Lazy imports").
+    from ..auth.keys import run_keys
+
     async with opened(settings) as backend:
         return await run_keys(backend.keys, action, user, prefix, scopes)

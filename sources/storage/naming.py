@@ -66,15 +66,21 @@ def needs_scrub(item: ParsedItem) -> bool:
     """Whether any text of the item holds a lone surrogate (one regex scan of each text: no
     copy of the item is made for the common case of none)."""
     chunks = [(c.field, c.meta) for c in item.chunks or ()]
-    return any(_holds_surrogate(getattr(item, name)) for name in ITEM_TEXTS) or _holds_surrogate(chunks)
+    return _holds_surrogate([getattr(item, name) for name in ITEM_TEXTS] + chunks)
 
 
 def _holds_surrogate(value: Any) -> bool:
-    """`scrub`'s test: whether it would change `value`."""
-    if isinstance(value, str):
-        return SURROGATE_RE.search(value) is not None
-    if isinstance(value, list | tuple):
-        return any(_holds_surrogate(v) for v in value)
-    if isinstance(value, dict):
-        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
+    """`scrub`'s test: whether it would change `value` (one loop over the nested values rather
+    than a generator per level: this runs for every imported item)."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):  # an ASCII text (known to Python without a scan) holds none
+            if not value.isascii() and SURROGATE_RE.search(value) is not None:
+                return True
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value)
+            pending.extend(value.values())
     return False

@@ -111,4 +111,4 @@ def decode_text(raw: bytes, declared: str | None = None) -> str:
         raise ImportFileError(BINARY_MESSAGE)
     else:
         text = _decode_unmarked(raw, declared)
-    return _NEWLINES.sub("\n", text)
+    return _NEWLINES.sub("\n", text) if "\r" in text else text

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from ...tooling import Call, CallSlot
+from ...calls import Call, CallSlot
 
 if TYPE_CHECKING:
     from .stores import NoteStore

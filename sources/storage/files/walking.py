@@ -86,7 +86,7 @@ def _walk_folder(root: Path, extensions: frozenset[str]) -> Iterator[Found | Ski
                     folders.append(entry.path)
                 else:
                     found.append((entry.path, entry))
-    found.sort(key=lambda pair: Path(pair[0]).parts)
+    found.sort(key=lambda pair: pair[0].split(os.sep))  # by path parts, as Path(...).parts sorts
     for name, entry in found:
         checked = _check(Path(name), entry, root, extensions)
         if checked is not None:
@@ -147,13 +147,27 @@ def read_regular(folders: Folders, path: Path, checked: os.stat_result, max_byte
     `lstat`), at most `max_bytes`, or an ImportFileError. Opened once without following links and
     without blocking (`opening`), checked on the open file, read no further than the cap."""
     fd, info = folders.open(path, checked)
-    with os.fdopen(fd, "rb") as file:
+    try:
         if info.st_size > max_bytes:
             raise FileTooLargeError(too_large(info.st_size, max_bytes))
-        raw = file.read(max_bytes + 1)
+        raw = _read_up_to(fd, info.st_size, max_bytes + 1)
+    finally:
+        os.close(fd)
     if len(raw) > max_bytes:
         raise FileTooLargeError(too_large(len(raw), max_bytes))
     return raw
+
+
+def _read_up_to(fd: int, size: int, limit: int) -> bytes:
+    """The file's bytes, at most `limit`: straight reads of the descriptor, the first of the size
+    it said it has (a buffered file's `read(limit)` allocates the whole limit, 200 MB by default,
+    for every file: most of a folder import's reading time, docs/performance.md)."""
+    parts = [os.read(fd, min(size + 1, limit))]
+    total = len(parts[0])
+    while parts[-1] and total < limit:
+        parts.append(os.read(fd, min(max(size, 1 << 16), limit - total)))
+        total += len(parts[-1])
+    return b"".join(parts)
 
 
 def too_large(size: int, max_bytes: int) -> str:
