@@ -28,6 +28,7 @@ from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from . import http as bench_http
 from .corpus import Corpus
 from .evaluation import percentile
+from .stdio.calls import stdio_latency
 from .store_calls import GET_MODES, get_times, search_times, timed
 
 if TYPE_CHECKING:
@@ -152,12 +153,14 @@ async def bench_stdio(corpus: Corpus, data_dir: Path) -> dict[str, Any]:
         args=["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(data_dir)],
         env=bench_http.server_env(),
     )
-    latencies: list[float] = []
-    async with Client(params) as client:
-        for q in e2e_queries(corpus):
-            args = {"query": q, "limit": 10, "seen": "show"}
-            latencies.append((await timed(client.call_tool("knowledge_search", args)))[0])
-    return {"tool": "knowledge_search", "queries": len(latencies), **stats(latencies)}
+    report = await stdio_latency(params, e2e_queries(corpus), modes=("auto",), limits=(10,))
+    (search,) = report["search"]
+    latency = {p: search["latency_ms"][p] for p in ("p50", "p95", "p99")}
+    return {"tool": "knowledge_search", "queries": search["latency_ms"]["calls"], **latency} | {
+        "floor_ms": report["floor_ms"],
+        "ratio_to_floor_p50": search["ratio_to_floor_p50"],
+        "client_validate_ms": search["client_validate_ms"],
+    }
 
 
 async def bench_http_e2e(corpus: Corpus, data_dir: Path) -> dict[str, Any]:

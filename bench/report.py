@@ -36,6 +36,8 @@ def print_table(r: dict[str, Any]) -> None:
         print(f"get {mode:<20} p50 {g['p50']} ms  p95 {g['p95']} ms  p99 {g['p99']} ms")
     for name, e in (("stdio", r["e2e"]["stdio"]), ("http", r["http_e2e"])):
         print(f"e2e {name:<7} {e['queries']} queries p50 {e['p50']} ms  p95 {e['p95']} ms  p99 {e['p99']} ms")
+        if "floor_ms" in e:  # stdio: an unknown tool's round trip, in the same run
+            print(f"  floor (unknown tool) p50 {e['floor_ms']['p50']} ms; {e['ratio_to_floor_p50']}x")
     if r["load"] is not None:
         load = r["load"]
         print(f"load over {load['transport']} (jwt, one user), {load['seconds_per_level']} s per level:")

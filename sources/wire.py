@@ -158,10 +158,25 @@ def brief(hit: dict[str, Any], keep: frozenset[str] = frozenset()) -> dict[str, 
     return hit
 
 
+def fields_in_description(schema: dict[str, Any]) -> None:
+    """A hit's fields named in its schema's description instead of as `properties`: a client's
+    JSON Schema validator descends into every declared property of every hit, which made the
+    official client's check of a top-100 page cost ~18 ms against ~0.7 ms for `required` alone
+    (docs/performance.md); the names, types and descriptions tell a model the same."""
+    said = []
+    for name, field in schema.pop("properties").items():
+        kinds = [field.get("type")] if "type" in field else [k.get("type") for k in field.get("anyOf", [])]
+        kind = "/".join(str(k) for k in kinds if k not in (None, "null"))
+        said.append(
+            f"{name} ({kind})" + (f": {field['description'].rstrip('.')}" if "description" in field else "")
+        )
+    schema["description"] = f"{schema['description']} Fields: {'; '.join(said)}."
+
+
 class Hit(BaseModel):
     """A hit; its source adds fields (media: from, subject, page…; chats: sender, role…)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=fields_in_description)
 
     uri: str = Field(description="<source>://<id>, for the get tools.")
     title: str

@@ -73,6 +73,9 @@ def test_bench_json_reports_every_section_with_positive_numbers() -> None:
     for e2e in (report["e2e"]["stdio"], report["http_e2e"]):
         assert e2e["queries"] > 0 and 0 < e2e["p50"] <= e2e["p95"] <= e2e["p99"]
     assert report["http_e2e"]["transport"] == "streamable-http"
+    # The stdio figure stands beside its floor, an unknown tool's round trip in the same session.
+    floor = report["e2e"]["stdio"]["floor_ms"]
+    assert 0 < floor["p50"] <= floor["p95"] and report["e2e"]["stdio"]["ratio_to_floor_p50"] > 0
     load = report["load"]
     assert load["transport"] == "http" and load["user"] == "local"
     assert [level["clients"] for level in load["levels"]] == [1, 3]

@@ -35,7 +35,7 @@ async def test_tools_are_listed_read_only_with_output_schema(cards_client: Any) 
         assert tools[name].title and tools[name].description
         assert "properties" in tools[name].output_schema
     # one shared hit schema: uri, title and score, and room for a card's own fields (creator…)
-    hit_schema = tools["characters_search"].output_schema["$defs"]["Hit"]
+    hit_schema = tools["characters_search"].output_schema["properties"]["results"]["items"]
     assert {"uri", "title", "score"} <= set(hit_schema["required"])
     assert hit_schema.get("additionalProperties", True) is not False
 

@@ -1,0 +1,1 @@
+"""End to end over stdio: `knowledge_search` against the protocol's floor (`calls`)."""
