@@ -42,7 +42,7 @@ async def _planned(
     db: Database, ctx: SearchContext, query: ParsedQuery, warnings: list[str], vocabulary: Vocabulary | None
 ) -> Found:
     request = ctx.request
-    same_rows = _expansions(query.terms, vocabulary) if vocabulary is not None else {}
+    same_rows = expansions(query.terms, vocabulary) if vocabulary is not None else {}
     keys = [k for t in query.terms for k in estimate_keys(t)]
     stats = await term_stats(db, ctx.source.name).lookup(db, keys, same_rows)
     plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, ctx.depth, same_rows)
@@ -111,7 +111,7 @@ async def _newest_items(
     return page, sample.read, sample.complete
 
 
-def _expansions(terms: tuple[Term, ...], vocabulary: Vocabulary) -> dict[str, str]:
+def expansions(terms: tuple[Term, ...], vocabulary: Vocabulary) -> dict[str, str]:
     """The prefixes among `terms` (by `Term.fts()`) that `vocabulary` can match as an OR of
     their index terms."""
     expanded: dict[str, str] = {}
