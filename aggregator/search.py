@@ -139,8 +139,9 @@ async def knowledge_search(
         requests[name].fields = frozenset(q.fields or ())
     stores = Stores(call)
     if order_by == "relevance" and len(names) > 1:
-        for name, (scale, norm) in (await bm25_scales(stores, names, q.query, timeout_s)).items():
+        for name, (scale, norm, stats) in (await bm25_scales(stores, names, q.query, timeout_s)).items():
             requests[name].bm25_scale, requests[name].norm = scale, norm
+            requests[name].index_stats = stats
     if q.rerank is not None and q.rerank.backend is not None:
         timeout_s += q.rerank.timeout_s  # each source's rerank stage has its own budget
     answers = await fan_out(stores, requests, defaults, timeout_s)
@@ -189,10 +190,11 @@ class Stores:
 
 async def bm25_scales(
     stores: Stores, names: list[str], query: str, timeout_s: float
-) -> dict[str, tuple[float, Norm]]:
+) -> dict[str, tuple[float, Norm, IndexStats]]:
     """Each source's bm25 factor that weighs the query's words as all of `names` together do
-    (`SharedStats.scale`), and the query's norm over them all (`SharedStats.norm`); a source
-    that cannot say is left out (its search, in the fan-out, then reports the failure)."""
+    (`SharedStats.scale`), the query's norm over them all (`SharedStats.norm`) and the source's
+    own counts (which its search then need not read again); a source that cannot say is left
+    out (its search, in the fan-out, then reports the failure)."""
     parsed = parse_query(query)
     if parsed.is_empty:
         return {}
@@ -210,7 +212,7 @@ async def bm25_scales(
             group.start_soon(ask, name)
     shared = SharedStats.of(list(found.values()))
     everyone = shared.norm(parsed.terms)
-    return {name: (shared.scale(stats, parsed.terms), everyone) for name, stats in found.items()}
+    return {name: (shared.scale(stats, parsed.terms), everyone, stats) for name, stats in found.items()}
 
 
 async def fan_out(
