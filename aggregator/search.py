@@ -28,6 +28,7 @@ from knowledge_mcp.sources.search.rerank.backend import Reranking
 from knowledge_mcp.sources.search.scoring import Norm
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
+from knowledge_mcp.sources.storage.store import Store
 
 from .calls import AggregatorCall, Session
 from .diversity import capped, sorted_lists
@@ -136,12 +137,14 @@ async def knowledge_search(
         requests[name].expand = q.expand
         requests[name].per_item = q.per_item
         requests[name].fields = frozenset(q.fields or ())
+    stores = Stores(call)
     if order_by == "relevance" and len(names) > 1:
-        for name, (scale, norm) in (await bm25_scales(call, names, q.query, timeout_s)).items():
+        for name, (scale, norm, stats) in (await bm25_scales(stores, names, q.query, timeout_s)).items():
             requests[name].bm25_scale, requests[name].norm = scale, norm
+            requests[name].index_stats = stats
     if q.rerank is not None and q.rerank.backend is not None:
         timeout_s += q.rerank.timeout_s  # each source's rerank stage has its own budget
-    answers = await fan_out(call, requests, defaults, timeout_s)
+    answers = await fan_out(stores, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     response.session_applied = session is not None
     if session is not None and response.results:
@@ -170,12 +173,28 @@ def seen_before_this_query(session: Session | None, q: KnowledgeQuery) -> list[s
     return seen
 
 
+class Stores:
+    """Each source's store for one call, asked of the call once: the term statistics and the
+    fan-out read the same store (the call checks the file under it each time it is asked)."""
+
+    def __init__(self, call: AggregatorCall) -> None:
+        self.call = call
+        self._opened: dict[str, Store] = {}
+
+    async def __call__(self, name: str) -> Store:
+        store = self._opened.get(name)
+        if store is None:
+            store = self._opened[name] = await self.call.database(name)
+        return store
+
+
 async def bm25_scales(
-    call: AggregatorCall, names: list[str], query: str, timeout_s: float
-) -> dict[str, tuple[float, Norm]]:
+    stores: Stores, names: list[str], query: str, timeout_s: float
+) -> dict[str, tuple[float, Norm, IndexStats]]:
     """Each source's bm25 factor that weighs the query's words as all of `names` together do
-    (`SharedStats.scale`), and the query's norm over them all (`SharedStats.norm`); a source
-    that cannot say is left out (its search, in the fan-out, then reports the failure)."""
+    (`SharedStats.scale`), the query's norm over them all (`SharedStats.norm`) and the source's
+    own counts (which its search then need not read again); a source that cannot say is left
+    out (its search, in the fan-out, then reports the failure)."""
     parsed = parse_query(query)
     if parsed.is_empty:
         return {}
@@ -184,8 +203,7 @@ async def bm25_scales(
     async def ask(name: str) -> None:
         try:
             with anyio.fail_after(timeout_s):
-                db = await call.database(name)
-                found[name] = await index_stats(db, name, parsed)
+                found[name] = await index_stats(await stores(name), name, parsed)
         except Exception:  # the fan-out boundary: the source's search reports it
             logger.debug("no term statistics from {}", name)
 
@@ -194,25 +212,24 @@ async def bm25_scales(
             group.start_soon(ask, name)
     shared = SharedStats.of(list(found.values()))
     everyone = shared.norm(parsed.terms)
-    return {name: (shared.scale(stats, parsed.terms), everyone) for name, stats in found.items()}
+    return {name: (shared.scale(stats, parsed.terms), everyone, stats) for name, stats in found.items()}
 
 
 async def fan_out(
-    call: AggregatorCall,
+    stores: Stores,
     requests: Mapping[str, SearchRequest],
     defaults: Defaults,
     timeout_s: float,
 ) -> list[Answer]:
     answers = [Answer(name) for name in requests]
-    databases = call.database
+    databases = stores.call.database
 
     async def ask(answer: Answer) -> None:
         source: ChunkedSource[Any] = SOURCES[answer.source]
         started = time.perf_counter()
         try:
             with anyio.fail_after(timeout_s):
-                db = await call.database(answer.source)
-                response = await source.search(db, requests[answer.source], defaults)
+                response = await source.search(await stores(answer.source), requests[answer.source], defaults)
                 await source.complete(response.results, databases)
             answer.response = response
         except InvalidArgumentError as exc:  # the caller's to fix: a tool error, not a degraded source

@@ -87,12 +87,18 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
 _SERVER_MS = re.compile(r"tool=knowledge_search outcome=ok ms=([0-9.]+)")
 
 
-async def bench_aggregator(corpus: Corpus, data_dir: Path, mode: str | None = None) -> dict[str, Any]:
+async def bench_aggregator(
+    corpus: Corpus, data_dir: Path, mode: str | None = None, *, fanout: bool = False
+) -> dict[str, Any]:
     """`knowledge_search` over all sources through the real server and the in-memory client.
 
     `seen: show`, so every query costs the same: with the default `hide`, each source fetches
     as many more hits as the session has already shown, which grows over 200 queries. Rate
     limits are off (200 calls in seconds would otherwise time the limiter's refusals).
+
+    With `fanout`, each source's own search tool is timed too, on the same client, right after
+    `knowledge_search` on every query (`fanout_ratio`: what one call across the sources costs
+    against the slowest of them alone, both as the user's client feels them).
     """
     mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
     latencies: list[float] = []
@@ -101,6 +107,7 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path, mode: str | None = No
     # The server's own time per call, from its request log: the in-memory client also spends
     # time in the process (it checks every result against the tool's output schema).
     server_ms: list[float] = []
+    alone: dict[str, list[float]] = {name: [] for name in SOURCES}
 
     def take(message: Any) -> None:
         found = _SERVER_MS.search(message.record["message"])
@@ -116,6 +123,8 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path, mode: str | None = No
             await client.call_tool("knowledge_search", {"query": corpus.queries[0][1], "seen": "show"})
             await host.pool.settled()
             warmup_ms = (time.perf_counter() - t0) * 1000
+            if fanout:  # each tool's first call too (its output schema, read once by the client)
+                await time_each_source(client, corpus.queries[0][1], mode, {name: [] for name in SOURCES})
             server_ms.clear()
             for kind, q in corpus.queries:
                 args = {"query": q, "limit": 10, "seen": "show"} | ({"mode": mode} if mode else {})
@@ -125,6 +134,8 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path, mode: str | None = No
                     continue
                 latencies.append(ms)
                 by_kind.setdefault(kind, []).append(ms)
+                if fanout:
+                    await time_each_source(client, q, mode, alone)
     finally:
         logger.remove(sink)
         await host.pool.close()
@@ -138,6 +149,33 @@ async def bench_aggregator(corpus: Corpus, data_dir: Path, mode: str | None = No
         "latency_ms": stats(latencies),
         "server_ms": stats(server_ms),
         "by_kind_ms": {kind: stats(ms) for kind, ms in by_kind.items()},
+    } | (fanout_ratio(stats(latencies), alone) if fanout else {})
+
+
+async def time_each_source(
+    client: Client, query: str, mode: str | None, alone: dict[str, list[float]]
+) -> None:
+    """Each source's own search tool on `query`, as `knowledge_search` was just called: the same
+    page, mode and client; each answered call's milliseconds go into `alone`."""
+    for name in SOURCES:
+        args = {"query": query, "limit": 10} | ({"mode": mode} if mode else {})
+        ms, result = await timed(client.call_tool(f"{name}_search", args))
+        if not result.is_error:
+            alone[name].append(ms)
+
+
+def fanout_ratio(searched: dict[str, float], alone: dict[str, list[float]]) -> dict[str, Any]:
+    """`knowledge_search`'s p50 over the slowest source's own p50, and its p95 over the slowest
+    p95 (the issue's goal: at most 1.5 and 2), with each source's own tool times."""
+    per_source = {name: stats(ms) for name, ms in alone.items() if ms}
+    slowest = {p: max(s[p] for s in per_source.values()) for p in ("p50", "p95")}
+    return {
+        "source_tools_ms": per_source,
+        "fanout_ratio": {
+            "slowest_p50_source": max(per_source, key=lambda n: per_source[n]["p50"]),
+            "p50": round(searched["p50"] / max(slowest["p50"], 1e-6), 2),
+            "p95": round(searched["p95"] / max(slowest["p95"], 1e-6), 2),
+        },
     }
 
 

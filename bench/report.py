@@ -30,6 +30,13 @@ def print_table(r: dict[str, Any]) -> None:
     if "server_ms" in r["aggregator"]:
         s = r["aggregator"]["server_ms"]
         print(f"  server's own time p50 {s['p50']} ms  p95 {s['p95']} ms  p99 {s['p99']} ms")
+    if "fanout_ratio" in r["aggregator"]:
+        f = r["aggregator"]["fanout_ratio"]
+        tools = "  ".join(f"{n} {t['p50']}/{t['p95']}" for n, t in r["aggregator"]["source_tools_ms"].items())
+        print(
+            f"  fan-out ratio p50 {f['p50']}  p95 {f['p95']} (slowest {f['slowest_p50_source']};"
+            f" each source's tool p50/p95: {tools})"
+        )
     for kind, k in r["aggregator"].get("by_kind_ms", {}).items():
         print(f"  {kind:<8} p50 {k['p50']} ms  p95 {k['p95']} ms")
     for mode, g in r["get"].items():

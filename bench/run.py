@@ -104,7 +104,7 @@ async def run_bench(options: BenchOptions) -> dict[str, Any]:
                 await db.close()
         lap("sources_get_floor", t0)
         t0 = time.perf_counter()
-        aggregator = await bench_aggregator(corpus, data_dir)
+        aggregator = await bench_aggregator(corpus, data_dir, fanout=True)
         lap("aggregator", t0)
         t0 = time.perf_counter()
         stdio = await bench_stdio(corpus, data_dir)
@@ -152,6 +152,7 @@ async def run_bench(options: BenchOptions) -> dict[str, Any]:
         "aggregator": aggregator,
         "get": get,
         "floor_ratio_p50": {name: e["ratio_p50"] for name, e in per_source.items()},
+        "fanout_ratio": aggregator["fanout_ratio"],
         "peak_rss_mb": peak_rss_mb(),
         "e2e": {"stdio": stdio},
         "http_e2e": http,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from ..models import OrderBy, ScoreType
 from ..storage.store import Hit, Row, Store
@@ -18,6 +18,9 @@ from ..storage.store.filters import Filter as Filter
 from .query import ParsedQuery
 from .rerank.backend import Reranking
 from .scoring import Norm
+
+if TYPE_CHECKING:
+    from .lexical.term_stats import IndexStats
 
 FtsColumn = Literal["title", "body"]
 SearchMode = Literal["auto", "lexical", "semantic", "hybrid"]
@@ -60,6 +63,10 @@ class SearchRequest:
     norm: Norm | None = None
     """knowledge_search: the query's norm over all the user's sources (`SharedStats.norm`), which
     the scaled bm25 is calibrated against instead of the source's own."""
+    index_stats: IndexStats | None = None
+    """knowledge_search: the source's term counts it has just read for `bm25_scale`
+    (`Store.index_stats`); the FTS5 plan takes them instead of asking the database again when
+    they count every term of its query (one round trip fewer per source in the fan-out)."""
 
 
 class SearchedSource(Protocol):

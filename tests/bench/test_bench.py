@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from knowledge_mcp.bench.corpus import generate
+from knowledge_mcp.bench.phases import fanout_ratio
 from knowledge_mcp.bench.run import BenchOptions, prepare
 from knowledge_mcp.sources.registry import SOURCES
 from tests.conftest import ROOT
@@ -67,6 +68,11 @@ def test_bench_json_reports_every_section_with_positive_numbers() -> None:
     # The server's own time per call (its request log) is part of the client's.
     assert 0 < aggregator["server_ms"]["p50"] <= aggregator["latency_ms"]["p50"]
     assert set(aggregator["by_kind_ms"]) == set(report["sizes"]["query_kinds"])
+    # Each source's own tool timed beside it, and the fan-out ratio over the slowest of them.
+    assert set(aggregator["source_tools_ms"]) == set(SOURCES)
+    assert report["fanout_ratio"] == aggregator["fanout_ratio"]
+    assert report["fanout_ratio"]["slowest_p50_source"] in SOURCES
+    assert report["fanout_ratio"]["p50"] > 0 and report["fanout_ratio"]["p95"] > 0
     assert set(report["get"]) == {"snippet", "chunk", "chunk_with_siblings", "full"}
     assert all(g["calls"] > 0 and g["p50"] > 0 for g in report["get"].values())
     assert report["peak_rss_mb"] > 0
@@ -115,3 +121,12 @@ async def test_a_cached_corpus_is_reused_with_the_same_databases_and_queries(tmp
         BenchOptions(size=300, seed=5, cache_dir=options.cache_dir), tmp_path / "o"
     )
     assert other_setup["cache"] == "miss" and other.fingerprint() != corpus.fingerprint()
+
+
+def test_the_fanout_ratio_divides_by_the_slowest_source_of_each_percentile() -> None:
+    searched = {"p50": 12.0, "p95": 30.0, "p99": 40.0}
+    alone = {"notes": [4.0] * 18 + [20.0] * 2, "media": [6.0] * 20, "chats": []}
+    ratio = fanout_ratio(searched, alone)
+    # media is the slowest at p50 (6 ms), notes at p95 (20 ms); chats answered nothing and is left out.
+    assert ratio["fanout_ratio"] == {"slowest_p50_source": "media", "p50": 2.0, "p95": 1.5}
+    assert set(ratio["source_tools_ms"]) == {"notes", "media"}

@@ -18,7 +18,7 @@ from ..scoring import norm
 from .memory import memory_indexes, ranked_page
 from .plan import Sample, estimate_keys, estimated_df, plan_search
 from .sql import SearchSpec, build_sample_sql, build_search_sql
-from .term_stats import term_stats
+from .term_stats import IndexStats, term_stats
 from .vocabulary import Vocabulary
 
 
@@ -29,22 +29,33 @@ class FtsRetriever:
         indexes = memory_indexes(db, ctx.source)
         vocabulary = indexes.terms() if any(t.prefix for t in query.terms) else None
         noted: list[str] = []
-        found = await _planned(db, ctx, query, noted, vocabulary)
+        found = await _planned(db, ctx, query, noted, vocabulary, ctx.request.index_stats)
         if vocabulary is not None and not indexes.still(vocabulary):
             # A commit since the vocabulary was read may have added a term a prefix matches.
             noted = []
-            found = await _planned(db, ctx, query, noted, None)
+            found = await _planned(db, ctx, query, noted, None)  # counted again: a commit came
         ctx.warnings += noted
         return found
 
 
 async def _planned(
-    db: Database, ctx: SearchContext, query: ParsedQuery, warnings: list[str], vocabulary: Vocabulary | None
+    db: Database,
+    ctx: SearchContext,
+    query: ParsedQuery,
+    warnings: list[str],
+    vocabulary: Vocabulary | None,
+    given: IndexStats | None = None,
 ) -> Found:
+    """The page under the plan for `query`; `given`: its terms' counts read a moment ago
+    (knowledge_search's, `SearchRequest.index_stats`), used when they count every term (the
+    glossary may have added some) instead of a trip to the database for what it has cached."""
     request = ctx.request
-    same_rows = _expansions(query.terms, vocabulary) if vocabulary is not None else {}
+    same_rows = expansions(query.terms, vocabulary) if vocabulary is not None else {}
     keys = [k for t in query.terms for k in estimate_keys(t)]
-    stats = await term_stats(db, ctx.source.name).lookup(db, keys, same_rows)
+    if given is not None and all(k in given.df for k in keys):
+        stats = given
+    else:
+        stats = await term_stats(db, ctx.source.name).lookup(db, keys, same_rows)
     plan = plan_search(query.terms, estimated_df(query.terms, stats.df), stats.chunks, ctx.depth, same_rows)
     if plan is None:
         return NOTHING
@@ -111,7 +122,7 @@ async def _newest_items(
     return page, sample.read, sample.complete
 
 
-def _expansions(terms: tuple[Term, ...], vocabulary: Vocabulary) -> dict[str, str]:
+def expansions(terms: tuple[Term, ...], vocabulary: Vocabulary) -> dict[str, str]:
     """The prefixes among `terms` (by `Term.fts()`) that `vocabulary` can match as an OR of
     their index terms."""
     expanded: dict[str, str] = {}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...search.dense.sqlite.store import SqliteVectorStore
 from ...search.lexical.filters import clauses
-from ...search.lexical.fts import FtsRetriever
+from ...search.lexical.fts import FtsRetriever, expansions
 from ...search.lexical.memory import MemoryRetriever, memory_indexes, ranked_page
 from ...search.lexical.plan import estimate_keys
 from ...search.lexical.sql import build_anchor_sql, build_passages_sql, column_match, ident
@@ -101,8 +101,14 @@ class SqliteStore:
         return hits(indexes.read_here(sql, params))
 
     async def index_stats(self, query: ParsedQuery) -> IndexStats:
+        """A prefix is counted as the OR of its index terms when the source's vocabulary is
+        current, as its search counts it (`fts.py`): the same rows, read faster, and the same
+        cached count whichever asks first (knowledge_search asks before the search does)."""
         keys = [k for t in query.terms for k in estimate_keys(t)]
-        return await term_stats(self.db, self.source).lookup(self.db, keys)
+        indexes = self.db.caches.get("memory_index")  # made by the source's first search
+        vocabulary = indexes.terms() if indexes is not None and any(t.prefix for t in query.terms) else None
+        same_rows = expansions(query.terms, vocabulary) if vocabulary is not None else None
+        return await term_stats(self.db, self.source).lookup(self.db, keys, same_rows)
 
     async def item_by_title(self, title: str) -> Any:
         return await self.db.fetchone(self._sql(ITEM_BY_TITLE_SQL), (title,))

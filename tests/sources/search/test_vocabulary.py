@@ -4,7 +4,7 @@ the rows FTS5's own prefix query matches, and is never used once the database ha
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -12,8 +12,9 @@ import pytest
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.lexical import memory_index, vocabulary
+from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, TermStats
 from knowledge_mcp.sources.search.lexical.vocabulary import Vocabulary
-from knowledge_mcp.sources.search.query import words_of
+from knowledge_mcp.sources.search.query import parse_query, words_of
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.search.stemming import stems
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
@@ -143,3 +144,33 @@ async def test_a_search_rerun_without_a_stale_vocabulary_warns_once(
     found = await notes.search(SqliteStore(notes_db, "notes"), SearchRequest("th*", limit=5), Defaults())
     sampled = [w for w in found.warnings if "most recently indexed" in w]
     assert len(sampled) == 1, found.warnings
+
+
+async def test_a_prefix_is_counted_through_the_vocabulary_as_fts5_alone_would_count_it(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """knowledge_search counts each source's query terms (`Store.index_stats`) before the search."""
+    notes_db.memory_index_max_chunks = 0
+    indexes = notes.memory_indexes(notes_db)
+    await indexes.ready()
+    queries = [parse_query(q) for q in ("bre*", "ab*", "sourdough bre*", "po* ab*", '"rest api" de*')]
+    store = SqliteStore(notes_db, "notes")
+    expanded: list[Mapping[str, str] | None] = []
+    lookup = TermStats.lookup
+
+    async def spy(
+        self: TermStats, db: Database, terms: list[str], same_rows: Mapping[str, str] | None = None
+    ) -> IndexStats:
+        expanded.append(same_rows)
+        return await lookup(self, db, terms, same_rows)
+
+    monkeypatch.setattr(TermStats, "lookup", spy)
+    with_terms = [await store.index_stats(q) for q in queries]
+    assert all(expanded[:4])  # the prefixes were read as their index terms (`de` has too many)
+    notes_db.caches.pop("term_stats")  # counted again from nothing, by FTS5's own prefix queries
+    with monkeypatch.context() as m:
+        m.setattr(indexes, "terms", lambda: None)
+        alone = [await store.index_stats(q) for q in queries]
+    assert not any(expanded[len(queries) :])
+    assert with_terms == alone
+    assert any(n > 0 for stats in with_terms for n in stats.df.values())

@@ -1,0 +1,70 @@
+"""knowledge_search reads each source's term counts once: the counts it reads for the shared
+bm25 scale are handed to the source's search, whose FTS5 plan takes them instead of asking the
+database again; the pages are the same either way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from knowledge_mcp.aggregator import search
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, TermStats
+from knowledge_mcp.sources.storage.db import Database
+from tests.aggregator.conftest import structured
+
+pytestmark = pytest.mark.anyio
+
+QUERIES = ["sourdough starter hydration", "sour* bread", '"code review" security', "ship captain", "dal"]
+
+
+def page(result: Any) -> list[tuple[str, Any, float]]:
+    return [(r["uri"], r.get("loc"), r["score"]) for r in structured(result)["results"]]
+
+
+async def test_each_source_counts_a_querys_terms_once_per_knowledge_search(
+    connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lookups: list[str] = []
+    lookup = TermStats.lookup
+
+    async def counted(
+        self: TermStats, db: Database, terms: list[str], same_rows: Mapping[str, str] | None = None
+    ) -> IndexStats:
+        lookups.append(db.path.stem)
+        return await lookup(self, db, terms, same_rows)
+
+    # Every source "large": searched by FTS5 under a plan, which reads the counts.
+    async with connect(memory_index_max_chunks=0) as client:
+        await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
+        monkeypatch.setattr(TermStats, "lookup", counted)
+        for query in QUERIES:
+            lookups.clear()
+            found = await client.call_tool("knowledge_search", {"query": query, "seen": "show"})
+            assert structured(found)["results"], query
+            assert sorted(lookups) == sorted(SOURCES), query
+
+
+async def test_knowledge_search_pages_are_the_same_when_each_search_reads_its_own_counts(
+    connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scales = search.bm25_scales
+
+    async def not_handed_down(*args: Any) -> dict[str, Any]:
+        return {name: (scale, norm, None) for name, (scale, norm, _) in (await scales(*args)).items()}
+
+    for settings in ({"memory_index_max_chunks": 0}, {}):
+        async with connect(**settings) as client:
+            handed = [
+                await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in QUERIES
+            ]
+            with monkeypatch.context() as m:
+                m.setattr(search, "bm25_scales", not_handed_down)
+                own = [
+                    await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in QUERIES
+                ]
+        assert [page(r) for r in handed] == [page(r) for r in own]
+        assert all(page(r) for r in handed)
