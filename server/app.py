@@ -18,6 +18,7 @@ from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.notes.writing.stores import NoteStore
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.search.background import BackgroundIndexer
+from knowledge_mcp.sources.search.dense.embedder import load_in_background
 from knowledge_mcp.sources.storage.store import Store
 
 from .auth.limits import RateLimiter, rate_limit
@@ -83,8 +84,12 @@ class Services:
         await self.backend.close()
 
     def start_background(self) -> None:
-        """Start the embedding worker (`embed_in_background`) on the running event loop: the
-        transports call it when they start serving."""
+        """Start loading the embedding model on a thread of its own (`load_model_in_background`:
+        searches answer lexically, saying so, until it is loaded) and the embedding worker
+        (`embed_in_background`) on the running event loop: the transports call it when they
+        start serving."""
+        if self.settings.load_model_in_background:
+            load_in_background()
         self.backend.start_background()
 
     def _verifier(self) -> KnowledgeTokenVerifier:
