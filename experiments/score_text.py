@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ SCIFACT = Path("/work/shared/data/scifact")
 SCORE = re.compile(r"^\d+\. (\[[^\]]*\])")
 
 
-def old_lines(lines: list[str], results: list[ResultItem]) -> list[str]:
+def old_lines(lines: list[str], results: Sequence[ResultItem]) -> list[str]:
     """The same first lines with the score as it was rendered before: two decimals."""
     return [
         SCORE.sub(f"{r.rank}. [{r.score:.2f}]", line, count=1) for line, r in zip(lines, results, strict=True)
