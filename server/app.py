@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -37,6 +39,7 @@ from .sessions.tools import register as register_session_tools
 from .sessions.transport import client_name, process_session_id
 from .tool_arguments import plain_argument_errors
 from .tool_list import WriteGate, publish_tools
+from .warm import WarmStart
 from .watch.events import ChangeFeed
 
 RESEARCH_TOOLS = ("verify_quote", "session_cite")
@@ -78,18 +81,29 @@ class Services:
         self.changes = ChangeFeed()
         """What changed in the users' sources (`serve --watch` publishes each batch it wrote)."""
         self.changes.subscribe(self.notifier.publish)
+        self.warm_start = (
+            None
+            if authenticate
+            else WarmStart(self.backend.items, settings.data_dir, settings.user, self.defaults)
+        )
+        """One search of each of the local user's sources once the model is loaded (`warm.py`)."""
 
     async def close(self) -> None:
         """Close the backend: its databases, pools and embedding worker."""
+        if self.warm_start is not None:
+            await self.warm_start.stop()
         await self.backend.close()
 
     def start_background(self) -> None:
         """Start loading the embedding model on a thread of its own (`load_model_in_background`:
-        searches answer lexically, saying so, until it is loaded) and the embedding worker
-        (`embed_in_background`) on the running event loop: the transports call it when they
-        start serving."""
+        searches answer lexically, saying so, until it is loaded; then the local user's sources
+        are searched once, `warm.py`) and the embedding worker (`embed_in_background`) on the
+        running event loop: the transports call it when they start serving."""
         if self.settings.load_model_in_background:
-            load_in_background()
+            warm = self.warm_start
+            load_in_background(
+                None if warm is None else functools.partial(warm.begin, asyncio.get_running_loop())
+            )
         self.backend.start_background()
 
     def _verifier(self) -> KnowledgeTokenVerifier:

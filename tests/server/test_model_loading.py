@@ -115,3 +115,28 @@ def test_the_environment_turns_background_loading_off(monkeypatch: pytest.Monkey
     assert Settings().load_model_in_background is True
     monkeypatch.setenv("KNOWLEDGE_MCP_LOAD_MODEL_IN_BACKGROUND", "false")
     assert load_settings().load_model_in_background is False
+
+
+async def test_once_the_model_is_loaded_the_local_users_sources_are_searched_once(
+    embedded_vault: Path,
+) -> None:
+    assert models.embedder() is not None  # loaded: the server warms its user's sources at once
+    mcp, host = build_server(Settings(data_dir=embedded_vault, embed_in_background=False))
+    try:
+        host.start_background()
+        await anyio.sleep(0)  # the loader's callback runs on the loop's next turn
+        warm = host.warm_start
+        assert warm is not None and warm.task is not None
+        await warm.task
+        async with Client(mcp) as client:
+            page = await call(client, "knowledge_search", query=QUESTION, limit=3, seen="show")
+    finally:
+        await host.close()
+    assert "notes" in warm.warmed
+    assert warm.warmed == [name for name in SOURCES if database_path(embedded_vault, "local", name).exists()]
+    assert set(score_types(page)) == {"hybrid"}
+
+
+def test_an_authenticated_server_warms_no_one_up(tmp_path: Path) -> None:
+    _, host = build_server(Settings(data_dir=tmp_path), authenticate=True)
+    assert host.warm_start is None

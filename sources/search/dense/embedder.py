@@ -15,6 +15,7 @@ it when they first need it (`embedder()`, on the caller's thread).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from loguru import logger
 
@@ -79,18 +80,26 @@ def wait_loaded(timeout: float | None = None) -> bool:
     return _MODEL.loader is None or _MODEL.ready.wait(timeout)
 
 
-def load_in_background() -> None:
+def load_in_background(then: Callable[[], None] | None = None) -> None:
     """Load the model on a daemon thread of its own, once per process (the server calls this
-    when it starts serving): `initialize` and lexical searches never wait for it."""
+    when it starts serving): `initialize` and lexical searches never wait for it. `then` is
+    called when it is loaded (on the loader's thread; at once when it was loaded already)."""
     if _MODEL.loader is not None or _MODEL.loaded is not None:
+        if then is not None and not loading():
+            then()
         return
     _MODEL.loader = threading.Thread(
-        target=_load_and_warm, args=(_MODEL.gate, _MODEL.ready), name="knowledge-model-load", daemon=True
+        target=_load_and_warm,
+        args=(_MODEL.gate, _MODEL.ready, then),
+        name="knowledge-model-load",
+        daemon=True,
     )
     _MODEL.loader.start()
 
 
-def _load_and_warm(gate: threading.Event | None, ready: threading.Event) -> None:
+def _load_and_warm(
+    gate: threading.Event | None, ready: threading.Event, then: Callable[[], None] | None
+) -> None:
     if gate is not None:
         gate.wait()
     try:
@@ -102,6 +111,8 @@ def _load_and_warm(gate: threading.Event | None, ready: threading.Event) -> None
         logger.warning("loading the embedding model failed: {}", type(error).__name__)
     finally:
         ready.set()
+    if then is not None:
+        then()
 
 
 def hold_loading() -> threading.Event:
