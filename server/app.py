@@ -27,6 +27,7 @@ from .auth.limits import RateLimiter, rate_limit
 from .auth.scopes import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .backend import open_backend
+from .backend.warm import WarmStart
 from .call import SERVER_CALL, serve_calls
 from .config import Settings
 from .context import RequestContext
@@ -39,7 +40,6 @@ from .sessions.tools import register as register_session_tools
 from .sessions.transport import client_name, process_session_id
 from .tool_arguments import plain_argument_errors
 from .tool_list import WriteGate, publish_tools
-from .warm import WarmStart
 from .watch.events import ChangeFeed
 
 RESEARCH_TOOLS = ("verify_quote", "session_cite")
@@ -86,7 +86,7 @@ class Services:
             if authenticate
             else WarmStart(self.backend.items, settings.data_dir, settings.user, self.defaults)
         )
-        """One search of each of the local user's sources once the model is loaded (`warm.py`)."""
+        """One search of each of the local user's sources once the model is loaded (`backend/warm.py`)."""
 
     async def close(self) -> None:
         """Close the backend: its databases, pools and embedding worker."""
@@ -97,7 +97,7 @@ class Services:
     def start_background(self) -> None:
         """Start loading the embedding model on a thread of its own (`load_model_in_background`:
         searches answer lexically, saying so, until it is loaded; then the local user's sources
-        are searched once, `warm.py`) and the embedding worker (`embed_in_background`) on the
+        are searched once, `backend/warm.py`) and the embedding worker (`embed_in_background`) on the
         running event loop: the transports call it when they start serving."""
         if self.settings.load_model_in_background:
             warm = self.warm_start

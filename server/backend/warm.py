@@ -21,8 +21,8 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.request import SearchRequest
 
-from .backend.protocols import Items
-from .context import RequestContext
+from ..context import RequestContext
+from .protocols import Items
 
 WARM_QUERY = "warm up"
 
