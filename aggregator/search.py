@@ -29,6 +29,7 @@ from knowledge_mcp.sources.search.scoring import Norm
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.storage.store import Store
+from knowledge_mcp.sources.wire import rounded
 
 from .calls import AggregatorCall, Session
 from .diversity import capped, sorted_lists
@@ -291,7 +292,7 @@ def merged_response(
         warnings.append(FLOOR_WARNING)
     if q.min_score is not None and page.best_score is not None and page.best_score < q.min_score:
         warnings.append(
-            f"no result scored min_score={q.min_score:g} or more (best {page.best_score:.2f}); "
+            f"no result scored min_score={q.min_score:g} or more (best {rounded(page.best_score)}); "
             "lower min_score or rephrase the query"
         )
     failed = [a.source for a in answers if a.response is None]

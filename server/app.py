@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -18,6 +20,7 @@ from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.notes.writing.stores import NoteStore
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.search.background import BackgroundIndexer
+from knowledge_mcp.sources.search.dense.embedder import load_in_background
 from knowledge_mcp.sources.storage.store import Store
 
 from .auth.limit_gate import rate_limit
@@ -25,6 +28,7 @@ from .auth.limits import RateLimiter
 from .auth.refusal import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .backend import open_backend
+from .backend.warm import WarmStart
 from .call import SERVER_CALL, serve_calls
 from .config import Settings
 from .context import RequestContext
@@ -78,14 +82,29 @@ class Services:
         self.changes = ChangeFeed()
         """What changed in the users' sources (`serve --watch` publishes each batch it wrote)."""
         self.changes.subscribe(self.notifier.publish)
+        self.warm_start = (
+            None
+            if authenticate
+            else WarmStart(self.backend.items, settings.data_dir, settings.user, self.defaults)
+        )
+        """One search of each of the local user's sources once the model is loaded (`backend/warm.py`)."""
 
     async def close(self) -> None:
         """Close the backend: its databases, pools and embedding worker."""
+        if self.warm_start is not None:
+            await self.warm_start.stop()
         await self.backend.close()
 
     def start_background(self) -> None:
-        """Start the embedding worker (`embed_in_background`) on the running event loop: the
-        transports call it when they start serving."""
+        """Start loading the embedding model on a thread of its own (`load_model_in_background`:
+        searches answer lexically, saying so, until it is loaded; then the local user's sources
+        are searched once, `backend/warm.py`) and the embedding worker (`embed_in_background`) on the
+        running event loop: the transports call it when they start serving."""
+        if self.settings.load_model_in_background:
+            warm = self.warm_start
+            load_in_background(
+                None if warm is None else functools.partial(warm.begin, asyncio.get_running_loop())
+            )
         self.backend.start_background()
 
     def _verifier(self) -> KnowledgeTokenVerifier:

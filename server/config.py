@@ -57,6 +57,7 @@ class Settings(BaseModel):
     memory_index_total_mb: float = Field(default=256.0, ge=0, le=1_000_000)  # item_store = postgresql
     import_max_file_mb: float = Field(default=200.0, gt=0, le=1_000_000)
     embed_in_background: bool = True
+    load_model_in_background: bool = True  # serve loads the embedding model at start, not on first use
     rerank_model: Path | None = None
     rerank_tokenizer: Path | None = None  # None: tokenizer.json beside rerank_model
     rerank_timeout_s: float = Field(default=4.0, gt=0, le=60)

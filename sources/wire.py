@@ -13,6 +13,7 @@ its models: `chats/models.py`, `notes/rendering.py`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +25,9 @@ KEEP_NULL = frozenset({"next_offset", "top_score", "next"})
 # Fields said even at their default: how a get counted its tokens.
 SAY_ALWAYS = frozenset({"tokenizer"})
 SCORE_DIGITS = 3
+"""Significant digits a score is given with at the least: a page gives its scores more when
+three would print two distinct scores alike (`score_digits`); 17 tells any two floats apart."""
+EXACT_DIGITS = 17
 DEFAULT_SCORE_TYPE = "fts"
 # Keys of a loc that repeat the item's own id.
 LOC_ITEM_IDS = ("media_id", "conversation_id")
@@ -69,16 +73,33 @@ def dump(model: BaseModel) -> dict[str, Any]:
         data["meta"] = compact_item(data["meta"])
         if str(data["meta"].get("uri", "")).startswith(f"{data['meta'].get('source')}://"):
             del data["meta"]["source"]  # the uri's scheme says it
+    digits = SCORE_DIGITS
     if isinstance(data.get("results"), list):
         kept: list[frozenset[str]] = [getattr(r, "_keep", frozenset()) for r in getattr(model, "results", [])]
         kept += [frozenset()] * (len(data["results"]) - len(kept))
-        data["results"] = [
-            brief(compact_item(item, keep), keep) for item, keep in zip(data["results"], kept, strict=True)
-        ]
+        digits = score_digits(hit.get("score") for hit in data["results"])
+        pairs = zip(data["results"], kept, strict=True)
+        data["results"] = [brief(compact_item(item, keep, digits), keep) for item, keep in pairs]
         _hoist_score_type(data)
     if isinstance(data.get("top_score"), float):
-        data["top_score"] = round(data["top_score"], SCORE_DIGITS)
+        data["top_score"] = rounded(data["top_score"], digits)
     return data
+
+
+def score_digits(scores: Iterable[object]) -> int:
+    """The fewest significant digits, at least `SCORE_DIGITS`, that give a page's distinct scores
+    distinct numbers: a long hybrid page of small scores (0.0123, 0.0121…) still reads as ranked."""
+    distinct = {s for s in scores if isinstance(s, float)}
+    for digits in range(SCORE_DIGITS, EXACT_DIGITS):
+        if len({rounded(s, digits) for s in distinct}) == len(distinct):
+            return digits
+    return EXACT_DIGITS
+
+
+def rounded(score: float, digits: int = SCORE_DIGITS) -> float:
+    """`score` to `digits` significant digits: the number both the structured content and the
+    text say (the text prints it as Python and JSON do: 0.0123, 0.5, 1e-05)."""
+    return float(f"{score:.{digits}g}")
 
 
 def _hoist_score_type(page: dict[str, Any]) -> None:
@@ -92,11 +113,14 @@ def _hoist_score_type(page: dict[str, Any]) -> None:
         page["score_type"] = kind
 
 
-def compact_item(item: dict[str, Any], keep: frozenset[str] = frozenset()) -> dict[str, Any]:
+def compact_item(
+    item: dict[str, Any], keep: frozenset[str] = frozenset(), digits: int = SCORE_DIGITS
+) -> dict[str, Any]:
     """One result without copies or empties: `id` (the uri's tail), `rank` (its place in the
     list, after `offset`), fields repeating another (`FIELD_COPIES`, `created_at` equal to
     `last_modified`, a summary that opens the snippet unless `keep` asks for it), ids the loc
-    repeats, empty lists and strings; UTC timestamps end in Z; the score has three digits."""
+    repeats, empty lists and strings; UTC timestamps end in Z; the score has `digits` significant
+    digits."""
     item_id = item.get("id")
     if item_id is not None and item.get("uri") == f"{item.get('source')}://{item_id}":
         del item["id"]
@@ -112,7 +136,7 @@ def compact_item(item: dict[str, Any], keep: frozenset[str] = frozenset()) -> di
         if isinstance(item.get(key), str) and item[key].endswith("+00:00"):
             item[key] = item[key][: -len("+00:00")] + "Z"
     if isinstance(item.get("score"), float):
-        item["score"] = round(item["score"], SCORE_DIGITS)
+        item["score"] = rounded(item["score"], digits)
     return item
 
 
@@ -211,8 +235,9 @@ class GetOutput(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def hit_line(r: ResultItem) -> str:
-    """One search hit: rank, score, title, uri, tags, matched terms and why; then its snippet."""
+def hit_line(r: ResultItem, digits: int = SCORE_DIGITS) -> str:
+    """One search hit: rank, score (to `digits` significant digits, the structured content's
+    number), title, uri, tags, matched terms and why; then its snippet."""
     extras = []
     if r.tags:
         extras.append("tags: " + ", ".join(r.tags[:6]))
@@ -221,7 +246,7 @@ def hit_line(r: ResultItem) -> str:
     if r.reason:
         extras.append("why: " + r.reason)
     tail = f" ({'; '.join(extras)})" if extras else ""
-    line = f"{r.rank}. [{r.score:.2f}] {r.title} — {r.uri}{tail}\n   {r.snippet}"
+    line = f"{r.rank}. [{rounded(r.score, digits)}] {r.title} — {r.uri}{tail}\n   {r.snippet}"
     return line + (f"\n   content: {r.content}" if r.content else "")
 
 
@@ -229,7 +254,8 @@ def render_search(response: SearchResponse[Any]) -> str:
     head = f"{response.count} result(s), about {response.total_estimated} in all"
     if response.has_more:
         head += f"; next page: offset={response.next_offset}"
-    lines = [head, *(hit_line(r) for r in response.results)]
+    digits = score_digits(r.score for r in response.results)
+    lines = [head, *(hit_line(r, digits) for r in response.results)]
     if response.expanded_terms:
         lines.append("expanded: " + "; ".join(response.expanded_terms))
     lines += [f"warning: {w}" for w in response.warnings]

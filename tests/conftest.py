@@ -31,6 +31,9 @@ FIXTURES = ROOT / "fixtures"
 # test asks: their results would otherwise turn from lexical to hybrid mid-test. The worker is
 # tested in tests/server/test_background_embedding.py.
 os.environ.setdefault("KNOWLEDGE_MCP_EMBED_IN_BACKGROUND", "false")
+# Nor do they load the model in the background: their first semantic search waits for it, as
+# before, instead of answering lexically while it loads (tests/server/test_model_loading.py).
+os.environ.setdefault("KNOWLEDGE_MCP_LOAD_MODEL_IN_BACKGROUND", "false")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -14,6 +14,7 @@ from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import database_path
 from knowledge_mcp.sources.storage.files.walking import iter_files
 from knowledge_mcp.sources.storage.importing import ImportSummary
+from knowledge_mcp.sources.wire import rounded, score_digits
 
 from ..backend import opened
 from ..config import Settings
@@ -100,8 +101,9 @@ def print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
     table = Table(show_lines=True)
     for column in ("score", "title", "uri", "snippet"):
         table.add_column(column)
+    digits = score_digits(r["score"] for r in rows)  # the numbers the server's tools say
     for r in rows:
-        table.add_row(f"{r['score']:.2f}", r["title"], r["uri"], r["snippet"])
+        table.add_row(str(rounded(r["score"], digits)), r["title"], r["uri"], r["snippet"])
     Console().print(table if rows else "no results")
 
 

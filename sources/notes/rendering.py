@@ -12,6 +12,6 @@ def render_write(result: WriteResult) -> str:
     lines = [f"{result.title} — {result.uri} ({result.path}, version {result.version})"]
     if result.recommendation:
         lines.append("recommendation: review_first (a near-identical note exists)")
-    lines += [f"similar: {d.title} — {d.uri} ({d.similarity:.2f})" for d in result.duplicates or []]
+    lines += [f"similar: {d.title} — {d.uri} ({d.similarity})" for d in result.duplicates or []]
     lines += [f"warning: {w}" for w in result.warnings or []]
     return "\n".join(lines)

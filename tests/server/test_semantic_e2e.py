@@ -60,7 +60,8 @@ def titles(response: dict[str, Any]) -> list[str]:
 
 
 async def test_over_stdio_a_question_finds_its_note_by_meaning_and_not_by_words(embedded_vault: Path) -> None:
-    async with stdio(embedded_vault) as client:
+    # The first search waits for the model (tests/server/test_model_loading.py: not waiting).
+    async with stdio(embedded_vault, KNOWLEDGE_MCP_LOAD_MODEL_IN_BACKGROUND="false") as client:
         question = "which novels did I enjoy last summer?"
         hybrid = await search(client, question)
         assert "July reading" in titles(hybrid)

@@ -1,9 +1,10 @@
 """The dense retrieve stage: the items whose chunks' vectors are closest to the query's.
 
 It answers only when it can answer well: the query's route wants it, the search is by
-relevance over whole chunks, the model is installed and every chunk of the source has its
-vectors. Otherwise it passes (None), and says why in the response's `provider_hint` when the
-caller asked for it or the model or vectors are missing (`degraded`): bm25 answers alone.
+relevance over whole chunks, the model is installed (and loaded: while the server still loads
+it, `embedder.loading`) and every chunk of the source has its vectors. Otherwise it passes
+(None), and says why in the response's `provider_hint` when the caller asked for it or the
+model or vectors are missing (`degraded`): bm25 answers alone.
 When it answers it asks every retriever for a pool of candidates (`ctx.pool`) for the fuser.
 The vectors are the source's `VectorStore` (`Store.vectors`: SQLite or PostgreSQL).
 """
@@ -20,7 +21,7 @@ from ..background import building
 from ..lexical.memory import SYNC_PAGE_ITEMS
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
-from .embedder import embedder, unavailable
+from .embedder import LOADING_HINT, embedder, loading, unavailable
 from .query_vectors import QUERY_VECTORS
 
 POOL = SYNC_PAGE_ITEMS - 1
@@ -79,8 +80,9 @@ class DenseRetriever:
             if ctx.request.mode != "auto":
                 ctx.warnings.append(f"semantic search skipped: {reason}; results are lexical")
             return lexical_instead(ctx, None)
-        model = embedder()
-        if model is None:
+        still_loading = loading()  # the server loads the model at start: never wait for it
+        model = None if still_loading else embedder()
+        if model is None and not still_loading:
             return lexical_instead(ctx, unavailable())
         cover, searchable = await store.look()
         if not cover.chunks:
@@ -89,6 +91,8 @@ class DenseRetriever:
             return lexical_instead(ctx, building_hint(store, cover.percent))
         if not searchable:
             return lexical_instead(ctx, ANN_BUILDING)
+        if model is None:
+            return lexical_instead(ctx, LOADING_HINT)
         started = QUERY_VECTORS.start(model, ctx.request.query)
         pool = max(POOL, ctx.depth + 1) * (FILTERED_POOL if ctx.request.filters else 1)
         ctx.pool = pool
