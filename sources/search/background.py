@@ -56,7 +56,6 @@ def background_model() -> Embedder | None:
         return model
     own = MiniLMEmbedder.load(threads=1, arena=False, tokenizer=model.tokenizer)
     own.batch = MODEL_BATCH
-    give_back()  # what building the session allocated and freed
     return own
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...storage.vector_store import Vectors
+from .heap import give_back
 from .model import ModelUnavailableError
 
 MAX_PIECES = 256
@@ -53,7 +54,9 @@ def onnx_session(path: Path, threads: int = THREADS, arena: bool = True) -> Any:
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     options.enable_cpu_mem_arena = arena
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    give_back()  # building it (the graph optimisation) allocates and frees ~100 MB
+    return session
 
 
 def load_tokenizer() -> Any:
