@@ -88,7 +88,7 @@ class Sampler:
 
     def __init__(self, root: int, every_s: float = 0.05) -> None:
         self.root, self.every_s = root, every_s
-        self.peak = 0.0
+        self.peak = self.since = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
@@ -101,7 +101,13 @@ class Sampler:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.every_s):
-            self.peak = max(self.peak, self.rss())
+            now = self.rss()
+            self.peak, self.since = max(self.peak, now), max(self.since, now)
+
+    def take_peak(self) -> float:
+        """The highest reading since the last call (then it starts again)."""
+        since, self.since = max(self.since, self.rss()), 0.0
+        return since
 
     def stop(self) -> None:
         self._stop.set()
@@ -149,7 +155,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "KNOWLEDGE_MCP_EMBED_IN_BACKGROUND": "true",
     }
     params = StdioServerParameters(
-        command=sys.executable,
+        command=args.python or sys.executable,
         args=["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(args.data_dir)],
         env=env,
     )
@@ -165,6 +171,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             field.lower().replace("vm", "") + "_mb": round(sum(status_mb(pid, field) for pid in pids), 1)
             for field in ("VmRSS", "RssAnon", "RssFile")
         }
+        points[name]["peak_since_last_mb"] = round(sampler.take_peak(), 1)
         if args.smaps:
             points[name]["smaps"] = smaps_mb(sampler.root)
 
@@ -224,6 +231,7 @@ def main() -> None:
     parser.add_argument("--embed-notes", type=int, default=100, help="new notes the background worker embeds")
     parser.add_argument("--embed-timeout", type=float, default=600.0)
     parser.add_argument("--settle", type=float, default=5.0, help="seconds idle before the steady reading")
+    parser.add_argument("--python", help="the server's interpreter (another checkout's venv: a before/after)")
     parser.add_argument("--smaps", action="store_true", help="the largest mappings at each point")
     args = parser.parse_args()
     print(json.dumps(asyncio.run(measure(args)), indent=2))
