@@ -1,4 +1,4 @@
-"""What the server process costs in memory over stdio (issue 30): `python -m knowledge_mcp.bench.memory`.
+"""What the stdio server process costs in memory (issue 30): `python -m experiments.memory`.
 
 Starts `knowledge-mcp serve` over stdio through the official MCP client on a data dir whose
 notes already have their vectors (SciFact as 5,183 notes: `eval --retrieval hybrid --data-dir D`
@@ -28,8 +28,8 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-from . import http as bench_http
-from .evaluation import read_jsonl, read_qrels
+from knowledge_mcp.bench import http as bench_http
+from knowledge_mcp.bench.evaluation import read_jsonl, read_qrels
 
 RECHECK_S = 30.0
 """The background worker looks at a database again after this long (`background.RECHECK_S`)."""
