@@ -80,7 +80,7 @@ async def read_cosines(beir: Path, data_dir: Path, notes_dir: Path) -> dict[str,
     vault = await open_database(database_path(notes_dir, "local", "notes"), notes.migrations)
     try:
         index = await doc_index(sci)
-        out = {
+        out: dict[str, Any] = {
             "real": await cosines(sci, real),
             "junk": await cosines(sci, junk),
             "probes": await cosines(sci, probes),

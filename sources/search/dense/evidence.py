@@ -20,8 +20,8 @@ import asyncio
 import random
 import string
 
-from ...storage.vector_store import VectorStore
-from .model import Embedder, Vectors
+from ...storage.vector_store import Vectors, VectorStore
+from .model import Embedder
 
 PROBES = 32
 """Queries of random letters per collection."""
