@@ -39,6 +39,8 @@ from knowledge_mcp.sources.storage.db import database_path, open_database
 from .signals import QuerySignals, Signal, collect, nonsense_cosines, pair_cosines
 
 TOP = 20
+FORMER_FLOOR = 0.40
+"""The absolute semantic floor before `sources/search/dense/evidence.py`, for comparison."""
 RATIOS = tuple(round(0.070 + 0.0005 * n, 4) for n in range(41))
 Scorer = Callable[[QuerySignals, Signal], float]
 
@@ -149,7 +151,7 @@ def quantiles(values: Sequence[float]) -> dict[str, float]:
 def floor_figures(queries: Sequence[QuerySignals], nonsense: list[tuple[float, bool]]) -> dict[str, Any]:
     relevant, random_pairs = pair_cosines(queries)
     best = [q.best_cosine for q in queries]
-    t = fusion.FLOOR_COSINE
+    t = FORMER_FLOOR
     return {
         "threshold": t,
         "nonsense_best": quantiles([b for b, _ in nonsense])

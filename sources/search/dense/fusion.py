@@ -28,6 +28,8 @@ from ..lexical.sql import RankedRow, SearchSpec
 from ..query import ParsedQuery
 from ..request import NOTHING, Found, SearchContext
 from ..scoring import Norm, calibrated
+from . import evidence
+from .embedder import embedder
 from .retriever import DenseFound
 
 Method = Literal["logistic", "rrf"]
@@ -40,15 +42,12 @@ BIAS = -5.5577
 DENSE_SLOPE = 18.475
 DENSE_INTERCEPT = -13.4819
 RRF_K = 60
-FLOOR_COSINE = 0.40
-"""A search where no query word occurs (or, with `mode = semantic`, any search) whose best cosine
-is below this finds nothing: above what queries of random letters and (query, random abstract)
-pairs reach on SciFact train, below nearly every real query's best cosine (the figures:
-`docs/performance.md`, "Hybrid fusion: how the default was chosen")."""
 FLOOR_WARNING = (
-    f"nothing close: none of the query's words occur and nothing is near it in meaning "
-    f"(best cosine under {FLOOR_COSINE:.2f})"
+    "nothing close: none of the query's words occur, and nothing is nearer to it in meaning "
+    "than to queries of random letters"
 )
+"""A search where no query word occurs (or, with `mode = semantic`, any search) whose best cosine
+is under the collection's bar (`evidence.bar`) finds nothing, and says so."""
 
 
 def _sigmoid(x: float) -> float:
@@ -128,7 +127,7 @@ class HybridFuser:
         if dense is None:
             return lexical if lexical is not None else NOTHING
         dense = await dense.complete()  # its query embedded meanwhile (retriever.py)
-        if _below_floor(lexical, dense) is not None:
+        if await _below_floor(lexical, dense):
             ctx.warnings.append(FLOOR_WARNING)
             return NOTHING
         if lexical is not None and dense.store is not None and dense.hits is not None:
@@ -170,13 +169,16 @@ class HybridFuser:
         return await ctx.store.ranked_page(ctx, spec, window)
 
 
-def _below_floor(lexical: Found | None, dense: DenseFound) -> float | None:
-    """The best cosine, when no query word matched (or bm25 did not run) and it is under the
-    floor; else None."""
+async def _below_floor(lexical: Found | None, dense: DenseFound) -> bool:
+    """Whether no query word matched (or bm25 did not run) and the best cosine is under the
+    collection's bar: no better than queries of random letters do there (`evidence.bar`)."""
     if lexical is not None and lexical.total is not None:
-        return None
+        return False
     best = float(dense.best.max()) if len(dense.best) else 0.0
-    return best if best < FLOOR_COSINE else None
+    model = embedder()
+    if dense.store is None or model is None:
+        return True
+    return best < await evidence.bar(dense.store, model)
 
 
 def _terms_of(lexical: Found | None, pool: dict[int, Candidate]) -> Callable[[int], list[str]] | None:
