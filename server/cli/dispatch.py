@@ -302,6 +302,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from knowledge_mcp.bench.run import run_bench_command
 
         configure_logging("WARNING")
+        if args.embed_beir:
+            from knowledge_mcp.bench.dense.embed_speed import run_embed_speed_command
+
+            return run_embed_speed_command(args.embed_beir, args.embed_windows)
         if args.database_url:
             from knowledge_mcp.bench.postgres.command.options import pg_bench_options
             from knowledge_mcp.bench.postgres.command.report import run_pg_bench_command

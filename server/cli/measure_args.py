@@ -48,6 +48,14 @@ def add_parser(sub: Any) -> None:
         default=1_000_000,
         help="--dense: vectors for the dense stage alone (default 1000000)",
     )
+    bench.add_argument(
+        "--embed-beir",
+        type=Path,
+        help="only the embed bench: windows/s of the embedder now against before, on this BEIR corpus",
+    )
+    bench.add_argument(
+        "--embed-windows", type=int, default=500, help="--embed-beir: windows per timed run (default 500)"
+    )
     _pg_arguments(bench)
 
 

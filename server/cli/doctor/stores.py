@@ -59,7 +59,7 @@ async def check_sources(ctx: Context) -> list[Finding]:
 
 @dataclass(frozen=True)
 class Tally:
-    part: str  # `notes 12 items (40 chunks, 75 % embedded)`
+    part: str  # `notes 12 items (40 chunks, 75 % embedded: 30 of 40)`
     problems: list[Finding] = field(default_factory=list)
     unembedded: int = 0  # chunks still without vectors
 
@@ -80,7 +80,11 @@ def _database(path: Path, source: str, user: str, latest: int) -> Tally:
             return Tally(f"{source} empty")
         items, chunks = conn.execute(COUNTS_SQL.format(p=source)).fetchone()
         embedded = min(chunks, _embedded(conn, source))
-        progress = "all embedded" if embedded == chunks else f"{embedded * 100 // chunks} % embedded"
+        progress = (
+            "all embedded"
+            if embedded == chunks
+            else f"{embedded * 100 // chunks} % embedded: {embedded:,} of {chunks:,}"
+        )
         found = [f for check in DATABASE_CHECKS if (f := check(conn, path, source)) is not None]
         return Tally(f"{source} {items} items ({chunks} chunks, {progress})", found, chunks - embedded)
     except sqlite3.Error as exc:

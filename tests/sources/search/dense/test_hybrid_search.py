@@ -117,8 +117,9 @@ async def test_while_vectors_are_missing_results_are_lexical_and_say_how_far_the
     db = await open_database(database_path(data_dir, "local", "notes"), notes.migrations)
     try:
         response = await search(db, "boiler pressure engineer")
+        chunks = (await db.fetchall("SELECT count(*) FROM notes_chunks"))[0][0]
         assert response.degraded is True
-        assert "dense index 0 % built" in (response.provider_hint or "")
+        assert f"dense index 0 % built (vectors: 0 of {chunks:,} chunks)" in (response.provider_hint or "")
         assert titles(response)[0] == "Boiler service"
         assert {r.score_type for r in response.results} == {"fts"}
     finally:
