@@ -45,3 +45,9 @@ def test_an_import_never_loads_the_mcp_sdk(tmp_path: Path) -> None:
 def test_an_import_never_loads_numpy_or_the_search_code(tmp_path: Path) -> None:
     modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
     assert [m for m in modules if m.split(".")[0] == "numpy" or m.startswith(SEARCH_CODE)] == []
+
+
+def test_an_import_of_notes_loads_no_other_source(tmp_path: Path) -> None:
+    modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
+    others = ("media", "chats", "characters", "prompts")
+    assert [m for m in modules if m.split(".")[:3] in (["knowledge_mcp", "sources", o] for o in others)] == []
