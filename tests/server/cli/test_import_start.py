@@ -11,11 +11,7 @@ from typing import Any
 
 from tests.conftest import FIXTURES
 
-SEARCH_CODE = (
-    "knowledge_mcp.sources.search.pipeline",
-    "knowledge_mcp.sources.search.dense",
-    "knowledge_mcp.sources.reading",
-)
+SEARCH_CODE = ("knowledge_mcp.sources.search", "knowledge_mcp.sources.reading")
 
 
 def import_notes_in_a_fresh_process(data_dir: Path) -> dict[str, Any]:
