@@ -13,12 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from loguru import logger
 
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.search.background import BackgroundIndexer
-from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import (
     Database,
     Migration,
@@ -28,6 +27,9 @@ from knowledge_mcp.sources.storage.db import (
     validate_user_id,
 )
 from knowledge_mcp.sources.storage.users import user_of_folder
+
+if TYPE_CHECKING:  # the embedding worker (numpy) is the server's, never loaded by `knowledge-mcp import`
+    from knowledge_mcp.sources.search.background import BackgroundIndexer
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class DatabasePool:
             logger.warning("the {} database of user {} cannot be used: {}", source, user, failure)
             raise failure from exc
         if self.background is not None:
+            from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
+
             self.background.notice(SqliteVectorStore(db, SOURCES[source], migrations))
         return db
 

@@ -16,8 +16,9 @@ server's tools are built).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+import importlib.util
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import CoreSchema
@@ -31,39 +32,86 @@ if TYPE_CHECKING:  # the SDK is loaded only when a server is built (`registrars`
 BUILT_IN: tuple[str, ...] = ("notes", "media", "chats", "characters", "prompts")
 """The sources this package ships, in the order they are listed and searched."""
 
-ENTRIES: dict[str, SourceEntry] = {}
-SOURCES: dict[str, ChunkedSource[Any]] = {}
 SOURCE_NAMES: list[str] = []
 """The registered sources by name, in order (changed only by `register_source` and
 `unregister_source`: read them, never assign them)."""
 _PACKAGES: dict[str, str] = {}
+_LOADED: dict[str, SourceEntry] = {}
+"""The entries imported so far: a built-in source's package is imported when the source is
+first named (`knowledge-mcp import notes` loads only the notes package; docs/performance.md,
+"Lazy imports")."""
+
+V = TypeVar("V")
+
+
+def _entry(name: str) -> SourceEntry:
+    entry = _LOADED.get(name)
+    if entry is None:
+        entry = _LOADED[name] = _import_entry(_PACKAGES[name])
+        if entry.name != name:
+            raise ValueError(f"{_PACKAGES[name]}.entry is named {entry.name!r}, not {name!r}")
+    return entry
+
+
+def _import_entry(package: str) -> SourceEntry:
+    entry = importlib.import_module(package).entry
+    if not isinstance(entry, SourceEntry):
+        raise TypeError(f"{package}.entry is not a SourceEntry")
+    return entry
+
+
+class _Registry(Mapping[str, V]):
+    """The registered sources by name, in order; a source's package is imported at first use."""
+
+    def __init__(self, pick: Callable[[SourceEntry], V]) -> None:
+        self._pick = pick
+
+    def __getitem__(self, name: str) -> V:
+        if name not in _PACKAGES:
+            raise KeyError(name)
+        return self._pick(_entry(name))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(_PACKAGES))
+
+    def __len__(self) -> int:
+        return len(_PACKAGES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _PACKAGES
+
+    def __repr__(self) -> str:
+        return f"<registered sources {list(_PACKAGES)}>"
+
+
+ENTRIES: Mapping[str, SourceEntry] = _Registry(lambda entry: entry)
+SOURCES: Mapping[str, ChunkedSource[Any]] = _Registry(lambda entry: entry.source)
 
 
 def register_source(package: str) -> SourceEntry:
     """Register the source package `package` (a module path whose `entry` is a `SourceEntry`)."""
-    entry = importlib.import_module(package).entry
-    if not isinstance(entry, SourceEntry):
-        raise TypeError(f"{package}.entry is not a SourceEntry")
-    if entry.name in ENTRIES:
+    entry = _import_entry(package)
+    if entry.name in _PACKAGES:
         raise ValueError(f"a source named {entry.name!r} is registered already")
-    ENTRIES[entry.name], SOURCES[entry.name], _PACKAGES[entry.name] = entry, entry.source, package
+    _PACKAGES[entry.name], _LOADED[entry.name] = package, entry
     SOURCE_NAMES.append(entry.name)
     return entry
 
 
 def unregister_source(name: str) -> None:
     """Forget the source `name` (a test's own source, once the test is done)."""
-    del ENTRIES[name], SOURCES[name], _PACKAGES[name]
+    del _PACKAGES[name]
+    _LOADED.pop(name, None)
     SOURCE_NAMES.remove(name)
 
 
 def _register_built_in() -> None:
+    """Name the built-in sources this install has, without importing them."""
     for name in BUILT_IN:
-        try:
-            register_source(f"knowledge_mcp.sources.{name}")
-        except ModuleNotFoundError as exc:  # a source left out of this install
-            if exc.name != f"knowledge_mcp.sources.{name}":
-                raise
+        package = f"knowledge_mcp.sources.{name}"
+        if importlib.util.find_spec(package) is not None:  # else a source left out of this install
+            _PACKAGES[name] = package
+            SOURCE_NAMES.append(name)
 
 
 _register_built_in()
@@ -81,9 +129,9 @@ def registrars() -> list[Callable[[MCPServer, Callable[[str], str]], None]]:
 
 
 def get_source(name: str) -> ChunkedSource[Any]:
-    if name not in SOURCES:
-        raise InvalidArgumentError("source", f"must be one of {', '.join(SOURCES)}")
-    return SOURCES[name]
+    if name not in _PACKAGES:
+        raise InvalidArgumentError("source", f"must be one of {', '.join(_PACKAGES)}")
+    return _entry(name).source
 
 
 class _Registered:

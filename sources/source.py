@@ -11,22 +11,23 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, ClassVar, Generic
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias
 
 import aiosqlite
 from pydantic import BaseModel, ConfigDict
 
-from . import reading
 from .errors import InvalidArgumentError
 from .models import GetResponse, Loc, OrderBy, R, Retrieval, RetrievalMode, SearchResponse, SourceName
-from .retrieval import Defaults, with_default_mode
-from .search.lexical.memory import memory_indexes, rank_in_memory
-from .search.lexical.memory_index import MemoryIndexes, Ranked
-from .search.pipeline import DEFAULT_PIPELINE, SearchPipeline
-from .search.request import Filter, FtsColumn, SearchMode, SearchRequest
-from .storage.db import Database, Migration
-from .storage.items import ParsedItem
-from .storage.store import Store
+
+if TYPE_CHECKING:  # the search and reading code is loaded when a source first searches or reads:
+    # `knowledge-mcp import` never does (docs/performance.md, "Lazy imports")
+    from .retrieval import Defaults
+    from .search.lexical.memory_index import MemoryIndexes, Ranked
+    from .search.pipeline import SearchPipeline
+    from .search.request import Filter, FtsColumn, SearchMode, SearchRequest
+    from .storage.db import Database, Migration
+    from .storage.items import ParsedItem
+    from .storage.store import Store
 
 
 class SearchOptions(BaseModel):
@@ -39,10 +40,10 @@ class SearchOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-Databases = Callable[[str], Awaitable[Store]]
+Databases = Callable[[str], Awaitable["Store"]]
 """The caller's store of a named source, for filters that look into another source."""
 
-SearchScope = tuple[list[Filter], tuple[FtsColumn, ...] | None]
+SearchScope: TypeAlias = "tuple[list[Filter], tuple[FtsColumn, ...] | None]"
 """A search's filters, and the FTS columns it matches in (None: all)."""
 
 
@@ -55,7 +56,8 @@ class ChunkedSource(Generic[R]):
     options_model: ClassVar[type[SearchOptions]] = SearchOptions
     # Title vs body bm25 weights; 3:1 ranked best on SciFact train (docs/performance.md, "Lexical search").
     weights: ClassVar[tuple[float, float]] = (3.0, 1.0)
-    pipeline: ClassVar[SearchPipeline] = DEFAULT_PIPELINE
+    pipeline: ClassVar[SearchPipeline | None] = None
+    """This source's search pipeline (None: the shared `DEFAULT_PIPELINE`, loaded at the first search)."""
     default_mode: ClassVar[RetrievalMode] = "snippet"
     """The retrieval mode of a get that names none (cards and prompts: `full`, the item itself)."""
 
@@ -105,6 +107,8 @@ class ChunkedSource(Generic[R]):
     ) -> SearchRequest:
         """The request for `query` with this source's `options` (an `options_model`, or None)."""
         filters, columns = await self.search_scope(options, databases)
+        from .search.request import SearchRequest
+
         request = SearchRequest(query, limit, offset, snippet_length, order_by, filters, columns, mode)
         if options is not None and (filters or columns is not None):
             request.filter_names = tuple(options.model_dump(exclude_defaults=True))
@@ -149,7 +153,12 @@ class ChunkedSource(Generic[R]):
     async def search(self, store: Store, request: SearchRequest, defaults: Defaults) -> SearchResponse[R]:
         """Run `request` over `store` through this source's search pipeline."""
         model = SearchResponse[self.result_model]  # type: ignore[name-defined]
-        return await self.pipeline.run(self, store, request, defaults, model)
+        pipeline = self.pipeline
+        if pipeline is None:
+            from .search.pipeline import DEFAULT_PIPELINE
+
+            pipeline = DEFAULT_PIPELINE
+        return await pipeline.run(self, store, request, defaults, model)
 
     async def get(
         self,
@@ -165,6 +174,9 @@ class ChunkedSource(Generic[R]):
         """Read an item within the budget of `retrieval` (see `reading.get`); `databases` lets
         `complete` fill the meta before the result is measured against the budget."""
         model = GetResponse[self.result_model]  # type: ignore[name-defined]
+        from . import reading
+        from .retrieval import with_default_mode
+
         retrieval = with_default_mode(retrieval, self.default_mode)
         return await reading.get(
             store,
@@ -179,6 +191,8 @@ class ChunkedSource(Generic[R]):
         )
 
     async def load_item(self, store: Store, item_id: str) -> tuple[aiosqlite.Row, list[aiosqlite.Row]]:
+        from . import reading
+
         return await reading.load_item(store, self, item_id)
 
     async def find_anchor(
@@ -189,14 +203,20 @@ class ChunkedSource(Generic[R]):
         loc: Loc | None,
         query: str | None,
     ) -> int:
+        from . import reading
+
         return await reading.find_anchor(store, self, item, chunks, loc, query)
 
     def memory_indexes(self, db: Database) -> MemoryIndexes:
         """This source's in-memory copy of `db`'s index (see `search/lexical/memory_index.py`)."""
+        from .search.lexical.memory import memory_indexes
+
         return memory_indexes(db, self)
 
     async def rank_in_memory(self, db: Database, query: str, want: int = 10) -> Ranked | None:
         """Only the ranking step of a search, from the memory copy (for `eval`)."""
+        from .search.lexical.memory import rank_in_memory
+
         return await rank_in_memory(db, self, query, want)
 
 

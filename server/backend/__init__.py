@@ -14,13 +14,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
-
-from knowledge_mcp.sources.search.background import BackgroundIndexer
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..context import DatabasePool
 from .protocols import Backend, Items
 from .sqlite import SqliteBackend, SqliteItems
+
+if TYPE_CHECKING:  # the embedding worker (numpy) is the server's, never loaded by `knowledge-mcp import`
+    from knowledge_mcp.sources.search.background import BackgroundIndexer
 
 __all__ = ["Backend", "SqliteBackend", "has_active_keys", "open_backend", "opened"]
 

@@ -6,11 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from knowledge_mcp.sources.notes.writing.stores import NoteStore
-from knowledge_mcp.sources.search.dense.embedder import Embedder
-from knowledge_mcp.sources.search.dense.indexing import EmbedReport
 from knowledge_mcp.sources.storage.runs import ImportSummary
 from knowledge_mcp.sources.storage.store import Store
 
@@ -19,7 +16,13 @@ from ..auth.limits import SharedBuckets
 from ..context import DatabasePool
 from ..sessions.state import SessionBackend, StoredSession
 from ..sessions.timeline import Timeline
-from ..watch.stores import WatchedItems
+
+if TYPE_CHECKING:  # the dense, note-writing and watch code (numpy) loads when used, never in `import`
+    from knowledge_mcp.sources.notes.writing.stores import NoteStore
+    from knowledge_mcp.sources.search.dense.embedder import Embedder
+    from knowledge_mcp.sources.search.dense.indexing import EmbedReport
+
+    from ..watch.stores import WatchedItems
 
 Progress = Callable[[int, int], None]
 

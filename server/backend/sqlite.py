@@ -9,15 +9,12 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loguru import logger
 
 from knowledge_mcp.sources.errors import SourceUnavailableError
-from knowledge_mcp.sources.notes.writing.stores import NoteStore, SqliteNotes
 from knowledge_mcp.sources.registry import get_source
-from knowledge_mcp.sources.search.dense.embedder import Embedder
-from knowledge_mcp.sources.search.dense.indexing import EmbedReport, embed_missing
-from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import (
     Database,
     open_database,
@@ -27,15 +24,21 @@ from knowledge_mcp.sources.storage.db import (
 )
 from knowledge_mcp.sources.storage.importing import Importer, ImportSummary
 from knowledge_mcp.sources.storage.store import Store
-from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
 from ..auth.keys import KeyStore, SqliteKeyStore
 from ..auth.limits import SharedBuckets
 from ..config import Settings
 from ..context import DatabasePool
 from ..sessions.store import SessionStore
-from ..watch.stores import SqliteWatched, WatchedItems
 from .protocols import Items, Sessions
+
+if TYPE_CHECKING:  # the dense, note-writing and watch code (numpy) loads when used, never in `import`
+    from knowledge_mcp.sources.notes.writing.stores import NoteStore
+    from knowledge_mcp.sources.search.dense.embedder import Embedder
+    from knowledge_mcp.sources.search.dense.indexing import EmbedReport
+    from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
+
+    from ..watch.stores import WatchedItems
 
 Progress = Callable[[int, int], None]
 
@@ -55,9 +58,11 @@ class SqliteItems:
         db = await self.pool.get(path, source)
         elapsed_ms = (time.perf_counter() - started) * 1000
         logger.debug("db ready user={} source={} in {:.1f} ms", user_id, source, elapsed_ms)
-        return SqliteStore(db, source)
+        return _sqlite_store(db, source)
 
     async def notes(self, user_id: str, path: Path) -> NoteStore:
+        from knowledge_mcp.sources.notes.writing.stores import SqliteNotes
+
         return SqliteNotes(await self._store(user_id, "notes", path))
 
     async def changed(self, user_id: str, source: str, path: Path) -> None:
@@ -76,7 +81,7 @@ class SqliteItems:
                 raise
             raise failure from None
         self._reading.append(db)
-        return SqliteStore(db, source)
+        return _sqlite_store(db, source)
 
     async def import_files(
         self,
@@ -114,6 +119,9 @@ class SqliteItems:
         """Embed the chunks of the source without vectors (None: the user has no such file)."""
         if not path.exists():
             return None
+        from knowledge_mcp.sources.search.dense.indexing import embed_missing
+        from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
+
         db = await open_database(path, get_source(source).migrations)
         try:
             return await embed_missing(
@@ -123,6 +131,8 @@ class SqliteItems:
             await db.close()
 
     def watched(self) -> WatchedItems:
+        from ..watch.stores import SqliteWatched
+
         return SqliteWatched(self.pool, self.data_dir)
 
     async def close(self) -> None:
@@ -130,6 +140,13 @@ class SqliteItems:
         for db in self._reading:
             await db.close()
         self._reading.clear()
+
+
+def _sqlite_store(db: Database, source: str) -> SqliteStore:
+    """The search side of a source's database (the search code is loaded here, at the first read)."""
+    from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
+
+    return SqliteStore(db, source)
 
 
 def _unusable(exc: Exception, path: Path) -> Exception:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from knowledge_mcp.sources.registry import get_source
-from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import database_path
 from knowledge_mcp.sources.storage.files.walking import iter_files
 from knowledge_mcp.sources.storage.importing import ImportSummary
@@ -76,6 +75,8 @@ async def run_search(settings: Settings, query: str, sources: list[str], limit: 
     """The user's best `limit` hits across `sources`, read where the backend keeps items (as
     the server answers)."""
     rows: list[dict[str, Any]] = []
+    from knowledge_mcp.sources.search.request import SearchRequest  # the search code: not for `import`
+
     request = SearchRequest(query, limit=limit)
     async with opened(settings) as backend:
         for name in sources:

@@ -47,6 +47,12 @@ UPSERT_FILE_SQL = """INSERT INTO {p}_files (path, file_hash, item_count, importe
     mtime_ns=excluded.mtime_ns"""
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
+_TAGS_JSON = json.JSONEncoder(ensure_ascii=False).encode
+"""`json.dumps(..., ensure_ascii=False[, default=str])` with one encoder each, not one per call
+(the same text)."""
+
+
 def item_id_for(origin: str) -> str:
     return hashlib.sha256(origin.encode()).hexdigest()[:16]
 
@@ -60,8 +66,8 @@ def item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
         content_hash,
         item.created_at,
         item.last_modified,
-        json.dumps(item.tags, ensure_ascii=False),
-        json.dumps(item.meta, ensure_ascii=False, default=str),
+        _TAGS_JSON(item.tags),
+        _JSON(item.meta),
         dates.now(),
     )
 
@@ -80,7 +86,7 @@ def chunk_rows(rowid: int | None, item_id: str, item: ParsedItem) -> list[tuple[
     for index, span in enumerate(spans):
         body = item.content[span.start : span.end]
         uuid = hashlib.sha256(f"{item_id}\x00{span.field or ''}\x00{body}".encode()).hexdigest()[:24]
-        meta = json.dumps(span.meta, ensure_ascii=False, default=str)
+        meta = _JSON(span.meta) if span.meta else "{}"  # most chunks have no meta of their own
         rows.append((rowid, index, uuid, span.field, span.start, span.end, item.title, body, meta))
     return rows
 
@@ -241,15 +247,16 @@ class Importer:
         """New items (origins not in the table) and then all their chunks, in the given order."""
         if not run:
             return
+        item_ids = [item_id_for(origin) for _, _, origin, _ in run]
         rows = [
-            (item_id_for(origin), origin, str(path), *item_values(item, content_hash))
-            for path, item, origin, content_hash in run
+            (item_id, origin, str(path), *item_values(item, content_hash))
+            for item_id, (path, item, origin, content_hash) in zip(item_ids, run, strict=True)
         ]
         await conn.executemany(self.sql(INSERT_ITEM_SQL), rows)
         ids = await self._rows_by_origin(conn, ROWIDS_SQL, [origin for _, _, origin, _ in run])
         chunks: list[tuple[Any, ...]] = []
-        for _, item, origin, _ in run:
-            chunks += self.chunk_rows(ids[origin]["id"], item_id_for(origin), item)
+        for item_id, (_, item, origin, _) in zip(item_ids, run, strict=True):
+            chunks += self.chunk_rows(ids[origin]["id"], item_id, item)
         await self._insert_chunks(conn, chunks)
 
     async def _insert_chunks(self, conn: aiosqlite.Connection, rows: list[tuple[Any, ...]]) -> None:

@@ -37,6 +37,11 @@ class ChunkSpan:
     meta: dict[str, Any] = default(default_factory=dict)
 
 
+_HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str).encode
+"""`json.dumps(..., sort_keys=True, ensure_ascii=False, default=str)` with one encoder for every
+item (the same text: the hash of a stored item never changes), not a new one per call."""
+
+
 @dataclass
 class ParsedItem:
     key: str
@@ -56,7 +61,7 @@ class ParsedItem:
         return self.origin or (f"{path}#{self.key}" if self.key else str(path))
 
     def content_hash(self) -> str:
-        payload = json.dumps(
+        payload = _HASH_JSON(
             [
                 self.title,
                 self.content,
@@ -65,10 +70,7 @@ class ParsedItem:
                 self.tags,
                 self.meta,
                 [(c.start, c.end, c.field, c.meta) for c in self.chunks or []],
-            ],
-            sort_keys=True,
-            ensure_ascii=False,
-            default=str,
+            ]
         )
         # surrogatepass: a parser's stray surrogate must not stop the import of its file (the
         # runner replaces it before the item is stored: `naming.scrub_item`)

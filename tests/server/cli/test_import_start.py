@@ -1,5 +1,5 @@
-"""`knowledge-mcp import` starts light: the MCP SDK (about a second of start-up) is never loaded
-by a command that does not serve MCP (docs/performance.md, "Lazy imports")."""
+"""`knowledge-mcp import` starts light: the MCP SDK (about a second of start-up), numpy and the
+search code are never loaded by a command that only imports (docs/performance.md, "Lazy imports")."""
 
 from __future__ import annotations
 
@@ -7,22 +7,43 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import FIXTURES
 
+SEARCH_CODE = ("knowledge_mcp.sources.search", "knowledge_mcp.sources.reading")
 
-def test_an_import_never_loads_the_mcp_sdk(tmp_path: Path) -> None:
-    argv = ["import", "notes", str(FIXTURES / "notes"), "--data-dir", str(tmp_path), "--json"]
+
+def import_notes_in_a_fresh_process(data_dir: Path) -> dict[str, Any]:
+    """Run `knowledge-mcp import notes` on the fixture notes in a new interpreter: its exit code,
+    the items it added and the names of the modules loaded by the end."""
+    argv = ["import", "notes", str(FIXTURES / "notes"), "--data-dir", str(data_dir), "--json"]
     script = (
         "import contextlib, io, json, sys\n"
         "from knowledge_mcp.server.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         f"    code = main({argv!r})\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))\n"
-        "print(json.dumps({'code': code, 'added': json.loads(out.getvalue())['added'], 'mcp': loaded}))\n"
+        "added = json.loads(out.getvalue())['added']\n"
+        "print(json.dumps({'code': code, 'added': added, 'modules': sorted(sys.modules)}))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
     assert result["code"] == 0 and result["added"] > 0
-    assert result["mcp"] == []
+    return result
+
+
+def test_an_import_never_loads_the_mcp_sdk(tmp_path: Path) -> None:
+    modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
+    assert [m for m in modules if m.split(".")[0] in ("mcp", "mcp_types")] == []
+
+
+def test_an_import_never_loads_numpy_or_the_search_code(tmp_path: Path) -> None:
+    modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
+    assert [m for m in modules if m.split(".")[0] == "numpy" or m.startswith(SEARCH_CODE)] == []
+
+
+def test_an_import_of_notes_loads_no_other_source(tmp_path: Path) -> None:
+    modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
+    others = ("media", "chats", "characters", "prompts")
+    assert [m for m in modules if m.split(".")[:3] in (["knowledge_mcp", "sources", o] for o in others)] == []
