@@ -5,10 +5,11 @@ The server tells the worker each time a source's vectors are used (`notice`, wit
 the first use, and again at most every `recheck_s` seconds of use, the worker looks at it on a
 connection of its own (`VectorStore.embedding`): when chunks lack vectors it embeds them through
 `dense/indexing` (each batch committed on its own, so a stop or a kill loses nothing already
-done). One source at a time, one thread for the whole process (the model's own threads: 1),
-small batches and a pause after each: searches keep the other core and never wait for the
-worker. The worker's model is loaded only when a look finds chunks without vectors, and let go
-(its memory given back) once no source waits: a server at rest holds one model, the searches'.
+done). One source at a time, one thread for the whole process, small batches (the model's own
+batch: `minilm.BATCH` windows a run) and a pause after each; a search's query is embedded on
+its own thread beside a batch and never waits for the worker. The worker embeds with the
+searches' model (one session in the process), taken only when a look finds chunks without
+vectors and let go once no source waits.
 On PostgreSQL a run holds a lock per user and source: another process (a second server on the
 same database) skips what one is embedding. `stop()` ends it between two batches. Only
 counts are logged, never a text.
@@ -28,15 +29,12 @@ from ..storage.vector_store import VectorStore
 from .dense.embedder import embedder
 from .dense.heap import give_back
 from .dense.indexing import EmbedReport, Pacing, embed_missing
-from .dense.minilm import MiniLMEmbedder
 from .dense.model import Embedder
 
 RECHECK_S = 30.0
 """At most one look per database this often (a count of chunks and of chunks with vectors)."""
 BATCH = 8
 PAUSE_S = 0.05
-MODEL_BATCH = 4
-"""Windows per run of the model: its peak memory grows with it (`docs/performance.md`, "Dense search")."""
 STOP_S = 30.0
 """How long `stop` waits for the batch being embedded before cancelling the worker."""
 KEY = "dense_background"
@@ -46,17 +44,11 @@ ModelLoader = Callable[[], Embedder | None]
 
 
 def background_model() -> Embedder | None:
-    """The installed model on one thread of its own (the bundled MiniLM loaded again with one
-    intra-op thread, a few windows a run and no memory arena, so its memory stays small; another
-    embedder as it is); None without one."""
-    model = embedder()
-    if model is None:
-        return None
-    if not isinstance(model, MiniLMEmbedder):
-        return model
-    own = MiniLMEmbedder.load(threads=1, arena=False, tokenizer=model.tokenizer)
-    own.batch = MODEL_BATCH
-    return own
+    """The installed model, the one the searches use (one session, one set of weights in the
+    process: a second session cost ~95 MB of weights and ~250 MB more while it was built,
+    `docs/performance.md`, "Memory of the server process"); None without one. A search's query
+    is embedded beside the worker's batches, each run on its caller's thread."""
+    return embedder()
 
 
 def building(store: VectorStore) -> bool:

@@ -50,7 +50,7 @@ def _load() -> Embedder | str:
     with _MODEL.lock:
         if _MODEL.loaded is None:
             try:
-                _MODEL.loaded = MiniLMEmbedder.load()
+                _MODEL.loaded = MiniLMEmbedder.load(arena=False)
             except (ImportError, ModelUnavailableError, OSError) as exc:
                 _MODEL.loaded = f"semantic search is off: {exc}; install knowledge-mcp[semantic]"
         return _MODEL.loaded
