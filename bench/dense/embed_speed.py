@@ -4,10 +4,11 @@ against the path before it (the exported graph as it is, spinning threads), in o
 Real text: a BEIR corpus's documents (title and abstract, as `eval` imports them), taken in
 order until `windows` windows. Four settings, interleaved round by round so the machine's
 load falls on each alike: the foreground model (2 threads, batches of 16) and the background
-worker's (1 thread, batches of `background.MODEL_BATCH`, no arena), each the old way and the
-new. Each is timed `rounds` times; the report gives the median windows/s (wall clock) and
-windows per CPU-second of this process (what the run cost, whatever else the machine ran),
-the new/old ratios, and the smallest cosine between a window's old and new vector.
+worker's as it was before it shared the searches' session (1 thread, batches of `minilm.BATCH`,
+no arena), each the old way and the new. Each is timed `rounds` times; the report gives the
+median windows/s (wall clock) and windows per CPU-second of this process (what the run cost,
+whatever else the machine ran), the new/old ratios, and the smallest cosine between a window's
+old and new vector.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from knowledge_mcp.sources.errors import KnowledgeError
-from knowledge_mcp.sources.search.background import MODEL_BATCH
-from knowledge_mcp.sources.search.dense import minilm
+from knowledge_mcp.sources.search.dense.runtime import minilm
 
 WINDOWS = 500
 ROUNDS = 3
@@ -59,7 +59,7 @@ def settings() -> dict[str, minilm.MiniLMEmbedder]:
     old.batch = OLD_BATCH
     new_bg = minilm.MiniLMEmbedder.load(threads=1, arena=False)
     old_bg = minilm.MiniLMEmbedder(minilm.onnx_session(path, 1, arena=False), new.tokenizer, new.model_id)
-    new_bg.batch = old_bg.batch = MODEL_BATCH
+    new_bg.batch = old_bg.batch = minilm.BATCH
     return {"foreground_old": old, "foreground_new": new, "background_old": old_bg, "background_new": new_bg}
 
 

@@ -27,9 +27,9 @@ from loguru import logger
 
 from ..storage.vector_store import VectorStore
 from .dense.embedder import embedder
-from .dense.heap import give_back
 from .dense.indexing import EmbedReport, Pacing, embed_missing
 from .dense.model import Embedder
+from .dense.runtime.heap import give_back
 
 RECHECK_S = 30.0
 """At most one look per database this often (a count of chunks and of chunks with vectors)."""

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from loguru import logger
 
 from ...storage.vector_store import Vectors as Vectors
-from .minilm import MiniLMEmbedder
 from .model import Embedder as Embedder
 from .model import ModelUnavailableError as ModelUnavailableError
+from .runtime.minilm import MiniLMEmbedder
 
 LOADING_HINT = "the embedding model is loading; results are lexical until it is loaded"
 WARM_UP = "warm up"

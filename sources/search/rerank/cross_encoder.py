@@ -4,7 +4,7 @@ The model reads a (query, passage) pair as one BERT-style input — `input_ids`,
 and, when it declares it, `token_type_ids` — and gives a relevance logit (`[batch, 1]`; of a
 two-class head `[batch, 2]`, the second class's). Pairs are cut to `MAX_PIECES` word pieces,
 the passage losing its tail; batches group pairs of similar length. The session and its options
-are the embedder's (`dense.minilm.onnx_session`). Loaded once per model path, on first use: a
+are the embedder's (`dense.runtime.minilm.onnx_session`). Loaded once per model path, on first use: a
 file that does not load is a clear sentence in the response's `provider_hint` and one warning in
 the log, and the search answers in the fused order.
 """
@@ -48,7 +48,7 @@ class CrossEncoder:
         try:
             from tokenizers import Tokenizer
 
-            from ..dense.minilm import onnx_session
+            from ..dense.runtime.minilm import onnx_session
         except ImportError as exc:
             raise RerankError(
                 f"a rerank_model needs knowledge-mcp[semantic] ({exc.name} is missing)"

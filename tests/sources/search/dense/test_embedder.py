@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge_mcp.sources.search.dense import minilm
 from knowledge_mcp.sources.search.dense.embedder import Embedder, ModelUnavailableError, embedder
+from knowledge_mcp.sources.search.dense.runtime import minilm
 
 LONG = " ".join(f"Paragraph {n} of the field notes describes the river at dawn." for n in range(80))
 

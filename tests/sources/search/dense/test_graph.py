@@ -8,8 +8,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from knowledge_mcp.sources.search.dense import minilm
-from knowledge_mcp.sources.search.dense.graph import run_graph
+from knowledge_mcp.sources.search.dense.runtime import minilm
+from knowledge_mcp.sources.search.dense.runtime.graph import run_graph
 
 TEXTS = [
     "Boiler service. Pressure was down to 0.6 bar; the engineer replaced the thermocouple.",

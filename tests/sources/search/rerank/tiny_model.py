@@ -17,7 +17,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer
 
-from knowledge_mcp.sources.search.dense.minilm import TOKENIZER
+from knowledge_mcp.sources.search.dense.runtime.minilm import TOKENIZER
 
 SEGMENT_WEIGHT = 0.01
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ...storage.vector_store import Vectors
+from ....storage.vector_store import Vectors
+from ..model import ModelUnavailableError
 from .graph import run_graph
 from .heap import give_back
-from .model import ModelUnavailableError
 
 MAX_PIECES = 256
 STRIDE = 38
@@ -29,7 +29,7 @@ BATCH = 4
 """Windows per model run: 2-4 embed the most windows per CPU-second (the [batch, 12, len, len]
 attention tensors stay in cache; 16 did 20 % fewer, `docs/performance.md`, "Embedding speed")."""
 THREADS = 2
-TOKENIZER = Path(__file__).with_name("tokenizer.json")
+TOKENIZER = Path(__file__).parent.parent / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
 
