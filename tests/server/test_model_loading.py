@@ -5,7 +5,6 @@ synchronisation point (`hold_loading`), never on a timing guess."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import anyio
@@ -14,16 +13,13 @@ from mcp import Client
 
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings, load_settings
-from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.dense import embedder as models
-from knowledge_mcp.sources.search.dense.indexing import embed_missing
-from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
-from knowledge_mcp.sources.storage.db import database_path, open_database
-from tests.conftest import FIXTURES, call, import_into, score_types
+from knowledge_mcp.sources.storage.db import database_path
+from tests.conftest import call, score_types
+from tests.server.test_semantic_e2e import embedded_vault  # noqa: F401  (the fixture: the notes with vectors)
 
 pytestmark = pytest.mark.anyio
-DENSE_NOTES = Path(__file__).parent.parent / "sources" / "search" / "dense" / "notes"
 QUESTION = "which novels did I enjoy last summer?"
 LOAD_S = 300.0
 """A generous bound for loading the model on a busy machine (a hang guard, not a timing assertion)."""
@@ -34,27 +30,8 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-async def embedded_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("loading")
-    folder = root / "vault"
-    shutil.copytree(FIXTURES / "notes", folder, ignore=shutil.ignore_patterns("huge-field-guide.md"))
-    for note in DENSE_NOTES.glob("*.md"):
-        shutil.copy(note, folder)
-    data_dir = root / "data"
-    await import_into(data_dir, "notes", folder)
-    model = models.embedder()
-    assert model is not None
-    db = await open_database(database_path(data_dir, "local", "notes"), notes.migrations)
-    try:
-        await embed_missing(SqliteVectorStore(db, SOURCES["notes"]), model)
-    finally:
-        await db.close()
-    return data_dir
-
-
 async def test_a_search_while_the_model_loads_answers_lexically_and_is_hybrid_once_loaded(
-    embedded_vault: Path,
+    embedded_vault: Path,  # noqa: F811
 ) -> None:
     gate = models.hold_loading()
     mcp, host = build_server(Settings(data_dir=embedded_vault, embed_in_background=False))
@@ -79,7 +56,9 @@ async def test_a_search_while_the_model_loads_answers_lexically_and_is_hybrid_on
     assert "degraded" not in late and "provider_hint" not in late
 
 
-async def test_a_lexical_query_is_answered_while_the_model_loads_without_a_hint(embedded_vault: Path) -> None:
+async def test_a_lexical_query_is_answered_while_the_model_loads_without_a_hint(
+    embedded_vault: Path,  # noqa: F811
+) -> None:
     gate = models.hold_loading()
     mcp, host = build_server(Settings(data_dir=embedded_vault, embed_in_background=False))
     try:
@@ -95,7 +74,7 @@ async def test_a_lexical_query_is_answered_while_the_model_loads_without_a_hint(
 
 
 async def test_with_background_loading_off_the_server_loads_the_model_at_the_first_search(
-    embedded_vault: Path,
+    embedded_vault: Path,  # noqa: F811
 ) -> None:
     models.reset()
     mcp, host = build_server(
@@ -118,7 +97,7 @@ def test_the_environment_turns_background_loading_off(monkeypatch: pytest.Monkey
 
 
 async def test_once_the_model_is_loaded_the_local_users_sources_are_searched_once(
-    embedded_vault: Path,
+    embedded_vault: Path,  # noqa: F811
 ) -> None:
     assert models.embedder() is not None  # loaded: the server warms its user's sources at once
     mcp, host = build_server(Settings(data_dir=embedded_vault, embed_in_background=False))
