@@ -12,7 +12,6 @@ candidate with the qrels; `nonsense_cosines` is the best cosine of queries of ra
 from __future__ import annotations
 
 import random
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from knowledge_mcp.sources.models import SearchResponse
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense import fusion
+from knowledge_mcp.sources.search.dense.evidence import probes
 from knowledge_mcp.sources.search.dense.retriever import DenseFound
 from knowledge_mcp.sources.search.pipeline import SearchPipeline
 from knowledge_mcp.sources.search.query import ParsedQuery
@@ -128,15 +128,9 @@ async def collect(
 
 
 def nonsense_queries(count: int, seed: int = SEED) -> list[str]:
-    """Queries of 1–4 random lowercase 'words' of 5–9 letters: nothing a corpus holds."""
-    rng = random.Random(seed)
-    return [
-        " ".join(
-            "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(5, 9)))
-            for _ in range(rng.randint(1, 4))
-        )
-        for _ in range(count)
-    ]
+    """Queries of 1–4 random lowercase 'words' of 5–9 letters: nothing a corpus holds (drawn as
+    the semantic floor's probes are, from another seed)."""
+    return probes(count, seed)
 
 
 async def nonsense_cosines(db: Database, count: int = 200) -> list[tuple[float, bool]]:
