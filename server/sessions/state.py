@@ -1,7 +1,10 @@
 """A session's state (DESIGN §8) and the handle tools hold on it, whatever store keeps it.
 
 `SessionState` is one conversation's memory: seen URIs (bounded, most recent last), recent
-queries, viewed and cited ids, per-session defaults, the research session it follows.
+queries, viewed and cited ids, per-session defaults, the research session it follows. Both stores
+keep the seen URIs as a log, one batch per search appended (a search's answer never waits for the
+whole list to be rewritten); reading the log back (`seen_from_log`) gives the bounded list, and a
+store folds a log grown past `SEEN_LOG_LIMIT` URIs into one batch.
 `StoredSession` is a handle on one user's session; every change goes through its store (a
 `SessionBackend`: SQLite, `store.py`, or PostgreSQL, `postgres/sessions.py`) and comes back as
 the new state.
@@ -21,6 +24,8 @@ from . import timeline
 SEEN_LIMIT = 5000
 QUERY_LIMIT = 50
 MARK_LIMIT = 1000  # viewed and cited, each
+SEEN_LOG_LIMIT = 2 * SEEN_LIMIT
+"""URIs in a session's seen log (duplicates and evicted ones counted) past which it is folded."""
 DEFAULT_KEYS = ("snippet_length", "max_tokens", "sibling_window", "order_by", "chars_per_token")
 # An idle session's expiry is pushed back at most once per this interval (saves a write per call).
 TOUCH_GRANULARITY = timedelta(minutes=1)
@@ -42,6 +47,20 @@ def _bounded(items: dict[str, None], limit: int) -> dict[str, None]:
     return dict.fromkeys(list(items)[extra:]) if extra > 0 else items
 
 
+def _moved_to_end(items: dict[str, None], uris: Iterable[str]) -> None:
+    for uri in uris:
+        items.pop(uri, None)  # re-seen moves to the end
+        items[uri] = None
+
+
+def seen_from_log(batches: Iterable[Iterable[str]]) -> dict[str, None]:
+    """The seen URIs a log of batches (oldest first) says: ordered, deduplicated, bounded."""
+    seen: dict[str, None] = {}
+    for batch in batches:
+        _moved_to_end(seen, batch)
+    return _bounded(seen, SEEN_LIMIT)
+
+
 @dataclass
 class SessionState:
     """One session's memory. Ordered sets (dicts) keep first-to-last order, most recent last."""
@@ -54,6 +73,9 @@ class SessionState:
     defaults: dict[str, Any] = field(default_factory=dict)
     current: str | None = None
     """The research session this (connection's) session follows (`session_start`)."""
+    seen_logged: int = 0
+    """URIs in the stored seen log (SQLite: what the store knows it wrote; folded past
+    `SEEN_LOG_LIMIT`)."""
 
     def copy(self) -> SessionState:
         return dataclasses.replace(
@@ -68,22 +90,18 @@ class SessionState:
     def record_results(self, query: str, uris: Iterable[str]) -> None:
         if query.strip():
             self.recent_queries = [*self.recent_queries, query.strip()][-QUERY_LIMIT:]
-        for uri in uris:
-            self.seen.pop(uri, None)  # re-seen moves to the end
-            self.seen[uri] = None
+        _moved_to_end(self.seen, uris)
         self.seen = _bounded(self.seen, SEEN_LIMIT)
 
     def mark(self, which: str, uris: Iterable[str]) -> None:
         marks: dict[str, None] = getattr(self, which)
-        for uri in uris:
-            marks.pop(uri, None)
-            marks[uri] = None
+        _moved_to_end(marks, uris)
         setattr(self, which, _bounded(marks, MARK_LIMIT))
 
     def row(self, session_id: str) -> tuple[str | None, ...]:
+        """The SQLite row (the seen URIs are a log of their own: `store.py`)."""
         return (
             session_id,
-            json.dumps(list(self.seen)),
             json.dumps(list(self.viewed)),
             json.dumps(list(self.cited)),
             json.dumps(self.recent_queries),
@@ -93,11 +111,14 @@ class SessionState:
         )
 
     @classmethod
-    def from_row(cls, row: Sequence[Any]) -> SessionState:
-        seen, viewed, cited, queries, defaults, expires_at, current = row
+    def from_row(cls, row: Sequence[Any], log: Sequence[str]) -> SessionState:
+        """The state of a SQLite row and its seen log (its batches as JSON lists, oldest first)."""
+        viewed, cited, queries, defaults, expires_at, current = row
+        batches = [json.loads(batch) for batch in log]
         return cls(
             expires_at=datetime.fromisoformat(expires_at),
-            seen=dict.fromkeys(json.loads(seen)),
+            seen=seen_from_log(batches),
+            seen_logged=sum(map(len, batches)),
             viewed=dict.fromkeys(json.loads(viewed)),
             cited=dict.fromkeys(json.loads(cited)),
             recent_queries=list(json.loads(queries)),

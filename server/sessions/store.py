@@ -1,7 +1,9 @@
 """The session store (DESIGN §8): one conversation's memory, kept per user in SQLite.
 
-State lives in `<data_dir>/users/<user>/sessions.db` (one row per session, its lists as JSON),
-so it survives restarts and stateless protocol revisions; a bounded LRU cache keeps recent
+State lives in `<data_dir>/users/<user>/sessions.db` (one row per session, its lists as JSON,
+and its seen URIs as a log: one row per search, appended, so a search never rewrites the list of
+up to 5,000 URIs; past `SEEN_LOG_LIMIT` URIs the log is folded into one row), so it survives
+restarts and stateless protocol revisions; a bounded LRU cache keeps recent
 sessions in memory. Sessions expire after `ttl` of inactivity; an expired or unknown id is
 fresh, empty state, never an error. Every change runs under the session's lock and is written
 through to SQLite before the cache sees it, so concurrent calls of one session lose nothing.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -32,6 +35,7 @@ from .state import (
     MARK_LIMIT,
     QUERY_LIMIT,
     SEEN_LIMIT,
+    SEEN_LOG_LIMIT,
     TOUCH_GRANULARITY,
     Key,
     SessionBackend,
@@ -73,20 +77,49 @@ MIGRATIONS = (
         """,
     ),
     timeline.MIGRATION,
+    Migration(
+        3,
+        "sessions: the seen URIs as a log, one row per search, instead of one list rewritten by each",
+        """
+        CREATE TABLE session_seen (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (session_id) ON DELETE CASCADE,
+            uris TEXT NOT NULL
+        );
+        CREATE INDEX session_seen_session ON session_seen (session_id, seq);
+        INSERT INTO session_seen (session_id, uris)
+            SELECT session_id, seen FROM sessions WHERE seen <> '[]' ORDER BY rowid;
+        ALTER TABLE sessions DROP COLUMN seen;
+        -- One change of a session as one statement (one trip to the connection's thread, and
+        -- atomic): the row written, then the log folded (seen_fold) and a batch appended.
+        CREATE VIEW session_writes (
+            session_id, viewed, cited, recent_queries, defaults, expires_at, current,
+            seen_batch, seen_fold
+        ) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL;
+        CREATE TRIGGER session_writes_insert INSTEAD OF INSERT ON session_writes BEGIN
+            INSERT INTO sessions (
+                session_id, viewed, cited, recent_queries, defaults, expires_at, current
+            ) VALUES (
+                NEW.session_id, NEW.viewed, NEW.cited, NEW.recent_queries, NEW.defaults,
+                NEW.expires_at, NEW.current
+            ) ON CONFLICT (session_id) DO UPDATE SET
+                viewed = excluded.viewed, cited = excluded.cited,
+                recent_queries = excluded.recent_queries, defaults = excluded.defaults,
+                expires_at = excluded.expires_at, current = excluded.current;
+            DELETE FROM session_seen WHERE NEW.seen_fold AND session_id = NEW.session_id;
+            INSERT INTO session_seen (session_id, uris)
+                SELECT NEW.session_id, NEW.seen_batch WHERE NEW.seen_batch IS NOT NULL;
+        END;
+        """,
+    ),
 )
 
-SELECT_SQL = """SELECT seen, viewed, cited, recent_queries, defaults, expires_at, current
+SELECT_SQL = """SELECT viewed, cited, recent_queries, defaults, expires_at, current
 FROM sessions WHERE session_id = ?"""
-UPSERT_SQL = """
-INSERT INTO sessions (session_id, seen, viewed, cited, recent_queries, defaults, expires_at, current)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (session_id) DO UPDATE SET
-    seen = excluded.seen, viewed = excluded.viewed, cited = excluded.cited,
-    recent_queries = excluded.recent_queries, defaults = excluded.defaults,
-    expires_at = excluded.expires_at, current = excluded.current
-"""
+SEEN_LOG_SQL = "SELECT uris FROM session_seen WHERE session_id = ? ORDER BY seq"
+WRITE_SQL = "INSERT INTO session_writes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 TOUCH_SQL = "UPDATE sessions SET expires_at = ? WHERE session_id = ?"
-DELETE_SQL = "DELETE FROM sessions WHERE session_id = ?"
+DELETE_SQL = "DELETE FROM sessions WHERE session_id = ?"  # and its seen log (ON DELETE CASCADE)
 PURGE_SQL = "DELETE FROM sessions WHERE expires_at <= ?"
 
 
@@ -140,21 +173,35 @@ class SessionStore:
         state = self._cache.get((user_id, session_id))
         return state if state is not None and state.expires_at > self.now() else None
 
-    async def update(self, key: Key, change: Callable[[SessionState], None]) -> SessionState:
-        """Apply `change` to a copy of the current state, write it through, then cache it."""
+    async def update(
+        self, key: Key, change: Callable[[SessionState], None], seen: Sequence[str] = ()
+    ) -> SessionState:
+        """Apply `change` to a copy of the current state, write it through (with `seen`, the
+        URIs it adds to the seen list, appended to its log), then cache it."""
         async with self._lock(key):
             db = await self._database(key[0])
             current = await self._load(db, key)
             now = self.now()
-            state = current.copy() if current.expires_at > now else SessionState(expires_at=now)
+            live = current.expires_at > now
+            state = current.copy() if live else SessionState(expires_at=now)
             change(state)
             state.expires_at = now + self.ttl
-            await _saved(db.write(UPSERT_SQL, state.row(key[1])))
+            await _saved(self._write(db, key[1], state, seen, fold=not live))
             self._cache[key] = state
             return state
 
+    async def _write(
+        self, db: Database, session_id: str, state: SessionState, seen: Sequence[str], *, fold: bool
+    ) -> None:
+        """The session's row and its seen log, in one statement: `seen` appended as one row, or
+        (`fold`, or a log grown past `SEEN_LOG_LIMIT`) the whole log replaced by the list."""
+        fold = fold or state.seen_logged + len(seen) > SEEN_LOG_LIMIT
+        batch = list(state.seen) if fold else list(seen)
+        await db.write(WRITE_SQL, (*state.row(session_id), json.dumps(batch) if batch else None, fold))
+        state.seen_logged = len(batch) if fold else state.seen_logged + len(batch)
+
     async def record(self, key: Key, query: str, uris: Sequence[str]) -> SessionState:
-        return await self.update(key, lambda s: s.record_results(query, uris))
+        return await self.update(key, lambda s: s.record_results(query, uris), seen=uris)
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:
         return await self.update(key, lambda s: s.mark(which, uris))
@@ -213,7 +260,10 @@ class SessionStore:
         if state is not None:
             return state
         row = await db.fetchone(SELECT_SQL, (key[1],))
-        return SessionState.from_row(tuple(row)) if row is not None else SessionState(self.now() + self.ttl)
+        if row is None:
+            return SessionState(self.now() + self.ttl)
+        log = await db.fetchall(SEEN_LOG_SQL, (key[1],))
+        return SessionState.from_row(tuple(row), [batch[0] for batch in log])
 
     async def _database(self, user_id: str) -> Database:
         db = await self.pool.open(self.path(user_id), MIGRATIONS)

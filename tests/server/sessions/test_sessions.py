@@ -18,7 +18,7 @@ from mcp import Client
 from knowledge_mcp.server.app import Services, build_server
 from knowledge_mcp.server.config import Settings
 from knowledge_mcp.server.context import DatabasePool
-from knowledge_mcp.server.sessions.store import SEEN_LIMIT, SessionStore
+from knowledge_mcp.server.sessions.store import SEEN_LIMIT, SEEN_LOG_LIMIT, SessionStore
 from knowledge_mcp.server.sessions.transport import (
     PROCESS_SESSION_ID,
     SESSION_ENV,
@@ -226,6 +226,45 @@ async def test_seen_is_ordered_deduplicated_and_bounded(data_dir: Path, pool: Da
     await session.record_results("b", ["notes://10"])
     assert len(session.seen) == SEEN_LIMIT
     assert session.seen[0] == "notes://11" and session.seen[-1] == "notes://10"
+
+
+async def test_a_search_appends_its_uris_to_the_seen_log_and_leaves_earlier_rows_alone(
+    data_dir: Path, pool: DatabasePool
+) -> None:
+    store = SessionStore(data_dir, pool)
+    session = await store.open("local", "log")
+    await session.record_results("a", [f"notes://{n}" for n in range(SEEN_LIMIT)])
+    db = await store.database("local")
+    before = [tuple(r) for r in await db.fetchall("SELECT seq, uris FROM session_seen")]
+    await session.record_results("b", ["notes://3", "notes://new"])
+    after = [tuple(r) for r in await db.fetchall("SELECT seq, uris FROM session_seen")]
+    assert after[:-1] == before and json.loads(after[-1][1]) == ["notes://3", "notes://new"]
+    assert list((await SessionStore(data_dir, pool).open("local", "log")).seen)[-2:] == [
+        "notes://3",
+        "notes://new",
+    ]
+
+
+async def test_the_seen_log_is_folded_into_one_row_once_it_outgrows_its_limit(
+    data_dir: Path, pool: DatabasePool
+) -> None:
+    store = SessionStore(data_dir, pool)
+    session = await store.open("local", "fold")
+    for n in range(SEEN_LOG_LIMIT // 1000 + 1):
+        await session.record_results(f"q{n}", [f"notes://{n}-{k}" for k in range(1000)])
+    db = await store.database("local")
+    rows = await db.fetchall("SELECT uris FROM session_seen")
+    assert len(rows) == 1 and json.loads(rows[0][0]) == list(session.seen)
+    assert len(session.seen) == SEEN_LIMIT and session.seen[-1] == f"notes://{SEEN_LOG_LIMIT // 1000}-999"
+
+
+async def test_ending_a_session_drops_its_seen_log(data_dir: Path, pool: DatabasePool) -> None:
+    store = SessionStore(data_dir, pool)
+    await (await store.open("local", "gone")).record_results("q", ["notes://1"])
+    await (await store.open("local", "kept")).record_results("q", ["notes://2"])
+    await store.end("local", "gone")
+    db = await store.database("local")
+    assert [r[0] for r in await db.fetchall("SELECT uris FROM session_seen")] == ['["notes://2"]']
 
 
 # The session tools

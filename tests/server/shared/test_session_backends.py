@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 
-from knowledge_mcp.server.sessions.state import SEEN_LIMIT
+from knowledge_mcp.server.sessions.state import SEEN_LIMIT, SEEN_LOG_LIMIT, SessionState
 
 from .conftest import MakeStore
 
@@ -48,6 +48,21 @@ async def test_seen_moves_a_reseen_uri_to_the_end_and_stays_bounded(make_store: 
     seen = list((await make_store().open("alice", "big")).seen)
     assert len(seen) == SEEN_LIMIT
     assert seen[0] == "notes://12" and seen[-2:] == ["notes://10", "notes://new"]
+
+
+async def test_seen_after_many_searches_reads_back_as_the_bounded_list_in_order(
+    make_store: MakeStore,
+) -> None:
+    expected = SessionState(expires_at=datetime(2026, 3, 1, tzinfo=UTC))
+    store = make_store()
+    for n in range(3 * SEEN_LOG_LIMIT // 250):  # past the log's limit, so it is folded on the way
+        uris = [f"notes://{(n * 97 + k * 13) % 7000}" for k in range(250)]  # re-seen ones among them
+        await (await store.open("alice", "long")).record_results(f"q{n}", uris)
+        expected.record_results(f"q{n}", uris)
+        if n % 20 == 19:
+            reopened = await make_store().open("alice", "long")
+            assert list(reopened.seen) == list(expected.seen)
+    assert list((await make_store().open("alice", "long")).seen) == list(expected.seen)
 
 
 async def test_recent_queries_keep_the_last_fifty_and_skip_blank_ones(make_store: MakeStore) -> None:
