@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from knowledge_mcp.sources.storage.postgres.migrations import PgMigration
 
-# The ordered set of seen/viewed/cited URIs: the new ones moved (or added) to the end, in their
-# order, the last `lim` kept (SessionState.record_results and .mark in SQL).
+# The ordered set of viewed/cited URIs (and a folded seen log): the new ones moved (or added) to
+# the end, in their order, the last `lim` kept (SessionState.record_results and .mark in SQL).
 APPEND_FUNCTION = """
 CREATE FUNCTION knowledge_append(old text[], new text[], lim integer) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -92,6 +92,28 @@ SESSIONS = (
         + _own_rows("knowledge_sessions")
         + _own_rows("knowledge_research")
         + _own_rows("knowledge_session_events"),
+    ),
+    PgMigration(
+        2,
+        "sessions: the seen URIs as a log, one row per search, instead of one array rewritten by each",
+        """
+        CREATE TABLE knowledge_session_seen (
+            user_id text NOT NULL,
+            session_id text NOT NULL,
+            seq bigserial,
+            n integer NOT NULL,
+            uris text[] NOT NULL
+        );
+        CREATE INDEX knowledge_session_seen_session ON knowledge_session_seen (user_id, session_id, seq);
+        -- the sessions' own lists move over whoever runs the migration (the policies bind the owner)
+        ALTER TABLE knowledge_sessions NO FORCE ROW LEVEL SECURITY;
+        INSERT INTO knowledge_session_seen (user_id, session_id, n, uris)
+            SELECT user_id, session_id, cardinality(seen), seen FROM knowledge_sessions
+            WHERE cardinality(seen) > 0;
+        ALTER TABLE knowledge_sessions FORCE ROW LEVEL SECURITY;
+        ALTER TABLE knowledge_sessions DROP COLUMN seen;
+        """
+        + _own_rows("knowledge_session_seen"),
     ),
 )
 

@@ -3,7 +3,11 @@
 No cache: a worker reads a session when a request opens it, and every change is one atomic
 statement (`INSERT … ON CONFLICT DO UPDATE … RETURNING`) that merges into the stored lists in
 SQL (`knowledge_append`: the ordered, bounded set) and hands back the new state, so two workers
-changing one session at once both land, in some order, and neither overwrites the other.
+changing one session at once both land, in some order, and neither overwrites the other. The
+seen URIs are a log (`knowledge_session_seen`): a search appends its URIs as one row, in the
+same transaction, instead of rewriting an array of up to 5,000; past `SEEN_LOG_LIMIT` URIs the
+log is folded into one row (`knowledge_append` again), and it is read back in order
+(`seen_from_log`).
 An expired session is fresh state for whichever statement touches it next. Times come from
 the server's clock (`now`), as in the SQLite store, so expiry reads the same in both.
 """
@@ -27,19 +31,25 @@ from ..sessions.state import (
     MARK_LIMIT,
     QUERY_LIMIT,
     SEEN_LIMIT,
+    SEEN_LOG_LIMIT,
     TOUCH_GRANULARITY,
     Key,
     SessionState,
     StoredSession,
     iso,
     open_following,
+    seen_from_log,
     utc_now,
 )
 from .state import SharedState
 from .timeline import PgTimeline, append_event, forget_events, purge_events
 
-COLUMNS = "seen, viewed, cited, recent_queries, defaults, current, expires_at"
-EMPTY = {"seen": "'{}'", "viewed": "'{}'", "cited": "'{}'", "recent_queries": "'{}'", "defaults": "'{}'"}
+SEEN_LOG = """ARRAY(
+    SELECT t.u FROM knowledge_session_seen AS v, unnest(v.uris) WITH ORDINALITY AS t(u, pos)
+    WHERE v.user_id = s.user_id AND v.session_id = s.session_id ORDER BY v.seq, t.pos
+) AS seen_log"""
+COLUMNS = f"viewed, cited, recent_queries, defaults, current, expires_at, {SEEN_LOG}"
+EMPTY = {"viewed": "'{}'", "cited": "'{}'", "recent_queries": "'{}'", "defaults": "'{}'"}
 EMPTY["current"] = "NULL"
 PURGE_EVERY_S = 600.0
 
@@ -69,10 +79,7 @@ RETURNING {COLUMNS}"""
 
 
 RECORD_SQL = upsert_sql(
-    {
-        "seen": f"knowledge_append(live_seen, %(uris)s, {SEEN_LIMIT})",
-        "recent_queries": f"knowledge_tail(live_recent_queries, %(queries)s, {QUERY_LIMIT})",
-    }
+    {"recent_queries": f"knowledge_tail(live_recent_queries, %(queries)s, {QUERY_LIMIT})"}
 )
 MARK_SQL = {
     which: upsert_sql({which: f"knowledge_append(live_{which}, %(uris)s, {MARK_LIMIT})"})
@@ -80,9 +87,33 @@ MARK_SQL = {
 }
 DEFAULTS_SQL = upsert_sql({"defaults": "live_defaults || %(values)s::jsonb"})
 FOLLOW_SQL = upsert_sql({"current": "%(current)s"})
-SELECT_SQL = f"SELECT {COLUMNS} FROM knowledge_sessions WHERE user_id = %s AND session_id = %s"
-TOUCH_SQL = f"""UPDATE knowledge_sessions SET expires_at = %s
+SELECT_SQL = f"SELECT {COLUMNS} FROM knowledge_sessions AS s WHERE user_id = %s AND session_id = %s"
+TOUCH_SQL = f"""UPDATE knowledge_sessions AS s SET expires_at = %s
 WHERE user_id = %s AND session_id = %s AND expires_at > %s RETURNING {COLUMNS}"""
+# Before any change: the seen log of a session that expired (or is gone) is forgotten.
+FORGET_STALE_SEEN_SQL = """DELETE FROM knowledge_session_seen
+WHERE user_id = %(user)s AND session_id = %(session)s AND NOT EXISTS (
+    SELECT 1 FROM knowledge_sessions
+    WHERE user_id = %(user)s AND session_id = %(session)s AND expires_at > %(now)s)"""
+LOG_SEEN_SQL = """INSERT INTO knowledge_session_seen (user_id, session_id, n, uris)
+VALUES (%(user)s, %(session)s, cardinality(%(uris)s::text[]), %(uris)s)"""
+FOLD_SEEN_SQL = f"""WITH old AS (
+    DELETE FROM knowledge_session_seen
+    WHERE user_id = %(user)s AND session_id = %(session)s AND (
+        SELECT sum(n) FROM knowledge_session_seen WHERE user_id = %(user)s AND session_id = %(session)s
+    ) > {SEEN_LOG_LIMIT}
+    RETURNING seq, uris
+), folded AS (
+    SELECT max(o.seq) AS seq,
+        knowledge_append('{{}}', array_agg(t.u ORDER BY o.seq, t.pos), {SEEN_LIMIT}) AS uris
+    FROM old AS o, unnest(o.uris) WITH ORDINALITY AS t(u, pos)
+)
+INSERT INTO knowledge_session_seen (user_id, session_id, seq, n, uris)
+SELECT %(user)s, %(session)s, seq, cardinality(uris), uris FROM folded WHERE seq IS NOT NULL"""
+FORGET_SEEN_SQL = "DELETE FROM knowledge_session_seen WHERE user_id = %s AND session_id = %s"
+PURGE_SEEN_SQL = """DELETE FROM knowledge_session_seen AS v WHERE user_id = %s AND NOT EXISTS (
+    SELECT 1 FROM knowledge_sessions AS s
+    WHERE s.user_id = v.user_id AND s.session_id = v.session_id AND s.expires_at > %s)"""
 DELETE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND session_id = %s"
 PURGE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND expires_at <= %s"
 
@@ -90,7 +121,8 @@ PURGE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND expires_at <=
 def state_of(row: Mapping[str, Any]) -> SessionState:
     return SessionState(
         expires_at=row["expires_at"],
-        seen=dict.fromkeys(row["seen"]),
+        seen=seen_from_log([row["seen_log"]]),
+        seen_logged=len(row["seen_log"]),
         viewed=dict.fromkeys(row["viewed"]),
         cited=dict.fromkeys(row["cited"]),
         recent_queries=list(row["recent_queries"]),
@@ -145,7 +177,8 @@ class PgSessionStore:
 
     async def record(self, key: Key, query: str, uris: Sequence[str]) -> SessionState:
         queries = [query.strip()] if query.strip() else []
-        return await self._change(key, RECORD_SQL, {"uris": list(uris), "queries": queries})
+        logged = (LOG_SEEN_SQL, FOLD_SEEN_SQL) if uris else ()
+        return await self._change(key, RECORD_SQL, {"uris": list(uris), "queries": queries}, logged)
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:
         return await self._change(key, MARK_SQL[which], {"uris": list(uris)})
@@ -156,10 +189,16 @@ class PgSessionStore:
     async def follow(self, user_id: str, session_id: str, research_id: str) -> None:
         await self._change((user_id, session_id), FOLLOW_SQL, {"current": research_id})
 
-    async def _change(self, key: Key, sql: str, values: dict[str, Any]) -> SessionState:
+    async def _change(
+        self, key: Key, sql: str, values: dict[str, Any], before: Sequence[str] = ()
+    ) -> SessionState:
+        """`sql` (an upsert) in one transaction after an expired session's seen log is
+        forgotten and the statements `before` ran (a search's URIs logged)."""
         now = self.now()
         params = {"user": key[0], "session": key[1], "now": now, "expires": now + self.ttl} | values
         async with self.state.saving(key[0]) as conn:
+            for statement in (FORGET_STALE_SEEN_SQL, *before):
+                await conn.execute(statement, params)
             row = await (await conn.execute(sql, params)).fetchone()
         return state_of(row)
 
@@ -172,6 +211,7 @@ class PgSessionStore:
         """The client ended the session (HTTP DELETE): drop its state and unnamed timeline."""
         async with self.state.saving(user_id) as conn:
             await conn.execute(DELETE_SQL, (user_id, session_id))
+            await conn.execute(FORGET_SEEN_SQL, (user_id, session_id))
             await forget_events(conn, user_id, session_id)
 
     async def append(self, key: Key, kind: str, payload: dict[str, Any]) -> None:
@@ -194,6 +234,7 @@ class PgSessionStore:
         try:
             async with self.state.as_user(user_id) as conn:
                 await conn.execute(PURGE_SQL, (user_id, now))
+                await conn.execute(PURGE_SEEN_SQL, (user_id, now))
                 await purge_events(conn, user_id, iso(now - self.ttl))
         except Exception as exc:  # housekeeping: the session is served anyway
             logger.warning("session store: purging expired sessions failed ({})", type(exc).__name__)

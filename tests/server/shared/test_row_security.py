@@ -11,8 +11,11 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
+from knowledge_mcp.server.postgres.schema import SESSIONS
 from knowledge_mcp.server.postgres.sessions import PgSessionStore
 from knowledge_mcp.server.postgres.state import SharedState
+from knowledge_mcp.sources.storage.postgres.migrations import migrate
+from knowledge_mcp.sources.storage.postgres.pool import open_pg
 
 pytestmark = pytest.mark.anyio
 
@@ -57,5 +60,27 @@ async def test_the_row_policies_admit_only_the_named_users_rows(app_url: str) ->
         async with state.as_user("alice") as cursor:
             await cursor.execute("DELETE FROM knowledge_sessions")
         assert list((await store.open("bob", "same-id")).cited) == ["notes://bobs"]
+    finally:
+        await state.close()
+
+
+async def test_a_version_one_session_keeps_its_seen_list_through_the_migration(app_url: str) -> None:
+    db = await open_pg(app_url, max_size=1)
+    try:
+        await migrate(db, "sessions", SESSIONS[:1])  # as the role the policies bind
+        async with db.pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT set_config('knowledge.user_id', 'alice', true)")
+            await conn.execute(
+                "INSERT INTO knowledge_sessions (user_id, session_id, seen, expires_at)"
+                " VALUES ('alice', 'old', ARRAY['notes://1', 'notes://2'], now() + interval '1 hour')"
+            )
+    finally:
+        await db.close()
+    state = SharedState(app_url, pool_size=2)
+    try:
+        session = await PgSessionStore(state).open("alice", "old")
+        assert list(session.seen) == ["notes://1", "notes://2"]
+        await session.record_results("q", ["notes://1"])
+        assert list((await PgSessionStore(state).open("alice", "old")).seen) == ["notes://2", "notes://1"]
     finally:
         await state.close()

@@ -1,0 +1,105 @@
+"""`knowledge_search` pages on a BEIR dataset's test queries, kept to compare two trees byte for byte.
+
+    python -m experiments.pages --data-dir D --out PAGES.jsonl [--compare OTHER.jsonl] [--queries N]
+
+A real server (`build_server`, the in-memory MCP client) over a data dir whose notes are the
+dataset's corpus (`eval --retrieval hybrid --data-dir D` filled one; SciFact: its 300 test
+queries). Each query is asked in every `SHAPES` entry (top-10 and top-100, lexical and hybrid,
+and top-100 with `reason`), `seen: show`; each answer's structured content and text are written
+as one JSON line. `--compare` reads another run's file (the same queries on another tree: run it
+with that tree on `PYTHONPATH`) and says how many pages differ and where the first one does;
+exit status 1 when any does. Prints JSON: the pages written, the in-process p50 per shape, and
+the comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from knowledge_mcp.bench.evaluation import percentile
+from knowledge_mcp.bench.stdio.calls import beir_test_queries
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.config import Settings
+
+SHAPES: tuple[dict[str, Any], ...] = (
+    {"limit": 10, "mode": "lexical"},
+    {"limit": 100, "mode": "lexical"},
+    {"limit": 10, "mode": "hybrid"},
+    {"limit": 100, "mode": "hybrid"},
+    {"limit": 100, "mode": "lexical", "fields": ["reason"]},
+)
+
+
+async def pages(data_dir: Path, user: str, queries: Sequence[str]) -> tuple[list[str], dict[str, float]]:
+    """One JSON line per (query, shape), and each shape's p50 in ms."""
+    settings = Settings(
+        data_dir=data_dir, user=user, embed_in_background=False, rate_limit_per_minute=0, log_level="WARNING"
+    )
+    mcp, host = build_server(settings)
+    lines: list[str] = []
+    ms: dict[str, list[float]] = {json.dumps(s): [] for s in SHAPES}
+    try:
+        async with Client(mcp) as client:
+            for query in queries:
+                for shape in SHAPES:
+                    t0 = time.perf_counter()
+                    result = await client.call_tool(
+                        "knowledge_search", {"query": query, "seen": "show", **shape}
+                    )
+                    ms[json.dumps(shape)].append((time.perf_counter() - t0) * 1000)
+                    if result.is_error:
+                        raise RuntimeError(f"{query!r} {shape}: {result.content}")
+                    text = [getattr(c, "text", "") for c in result.content]
+                    page = {
+                        "query": query,
+                        "shape": shape,
+                        "structured": result.structured_content,
+                        "text": text,
+                    }
+                    lines.append(json.dumps(page, ensure_ascii=False, sort_keys=True))
+    finally:
+        await host.close()
+    return lines, {shape: round(percentile(values, 50), 2) for shape, values in ms.items()}
+
+
+def compare(lines: list[str], other: Path) -> dict[str, Any]:
+    theirs = other.read_text(encoding="utf-8").splitlines()
+    differ = [n for n, (a, b) in enumerate(zip(lines, theirs, strict=False)) if a != b]
+    first = None
+    if differ:
+        ours, other_page = json.loads(lines[differ[0]]), json.loads(theirs[differ[0]])
+        first = {"query": ours["query"], "shape": ours["shape"], "ours": ours, "theirs": other_page}
+    return {"pages": len(lines), "other_pages": len(theirs), "differ": len(differ), "first": first}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.pages")
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--user", default="eval")
+    parser.add_argument("--beir", type=Path, default=Path("/work/shared/data/scifact"))
+    parser.add_argument("--queries", type=int, default=None, help="the first N test queries (default: all)")
+    parser.add_argument("--out", type=Path, required=True, help="write the pages here (JSON lines)")
+    parser.add_argument("--compare", type=Path, default=None, help="another run's pages")
+    args = parser.parse_args(argv)
+    queries = beir_test_queries(args.beir)[: args.queries]
+    lines, p50 = anyio.run(pages, args.data_dir, args.user, queries)
+    args.out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    report: dict[str, Any] = {"pages": len(lines), "p50_ms": p50}
+    if args.compare is not None:
+        report["compare"] = compare(lines, args.compare)
+    json.dump(report, sys.stdout)
+    print()
+    return 1 if report.get("compare", {}).get("differ") else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
