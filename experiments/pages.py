@@ -5,9 +5,11 @@
 A real server (`build_server`, the in-memory MCP client) over a data dir whose notes are the
 dataset's corpus (`eval --retrieval hybrid --data-dir D` filled one; SciFact: its 300 test
 queries). Each query is asked in every `SHAPES` entry (top-10 and top-100, lexical and hybrid,
-and top-100 with `reason`), `seen: show`; each answer's structured content and text are written
-as one JSON line. `--compare` reads another run's file (the same queries on another tree: run it
-with that tree on `PYTHONPATH`) and says how many pages differ and where the first one does;
+and top-100 with `reason`), `seen: show`, once the memory copy of the index is ready (the pages
+FTS5 gives before it differ: `match_count`, `total_estimated`); each answer's structured content
+and text are written as one JSON line. `--compare` reads another run's file (the same queries on
+another tree: run it with that tree on `PYTHONPATH`) and says how many pages differ and where the
+first one does;
 exit status 1 when any does. Prints JSON: the pages written, the in-process p50 per shape, and
 the comparison.
 """
@@ -49,6 +51,9 @@ async def pages(data_dir: Path, user: str, queries: Sequence[str]) -> tuple[list
     ms: dict[str, list[float]] = {json.dumps(s): [] for s in SHAPES}
     try:
         async with Client(mcp) as client:
+            for shape in SHAPES:  # warm: the databases open, the model loaded
+                await client.call_tool("knowledge_search", {"query": queries[0], "seen": "show", **shape})
+            await host.pool.settled()  # the memory copy of the index ready (FTS5 answers until then)
             for query in queries:
                 for shape in SHAPES:
                     t0 = time.perf_counter()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -44,17 +44,22 @@ from ..sessions.state import (
 from .state import SharedState
 from .timeline import PgTimeline, append_event, forget_events, purge_events
 
-SEEN_LOG = """ARRAY(
-    SELECT t.u FROM knowledge_session_seen AS v, unnest(v.uris) WITH ORDINALITY AS t(u, pos)
-    WHERE v.user_id = s.user_id AND v.session_id = s.session_id ORDER BY v.seq, t.pos
+SEEN_LOG = """(
+    SELECT coalesce(json_agg(v.uris ORDER BY v.seq), '[]') FROM knowledge_session_seen AS v
+    WHERE v.user_id = s.user_id AND v.session_id = s.session_id
 ) AS seen_log"""
-COLUMNS = f"viewed, cited, recent_queries, defaults, current, expires_at, {SEEN_LOG}"
+"""The seen log's batches, oldest first, as one JSON value (read back as lists in one parse)."""
+OWN_COLUMNS = "viewed, cited, recent_queries, defaults, current, expires_at"
+COLUMNS = f"{OWN_COLUMNS}, {SEEN_LOG}"
 EMPTY = {"viewed": "'{}'", "cited": "'{}'", "recent_queries": "'{}'", "defaults": "'{}'"}
 EMPTY["current"] = "NULL"
 PURGE_EVERY_S = 600.0
+SEEN_LOG_ROWS = 64
+"""Searches in a seen log past which it is folded (as past `SEEN_LOG_LIMIT` URIs): every `open`
+reads the log, and many small searches' rows cost more to read than their URIs."""
 
 
-def upsert_sql(changes: Mapping[str, str]) -> str:
+def upsert_sql(changes: Mapping[str, str], returning: str = COLUMNS) -> str:
     """One statement that applies `changes` (column → SQL of its new value, reading the live
     value as `live_<column>`) to the session, created when missing, fresh when expired."""
 
@@ -100,8 +105,9 @@ VALUES (%(user)s, %(session)s, cardinality(%(uris)s::text[]), %(uris)s)"""
 FOLD_SEEN_SQL = f"""WITH old AS (
     DELETE FROM knowledge_session_seen
     WHERE user_id = %(user)s AND session_id = %(session)s AND (
-        SELECT sum(n) FROM knowledge_session_seen WHERE user_id = %(user)s AND session_id = %(session)s
-    ) > {SEEN_LOG_LIMIT}
+        SELECT sum(n) > {SEEN_LOG_LIMIT} OR count(*) > {SEEN_LOG_ROWS} FROM knowledge_session_seen
+        WHERE user_id = %(user)s AND session_id = %(session)s
+    )
     RETURNING seq, uris
 ), folded AS (
     SELECT max(o.seq) AS seq,
@@ -118,11 +124,12 @@ DELETE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND session_id =
 PURGE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND expires_at <= %s"
 
 
-def state_of(row: Mapping[str, Any]) -> SessionState:
+def state_of(row: Mapping[str, Any], log: Sequence[Iterable[str]] | None = None) -> SessionState:
+    """The state of a row; its seen list from the row's `seen_log`, or else from `log`."""
+    seen = seen_from_log(row["seen_log"] if log is None else log)
     return SessionState(
         expires_at=row["expires_at"],
-        seen=seen_from_log([row["seen_log"]]),
-        seen_logged=len(row["seen_log"]),
+        seen=seen,
         viewed=dict.fromkeys(row["viewed"]),
         cited=dict.fromkeys(row["cited"]),
         recent_queries=list(row["recent_queries"]),
@@ -175,10 +182,16 @@ class PgSessionStore:
         fresh = SessionState(expires_at=now + self.ttl)
         return StoredSession(self, key, state_of(row) if row is not None else fresh)
 
-    async def record(self, key: Key, query: str, uris: Sequence[str]) -> SessionState:
+    async def record(
+        self, key: Key, query: str, uris: Sequence[str], known: Iterable[str] = ()
+    ) -> SessionState:
+        """The search's URIs appended to the seen log; the seen list handed back is `known` (the
+        seen list the caller read when it opened the session) with them, not the log read back:
+        another worker's searches since then show from the next `open`."""
         queries = [query.strip()] if query.strip() else []
         logged = (LOG_SEEN_SQL, FOLD_SEEN_SQL) if uris else ()
-        return await self._change(key, RECORD_SQL, {"uris": list(uris), "queries": queries}, logged)
+        values = {"uris": list(uris), "queries": queries}
+        return await self._change(key, RECORD_SQL, values, logged, log=[known, uris])
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:
         return await self._change(key, MARK_SQL[which], {"uris": list(uris)})
@@ -190,7 +203,12 @@ class PgSessionStore:
         await self._change((user_id, session_id), FOLLOW_SQL, {"current": research_id})
 
     async def _change(
-        self, key: Key, sql: str, values: dict[str, Any], before: Sequence[str] = ()
+        self,
+        key: Key,
+        sql: str,
+        values: dict[str, Any],
+        before: Sequence[str] = (),
+        log: Sequence[Iterable[str]] | None = None,
     ) -> SessionState:
         """`sql` (an upsert) in one transaction after an expired session's seen log is
         forgotten and the statements `before` ran (a search's URIs logged)."""
@@ -200,7 +218,7 @@ class PgSessionStore:
             for statement in (FORGET_STALE_SEEN_SQL, *before):
                 await conn.execute(statement, params)
             row = await (await conn.execute(sql, params)).fetchone()
-        return state_of(row)
+        return state_of(row, log)
 
     async def reset(self, key: Key) -> SessionState:
         """Forget the session; what follows starts fresh (a research session keeps its timeline)."""

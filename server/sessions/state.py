@@ -74,8 +74,8 @@ class SessionState:
     current: str | None = None
     """The research session this (connection's) session follows (`session_start`)."""
     seen_logged: int = 0
-    """URIs in the stored seen log (SQLite: what the store knows it wrote; folded past
-    `SEEN_LOG_LIMIT`)."""
+    """URIs in the SQLite store's seen log, as far as this process wrote or read it (the log is
+    folded past `SEEN_LOG_LIMIT`)."""
 
     def copy(self) -> SessionState:
         return dataclasses.replace(
@@ -171,7 +171,7 @@ class StoredSession:
         return self._state.expires_at
 
     async def record_results(self, query: str, uris: Sequence[str]) -> None:
-        self._state = await self._store.record(self._key, query, uris)
+        self._state = await self._store.record(self._key, query, uris, known=self._state.seen)
         payload = {"query": timeline.clip(query.strip()), "uris": list(uris[: timeline.SEARCH_URIS])}
         await self.log("search", payload | {"count": len(uris)})
 
@@ -210,7 +210,11 @@ class SessionBackend(Protocol):
     """What a session handle needs of its store: each change one call (SQLite: read, change,
     write under the session's lock; PostgreSQL: one atomic statement), the new state back."""
 
-    async def record(self, key: Key, query: str, uris: Sequence[str]) -> SessionState: ...
+    async def record(
+        self, key: Key, query: str, uris: Sequence[str], known: Iterable[str] = ()
+    ) -> SessionState:
+        """`uris` recorded as seen; `known`: the seen list the handle holds (a store that does
+        not read its log back hands back this list with `uris`)."""
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState: ...
 

@@ -17,7 +17,7 @@ import asyncio
 import dataclasses
 import json
 import sqlite3
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -200,7 +200,10 @@ class SessionStore:
         await db.write(WRITE_SQL, (*state.row(session_id), json.dumps(batch) if batch else None, fold))
         state.seen_logged = len(batch) if fold else state.seen_logged + len(batch)
 
-    async def record(self, key: Key, query: str, uris: Sequence[str]) -> SessionState:
+    async def record(
+        self, key: Key, query: str, uris: Sequence[str], known: Iterable[str] = ()
+    ) -> SessionState:
+        """`uris` appended to the seen log (`known` is not needed: the cache is exact)."""
         return await self.update(key, lambda s: s.record_results(query, uris), seen=uris)
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:

@@ -18,11 +18,20 @@ _SENTENCE_END = re.compile(r"[.!?。！？][\"')\]]?\s")
 
 def collapse(text: str) -> str:
     """Plain text with every whitespace run as one space, trimmed."""
-    return " ".join(text.split())
+    return text if is_collapsed(text) else " ".join(text.split())
+
+
+def is_collapsed(text: str) -> bool:
+    """`text` is its own `collapse`: no whitespace but single spaces between words (most chunks
+    of prose: told in a few C scans, where splitting and joining copies every word).
+    `isprintable` is false for every whitespace character `str.split` splits at but the space."""
+    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
 
 
 def _collapse_with_position(text: str, position: int) -> tuple[str, int]:
     """Collapse whitespace and map one position of the original text into the result."""
+    if is_collapsed(text):  # every position stays where it is
+        return text, min(max(position, 0), len(text))
     leading = len(text) - len(text.lstrip())
     head = collapse(text[:position]) if position > leading else ""
     body = collapse(text)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ...models import ResultItem, ScoreType, SearchResponse
 from ...storage.store import Hit
+from ...text.snippets import collapse as collapse_whitespace
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
 from ..scoring import calibrated
@@ -114,7 +115,7 @@ def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any])
 def content_key(title: str, body: str) -> str:
     """What makes two hits the same content: the title and the hit chunk's text, whitespace
     collapsed (a message mailed twice, a file imported from two folders)."""
-    text = " ".join(title.split()) + "\0" + " ".join(str(body).split())
+    text = collapse_whitespace(title) + "\0" + collapse_whitespace(str(body))
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 

@@ -57,8 +57,10 @@ async def test_seen_after_many_searches_reads_back_as_the_bounded_list_in_order(
     store = make_store()
     for n in range(3 * SEEN_LOG_LIMIT // 250):  # past the log's limit, so it is folded on the way
         uris = [f"notes://{(n * 97 + k * 13) % 7000}" for k in range(250)]  # re-seen ones among them
-        await (await store.open("alice", "long")).record_results(f"q{n}", uris)
+        session = await store.open("alice", "long")
+        await session.record_results(f"q{n}", uris)
         expected.record_results(f"q{n}", uris)
+        assert list(session.seen) == list(expected.seen)  # the handle's own state after the search
         if n % 20 == 19:
             reopened = await make_store().open("alice", "long")
             assert list(reopened.seen) == list(expected.seen)

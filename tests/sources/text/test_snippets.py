@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 
 import pytest
 
@@ -75,6 +76,28 @@ def test_short_text_is_returned_whole_without_ellipses() -> None:
 def test_whitespace_is_collapsed(text: str, expected: str) -> None:
     assert collapse(text) == expected
     assert make_snippet(text, 300) == expected
+
+
+def test_every_whitespace_character_but_a_single_space_is_collapsed() -> None:
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    assert len(spaces) > 20
+    for space in spaces:
+        assert collapse(f"a{space}b") == "a b", hex(ord(space))
+        assert collapse(f"a{space}") == collapse(f"{space}a") == "a", hex(ord(space))
+    assert collapse("a  b") == "a b" and collapse("a b") == "a b"
+
+
+def test_prose_with_single_spaces_gives_the_snippets_it_gives_when_whitespace_needs_collapsing() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        words = [
+            rng.choice(["w", "Word", "ünï", "x.", "y!", "(z)", "ok,"]) * rng.randint(1, 4) for _ in range(400)
+        ]
+        text = " ".join(words[: rng.randint(1, 400)])
+        at = rng.choice([None, *(m.start() for m in re.finditer(r"\S+", text))])
+        length = rng.choice([50, 120, 300])
+        # A trailing newline makes the text need collapsing, into the same words at the same places.
+        assert make_snippet(text, length, at) == make_snippet(text + "\n", length, at), (text, at, length)
 
 
 def test_match_position_survives_whitespace_collapsing() -> None:
