@@ -67,6 +67,16 @@ async def test_seen_after_many_searches_reads_back_as_the_bounded_list_in_order(
     assert list((await make_store().open("alice", "long")).seen) == list(expected.seen)
 
 
+async def test_seen_after_many_small_searches_reads_back_in_order(make_store: MakeStore) -> None:
+    expected = SessionState(expires_at=datetime(2026, 3, 1, tzinfo=UTC))
+    store = make_store()
+    for n in range(150):  # many rows of a few URIs (PostgreSQL folds its log past 64 searches)
+        uris = [f"notes://{(n * 7 + k) % 300}" for k in range(3)]
+        await (await store.open("alice", "small")).record_results(f"q{n}", uris)
+        expected.record_results(f"q{n}", uris)
+    assert list((await make_store().open("alice", "small")).seen) == list(expected.seen)
+
+
 async def test_recent_queries_keep_the_last_fifty_and_skip_blank_ones(make_store: MakeStore) -> None:
     session = await make_store().open("alice", "q")
     for n in range(55):
