@@ -20,7 +20,8 @@ from .test_writing import assert_statistics_current
 
 pytestmark = pytest.mark.anyio
 STAMP = "2026-01-01T00:00:00+00:00"
-BLOCKS_SQL = """SELECT block, n, cardinality(chunks) AS size, first_chunk, last_chunk, positions[1] AS first
+BLOCKS_SQL = """SELECT block, n, cardinality(chunks) AS size, first_chunk, last_chunk,
+        get_byte(places, 0) * 256 + get_byte(places, 1) AS first
     FROM pg_posting_blocks WHERE user_id = %s AND lexeme = %s ORDER BY block"""
 
 
@@ -69,7 +70,7 @@ def test_a_blocks_arrays_go_as_one_literal_each_with_its_chunks_rowids_items_and
         "tf_titles": '{"{1,0}","{0}"}',
         "tf_bodies": '{"{0,2}","{1}"}',
         "dls": '{"{5,2}","{9}"}',
-        "positions": '{"-1073741824;0,4","6"}',
+        "places": '{"000000000004","0006"}',  # title place 0, body places 0 and 4; 6
     }
 
 
@@ -90,7 +91,7 @@ async def test_a_terms_postings_fill_blocks_and_a_deleted_item_is_cut_out_of_its
         (1, BLOCK, BLOCK),
         (2, 25, 25),
     ]
-    assert blocks[0]["first"] == "0"  # the body's first word
+    assert blocks[0]["first"] == 0  # the body's first word
     assert await writer.prune_file(f"{BLOCK + 3}.md") + await writer.prune_file("0.md") == 2
     after = await store.fetchall(BLOCKS_SQL, ("alice", "wombat"))
     assert [(b["block"], b["n"], b["size"]) for b in after] == [
@@ -136,7 +137,7 @@ async def test_migration_4_rebuilds_each_users_postings_rows_as_blocks(pg_url: s
         assert await db.fetchone("SELECT to_regclass('pg_postings') AS t") == {"t": None}
         evens = await db.fetchall(BLOCKS_SQL, ("o'brien", "even"))
         assert [(b["block"], b["n"]) for b in evens] == [(0, BLOCK), (1, 150 - BLOCK)]
-        assert (evens[0]["first_chunk"], evens[0]["first"], evens[1]["last_chunk"]) == (2, "2", 300)
+        assert (evens[0]["first_chunk"], evens[0]["first"], evens[1]["last_chunk"]) == (2, 2, 300)
         part = partition_name("pg_posting_blocks", "o'brien")
         policies = await db.fetchone("SELECT count(*) AS n FROM pg_policies WHERE tablename = %s", (part,))
         assert policies == {"n": 1}  # the user's own partition, as ensure_user makes it
