@@ -44,6 +44,15 @@ NEAR_SQL = """ AND width_bucket(last_chunk, %(near)s::bigint[])
 """Only the blocks whose chunk range holds one of the given chunks (`near`: the rarest word's,
 ascending): more of them up to its last chunk than before its first (`width_bucket` counts them by
 binary search)."""
+NEWEST_SQL = """SELECT lexeme, array_to_string(chunks, ','), {rows}, array_to_string(tf_titles, ','),
+        array_to_string(tf_bodies, ','), places, first_chunk, n, blocks
+    FROM (SELECT lexeme, block, chunks, items, dls, tf_titles, tf_bodies, places, first_chunk, n,
+            sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer, count(*) OVER () AS blocks
+        FROM {postings} WHERE source = %(source)s AND lexeme = %(lexeme)s AND last_chunk < %(until)s) AS w
+    WHERE newer < %(window)s
+    ORDER BY block""".replace("{rows}", ROWS)
+"""A word's newest blocks older than `until` that hold its newest `window` chunks (a word's blocks
+hold disjoint chunk ranges), with their first chunks and sizes, and how many blocks it has there."""
 NEAR_MAX = 20_000
 """Pick the other words' blocks by the rarest word's chunks when it has at most this many."""
 EVERY = 2**62
@@ -159,7 +168,7 @@ async def read(
     if prefix is not None:
         params["low"], params["high"] = prefix
     if few and near is not None:
-        params["near"] = near.tolist()
+        params["near"] = "{" + ",".join(map(str, near.tolist())) + "}"  # psycopg dumps a list slowly
     rows = await (await conn.execute(on_postings(sql, user_id), params, binary=True)).fetchall()
     by_word: dict[str, list[Row]] = {lexeme: [] for lexeme in lexemes}
     for lexeme, *columns in rows:
@@ -191,6 +200,36 @@ async def read_phrase(
         starting = await read(conn, user_id, source, [], since, until, near, prefix, rows=False)
         found[PREFIXED] = merged(list(starting.values()))
     return found
+
+
+@dataclass(frozen=True)
+class Window:
+    """The postings of a phrase's words in a window of its rarest word's newest chunks: they start
+    at chunk `since`, hold `read` of its chunks, and are `everything` older than `until`."""
+
+    by_word: dict[str, Postings]
+    since: int
+    read: int
+    everything: bool
+
+
+async def read_window(
+    conn: Any, user_id: str, source: str, lexemes: Sequence[str], window: int, until: int
+) -> Window:
+    """The postings of a phrase's distinct whole words `lexemes` (rarest first) in the newest
+    `window` chunks of the rarest word older than `until` (and a few more: whole blocks), the
+    others' in its chunks alone: two statements."""
+    params = {"source": source, "lexeme": lexemes[0], "window": window, "until": until}
+    rows = await (await conn.execute(on_postings(NEWEST_SQL, user_id), params, binary=True)).fetchall()
+    everything = not rows or len(rows) == int(rows[0][-1])
+    since = 0 if everything else min(int(r[-3]) for r in rows)
+    rarest = {lexemes[0]: postings([tuple(r[1:-3]) for r in rows])}  # type: ignore[misc]
+    near, rest = rarest[lexemes[0]].chunks, list(lexemes[1:])
+    if rest and len(near):
+        found = rarest | await read(conn, user_id, source, rest, since, until, near, rows=False)
+    else:
+        found = rarest | {lexeme: postings([]) for lexeme in rest}
+    return Window(found, since, sum(int(r[-2]) for r in rows), everything)
 
 
 def within(hits: list[Hit], since: int, until: int) -> list[Hit]:

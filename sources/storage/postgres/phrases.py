@@ -15,19 +15,12 @@ from typing import Any
 
 from ...search.query import Term
 from ...search.stemming import stems
-from .phrase_match import EVERY, PREFIXED, Hit, read_phrase, starts, within
-from .schema import on_postings
+from .phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, starts, within
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
-SINCE_OF_SQL = """SELECT coalesce(min(first_chunk) FILTER (WHERE newer < %(window)s), 0),
-        coalesce(bool_and(newer < %(window)s), true), sum(n) FILTER (WHERE newer < %(window)s)
-    FROM (SELECT first_chunk, n, sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer FROM {postings}
-        WHERE source = %(source)s AND lexeme = %(l0)s AND last_chunk < %(until)s) AS w"""
-"""Where the newest `window` chunks of the phrase's rarest word older than `until` start, whether
-that is all of them, and how many chunks that is (a word's blocks hold disjoint chunk ranges)."""
 
 
 @dataclass(frozen=True)
@@ -90,20 +83,16 @@ class NewestPhrase:
             if self.hits:  # as many chunks again as the hits still missing need, at the rate so far
                 window = max(window, -(-(enough - len(self.hits)) * self.read * 5 // (4 * len(self.hits))))
             await self._window(conn, window)
-            window *= 4
+            window *= 4 if self.hits else 8  # no hit yet: the rate is not known
         return PhraseHits(sorted(self.hits, reverse=True)), self.everything
 
     async def _window(self, conn: Any, window: int) -> None:
         """The hits in the newest `window` chunks of the rarest word older than those read."""
         assert self._lexemes is not None
-        params = {"source": self.source, "l0": self._lexemes[0], "window": window, "until": self.until}
-        found = await conn.execute(on_postings(SINCE_OF_SQL, self.user_id), params)
-        since, everything, read = await found.fetchone()
-        since = 0 if everything else int(since)
-        by_word = await read_phrase(conn, self.user_id, self.source, self._lexemes, since, self.until)
-        self.hits += within(starts(self.words, by_word, self._lexemes[0]), since, self.until)
-        self.read += int(read or 0)
-        self.until, self.everything = since, bool(everything)
+        read = await read_window(conn, self.user_id, self.source, self._lexemes, window, self.until)
+        self.hits += within(starts(self.words, read.by_word, self._lexemes[0]), read.since, self.until)
+        self.read += read.read
+        self.until, self.everything = read.since, read.everything
 
 
 async def newest_phrase_hits(
