@@ -154,17 +154,17 @@ async def read(
     until: int = EVERY,
     near: np.ndarray | None = None,
     prefix: tuple[str, str] | None = None,
-    rows: bool = True,
+    with_rows: bool = True,
 ) -> dict[str, Postings]:
     """The postings of `lexemes` (with `prefix`: of every lexeme in that range instead) over
     chunks [since, until); with `near` (ascending chunks), only in those chunks, read from the
-    blocks that hold one of them. Without `rows`, their items and lengths are not read."""
+    blocks that hold one of them. Without `with_rows`, their items and lengths are not read."""
     params: dict[str, Any] = {"source": source, "lexemes": list(lexemes), "since": since, "until": until}
     few = near is not None and len(near) <= NEAR_MAX
     sql = BLOCKS_SQL.replace("{near}", NEAR_SQL if few else "").replace(
         "{words}", PREFIX if prefix else WORDS
     )
-    sql = sql.replace("{rows}", ROWS if rows else NO_ROWS)
+    sql = sql.replace("{rows}", ROWS if with_rows else NO_ROWS)
     if prefix is not None:
         params["low"], params["high"] = prefix
     if few and near is not None:
@@ -195,9 +195,11 @@ async def read_phrase(
     rest = list(lexemes[1:])
     if not len(near):
         return rarest | {lexeme: postings([]) for lexeme in [*rest, *([PREFIXED] if prefix else [])]}
-    found = rarest | (await read(conn, user_id, source, rest, since, until, near, rows=False) if rest else {})
+    found = dict(rarest)
+    if rest:
+        found |= await read(conn, user_id, source, rest, since, until, near, with_rows=False)
     if prefix is not None:
-        starting = await read(conn, user_id, source, [], since, until, near, prefix, rows=False)
+        starting = await read(conn, user_id, source, [], since, until, near, prefix, with_rows=False)
         found[PREFIXED] = merged(list(starting.values()))
     return found
 
@@ -226,7 +228,7 @@ async def read_window(
     rarest = {lexemes[0]: postings([tuple(r[1:-3]) for r in rows])}  # type: ignore[misc]
     near, rest = rarest[lexemes[0]].chunks, list(lexemes[1:])
     if rest and len(near):
-        found = rarest | await read(conn, user_id, source, rest, since, until, near, rows=False)
+        found = rarest | await read(conn, user_id, source, rest, since, until, near, with_rows=False)
     else:
         found = rarest | {lexeme: postings([]) for lexeme in rest}
     return Window(found, since, sum(int(r[-2]) for r in rows), everything)
