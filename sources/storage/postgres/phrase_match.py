@@ -44,15 +44,28 @@ NEAR_SQL = """ AND width_bucket(last_chunk, %(near)s::bigint[])
 """Only the blocks whose chunk range holds one of the given chunks (`near`: the rarest word's,
 ascending): more of them up to its last chunk than before its first (`width_bucket` counts them by
 binary search)."""
-NEWEST_SQL = """SELECT lexeme, array_to_string(chunks, ','), {rows}, array_to_string(tf_titles, ','),
-        array_to_string(tf_bodies, ','), places, first_chunk, n, blocks
-    FROM (SELECT lexeme, block, chunks, items, dls, tf_titles, tf_bodies, places, first_chunk, n,
-            sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer, count(*) OVER () AS blocks
-        FROM {postings} WHERE source = %(source)s AND lexeme = %(lexeme)s AND last_chunk < %(until)s) AS w
-    WHERE newer < %(window)s
-    ORDER BY block""".replace("{rows}", ROWS)
+WINDOW_SQL = """WITH w AS (
+        SELECT lexeme, block, chunks, items, dls, tf_titles, tf_bodies, places, first_chunk, n, blocks
+        FROM (SELECT lexeme, block, chunks, items, dls, tf_titles, tf_bodies, places, first_chunk, n,
+                sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer, count(*) OVER () AS blocks
+            FROM {postings} WHERE source = %(source)s AND lexeme = %(lexeme)s AND last_chunk < %(until)s) AS s
+        WHERE newer < %(window)s),
+    near AS (SELECT coalesce(array_agg(c ORDER BY c), '{}') AS chunks
+        FROM w CROSS JOIN LATERAL unnest(w.chunks) AS c)
+    SELECT 0 AS part, lexeme, array_to_string(chunks, ','), {rows}, array_to_string(tf_titles, ','),
+        array_to_string(tf_bodies, ','), places, first_chunk, n, blocks, block
+    FROM w
+    UNION ALL
+    SELECT 1, b.lexeme, array_to_string(b.chunks, ','), '', '', array_to_string(b.tf_titles, ','),
+        array_to_string(b.tf_bodies, ','), b.places, NULL, NULL, NULL, b.block
+    FROM {postings} AS b CROSS JOIN near
+    WHERE b.source = %(source)s AND b.lexeme = ANY(%(rest)s::text[]) AND b.first_chunk < %(until)s
+        AND width_bucket(b.last_chunk, near.chunks) > width_bucket(b.first_chunk - 1, near.chunks)
+    ORDER BY 1, 2, 12""".replace("{rows}", ROWS)
 """A word's newest blocks older than `until` that hold its newest `window` chunks (a word's blocks
-hold disjoint chunk ranges), with their first chunks and sizes, and how many blocks it has there."""
+hold disjoint chunk ranges), with their first chunks and sizes and how many blocks it has there
+(part 0); and the other words' (`rest`) blocks that hold one of those chunks (part 1): one round
+trip a window."""
 NEAR_MAX = 20_000
 """Pick the other words' blocks by the rarest word's chunks when it has at most this many."""
 EVERY = 2**62
@@ -220,18 +233,26 @@ async def read_window(
 ) -> Window:
     """The postings of a phrase's distinct whole words `lexemes` (rarest first) in the newest
     `window` chunks of the rarest word older than `until` (and a few more: whole blocks), the
-    others' in its chunks alone: two statements."""
-    params = {"source": source, "lexeme": lexemes[0], "window": window, "until": until}
-    rows = await (await conn.execute(on_postings(NEWEST_SQL, user_id), params, binary=True)).fetchall()
-    everything = not rows or len(rows) == int(rows[0][-1])
-    since = 0 if everything else min(int(r[-3]) for r in rows)
-    rarest = {lexemes[0]: postings([tuple(r[1:-3]) for r in rows])}  # type: ignore[misc]
-    near, rest = rarest[lexemes[0]].chunks, list(lexemes[1:])
-    if rest and len(near):
-        found = rarest | await read(conn, user_id, source, rest, since, until, near, with_rows=False)
-    else:
-        found = rarest | {lexeme: postings([]) for lexeme in rest}
-    return Window(found, since, sum(int(r[-2]) for r in rows), everything)
+    others' in its chunks alone (`WINDOW_SQL`)."""
+    params = {
+        "source": source,
+        "lexeme": lexemes[0],
+        "window": window,
+        "until": until,
+        "rest": list(lexemes[1:]),
+    }
+    rows = await (await conn.execute(on_postings(WINDOW_SQL, user_id), params, binary=True)).fetchall()
+    mine = [r for r in rows if r[0] == 0]
+    everything = not mine or len(mine) == int(mine[0][-2])
+    since = 0 if everything else min(int(r[-4]) for r in mine)
+    found = {lexemes[0]: postings([tuple(r[2:8]) for r in mine])}  # type: ignore[misc]
+    near = found[lexemes[0]].chunks
+    by_word: dict[str, list[Row]] = {lexeme: [] for lexeme in lexemes[1:]}
+    for row in rows:
+        if row[0] == 1:
+            by_word[row[1]].append(tuple(row[2:8]))  # type: ignore[arg-type]
+    found |= {lexeme: postings(blocks, near) for lexeme, blocks in by_word.items()}
+    return Window(found, since, sum(int(r[-3]) for r in mine), everything)
 
 
 def within(hits: list[Hit], since: int, until: int) -> list[Hit]:

@@ -60,9 +60,11 @@ class NewestPhrase:
     hold disjoint chunk ranges), and is sized from the share of chunks that held the phrase so
     far. A sample of a phrase of common words reads its newest chunks, not all."""
 
-    def __init__(self, user_id: str, source: str, term: Term) -> None:
+    def __init__(self, user_id: str, source: str, term: Term, docs: dict[str, int] | None = None) -> None:
         self.user_id, self.source = user_id, source
         self.words = stems(term.words)
+        self.docs = docs
+        """The words' chunk counts when read already (`bm25.Known`); else read at the first window."""
         self.hits: list[Hit] = []
         self.until = EVERY
         self.read = 0
@@ -75,7 +77,10 @@ class NewestPhrase:
         first; and whether they are all its hits."""
         if self._lexemes is None:
             params = {"user": self.user_id, "source": self.source, "lexemes": sorted(set(self.words))}
-            docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+            if self.docs is None:
+                docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+            else:
+                docs = {lexeme: self.docs[lexeme] for lexeme in params["lexemes"] if lexeme in self.docs}
             self._lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
             self.everything = len(docs) < len(params["lexemes"])  # a word no chunk holds
         window = max(1, enough)
