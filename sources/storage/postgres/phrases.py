@@ -1,53 +1,26 @@
-"""A phrase's hits in the PostgreSQL store, from the positions its words' postings keep.
+"""A phrase's hits in the PostgreSQL store, from the places its words' postings keep.
 
-FTS5 counts a phrase's instances in each column (`tokens.TITLE_BASE` keeps the columns apart in
-the positions). A phrase of whole words is found in its words' blocks as arrays
-(`phrase_match.py`): all of them when its rarest word is common, else the rarest word's and the
-other words' blocks that can hold its chunks. A sample reads the newest chunks only, window by
-window back in time (`NewestPhrase`). A phrase ending in a prefix reads the postings of its
-words and of every lexeme that prefix starts, in the chunks of its rarest whole word, and counts
-them here. Exact either way, and never the chunks' text.
+FTS5 counts a phrase's instances in each column (the places keep the columns apart). A phrase is
+found in its words' blocks as arrays (`phrase_match.py`): all of them when its rarest word is
+common, else the rarest word's and the other words' blocks that can hold its chunks; a phrase
+ending in a prefix, in the places of every lexeme that prefix starts, in the chunks of its rarest
+whole word. A sample reads the newest chunks only, window by window back in time
+(`NewestPhrase`). Exact either way, and never the chunks' text.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from ...search.query import Term
 from ...search.stemming import stems
-from .phrase_match import EVERY, Hit, read_phrase, starts, within
-from .schema import on_postings
-from .tokens import phrase_starts
+from .phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, starts, within
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
-CHUNKS_SQL = """SELECT unnest(chunks) FROM {postings} WHERE source = %(source)s AND lexeme = %(rarest)s"""
-UNNESTED = (
-    """CROSS JOIN LATERAL unnest(b.chunks, b.items, b.dls, b.positions) AS p(chunk, item, dl, positions)"""
-)
-"""A block's postings as rows (`postings/blocks.py`); positions as text "4,17" (`POSITIONS`: as int[])."""
-SINCE_OF_SQL = """SELECT coalesce(min(first_chunk) FILTER (WHERE newer < %(window)s), 0),
-        coalesce(bool_and(newer < %(window)s), true), sum(n) FILTER (WHERE newer < %(window)s)
-    FROM (SELECT first_chunk, n, sum(n) OVER (ORDER BY last_chunk DESC) - n AS newer FROM {postings}
-        WHERE source = %(source)s AND lexeme = %(l0)s AND last_chunk < %(until)s) AS w"""
-"""Where the newest `window` chunks of the phrase's rarest word older than `until` start, whether
-that is all of them, and how many chunks that is (a word's blocks hold disjoint chunk ranges)."""
-POSITIONS = "string_to_array({p}.positions, ',')::int[]"
-POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.format(p="p")}
-    FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
-    CROSS JOIN LATERAL (SELECT lexeme, chunks, items, dls, positions FROM {{postings}}
-        WHERE source = %(source)s AND lexeme = q.lexeme) AS b
-    {UNNESTED}
-    WHERE p.chunk = ANY(%(chunks)s::bigint[])"""
-PREFIX_POSITIONS_SQL = f"""SELECT b.lexeme, p.chunk, p.item, p.dl, {POSITIONS.format(p="p")}
-    FROM {{postings}} b
-    {UNNESTED}
-    WHERE b.source = %(source)s AND b.lexeme >= %(low)s AND b.lexeme < %(high)s
-        AND p.chunk = ANY(%(chunks)s::bigint[])"""
 
 
 @dataclass(frozen=True)
@@ -68,49 +41,17 @@ async def phrase_hits(
 async def _hits(conn: Any, source: str, user_id: str, term: Term, known: dict[str, int] | None) -> PhraseHits:
     words = stems(term.words)
     whole = words[:-1] if term.prefix else words
-    # no prefix: an empty range (low = high)
-    low, high = (words[-1], words[-1] + TOP) if term.prefix else ("", "")
-    params = {"user": user_id, "source": source, "lexemes": sorted(set(whole)), "low": low, "high": high}
+    prefix = (words[-1], words[-1] + TOP) if term.prefix else None
+    params = {"user": user_id, "source": source, "lexemes": sorted(set(whole))}
     if known is None:
         docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
     else:
         docs = {lexeme: known[lexeme] for lexeme in params["lexemes"] if lexeme in known}
     if len(docs) < len(params["lexemes"]):
         return PhraseHits([])  # a word no chunk holds
-    if not term.prefix:
-        return PhraseHits(await _every(conn, user_id, source, words, docs))
-    # only the chunks of the phrase's rarest whole word can hold it
-    params["rarest"] = min(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-    candidates = await (await conn.execute(on_postings(CHUNKS_SQL, user_id), params)).fetchall()
-    params["chunks"] = [c for (c,) in candidates]
-    rows = await (await conn.execute(on_postings(POSITIONS_SQL, user_id), params)).fetchall()
-    if term.prefix:
-        rows += await (await conn.execute(on_postings(PREFIX_POSITIONS_SQL, user_id), params)).fetchall()
-    at: dict[int, dict[str, set[int]]] = defaultdict(dict)
-    sizes: dict[int, tuple[int, int]] = {}
-    for lexeme, chunk, item, length, positions in rows:
-        mine = at[chunk]
-        if term.prefix and lexeme >= low and lexeme < high:
-            mine.setdefault("", set()).update(positions)  # the prefix's lexemes, together
-        if lexeme in whole:
-            mine[lexeme] = set(positions)
-        sizes[chunk] = (int(item), int(length))
-    keys = [*whole, ""] if term.prefix else whole
-    found: list[tuple[int, int, int, int, int]] = []
-    for chunk in sorted(at):
-        mine = at[chunk]
-        if all(k in mine for k in keys):
-            in_title, in_body = phrase_starts([mine[k] for k in keys])
-            if in_title or in_body:
-                item, length = sizes[chunk]
-                found.append((chunk, item, in_title, in_body, length))
-    return PhraseHits(found)
-
-
-async def _every(conn: Any, user_id: str, source: str, words: list[str], docs: dict[str, int]) -> list[Hit]:
-    """Every chunk a phrase of whole words occurs in."""
     lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-    return starts(words, await read_phrase(conn, user_id, source, lexemes))
+    by_word = await read_phrase(conn, user_id, source, lexemes, prefix=prefix)
+    return PhraseHits(starts([*whole, PREFIXED] if prefix else words, by_word, lexemes[0]))
 
 
 class NewestPhrase:
@@ -119,9 +60,11 @@ class NewestPhrase:
     hold disjoint chunk ranges), and is sized from the share of chunks that held the phrase so
     far. A sample of a phrase of common words reads its newest chunks, not all."""
 
-    def __init__(self, user_id: str, source: str, term: Term) -> None:
+    def __init__(self, user_id: str, source: str, term: Term, docs: dict[str, int] | None = None) -> None:
         self.user_id, self.source = user_id, source
         self.words = stems(term.words)
+        self.docs = docs
+        """The words' chunk counts when read already (`bm25.Known`); else read at the first window."""
         self.hits: list[Hit] = []
         self.until = EVERY
         self.read = 0
@@ -134,7 +77,10 @@ class NewestPhrase:
         first; and whether they are all its hits."""
         if self._lexemes is None:
             params = {"user": self.user_id, "source": self.source, "lexemes": sorted(set(self.words))}
-            docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+            if self.docs is None:
+                docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+            else:
+                docs = {lexeme: self.docs[lexeme] for lexeme in params["lexemes"] if lexeme in self.docs}
             self._lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
             self.everything = len(docs) < len(params["lexemes"])  # a word no chunk holds
         window = max(1, enough)
@@ -142,20 +88,16 @@ class NewestPhrase:
             if self.hits:  # as many chunks again as the hits still missing need, at the rate so far
                 window = max(window, -(-(enough - len(self.hits)) * self.read * 5 // (4 * len(self.hits))))
             await self._window(conn, window)
-            window *= 4
+            window *= 4 if self.hits else 8  # no hit yet: the rate is not known
         return PhraseHits(sorted(self.hits, reverse=True)), self.everything
 
     async def _window(self, conn: Any, window: int) -> None:
         """The hits in the newest `window` chunks of the rarest word older than those read."""
         assert self._lexemes is not None
-        params = {"source": self.source, "l0": self._lexemes[0], "window": window, "until": self.until}
-        found = await conn.execute(on_postings(SINCE_OF_SQL, self.user_id), params)
-        since, everything, read = await found.fetchone()
-        since = 0 if everything else int(since)
-        by_word = await read_phrase(conn, self.user_id, self.source, self._lexemes, since, self.until)
-        self.hits += within(starts(self.words, by_word), since, self.until)
-        self.read += int(read or 0)
-        self.until, self.everything = since, bool(everything)
+        read = await read_window(conn, self.user_id, self.source, self._lexemes, window, self.until)
+        self.hits += within(starts(self.words, read.by_word, self._lexemes[0]), read.since, self.until)
+        self.read += read.read
+        self.until, self.everything = read.since, read.everything
 
 
 async def newest_phrase_hits(

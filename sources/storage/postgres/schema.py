@@ -35,6 +35,8 @@ from typing import Any
 from ..db import validate_user_id
 from .migrations import PgMigration
 from .pool import SET_USER_SQL
+from .postings.positions import LIMIT
+from .tokens import TITLE_BASE
 
 COMPONENT = "items"
 PARTITIONED = ("pg_items", "pg_chunks", "pg_posting_blocks", "pg_term_docs", "pg_files", "pg_chunk_vectors")
@@ -245,17 +247,49 @@ GENERATION_V5 = "ALTER TABLE pg_corpus_stats ADD COLUMN generation bigint NOT NU
 """A version of each user's source that every write transaction moves (`writing.LOCK_STATS_SQL`):
 the in-memory copy of a small source's index (`store/memory.py`) is used only at its own."""
 
+PLACES_V6 = f"""
+ALTER TABLE pg_posting_blocks ADD COLUMN places bytea;
+ALTER TABLE pg_posting_blocks ALTER COLUMN places SET STORAGE EXTERNAL;
+DO $$
+DECLARE
+    part record;
+BEGIN
+    FOR part IN SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i
+            JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'pg_posting_blocks'::regclass LOOP
+        PERFORM set_config('knowledge.user_id',
+            replace(substring(part.bound FROM $re$IN [(]'(.*)'[)]$re$), $q$''$q$, $q$'$q$), true);
+        EXECUTE format($u$UPDATE %I AS b SET places = (
+            SELECT CASE WHEN max(q.p) >= {LIMIT}
+                THEN '\\x04'::bytea || string_agg(int4send(q.p), ''::bytea ORDER BY q.o, q.k)
+                ELSE coalesce(string_agg(substring(int4send(q.p) FROM 3 FOR 2), ''::bytea
+                    ORDER BY q.o, q.k), '') END
+            FROM (SELECT a.o, c.k, CASE WHEN c.s < 0 THEN c.s - ({TITLE_BASE}) ELSE c.s END AS p
+                FROM unnest(b.positions) WITH ORDINALITY AS a(t, o),
+                    unnest(string_to_array(a.t, ',')::int[]) WITH ORDINALITY AS c(s, k)) AS q)$u$, part.name);
+    END LOOP;
+    PERFORM set_config('knowledge.user_id', '', true);
+END $$;
+ALTER TABLE pg_posting_blocks DROP COLUMN positions;
+"""
+"""The blocks' word positions as bytes (`postings/positions.py`: big-endian 16-bit places, or
+the byte 4 and 32-bit ones), not text: read without parsing. Kept out of line and uncompressed
+(EXTERNAL): a phrase reads a common word's places whole, and decompressing them cost more than
+reading them."""
+
 MIGRATIONS = (
     PgMigration(1, "items, chunks, postings and bm25 statistics, by user", TABLES_V1),
     PgMigration(2, "row-level security", "".join(POLICY_SQL.format(t=t) for t in SECURED_V2)),
     PgMigration(3, "dense vectors", VECTORS_V3),
     PgMigration(4, "postings packed in blocks of chunks per term", BLOCKS_V4),
     PgMigration(5, "a generation of each source, moved by every write", GENERATION_V5),
+    PgMigration(6, "word positions as bytes", PLACES_V6),
 )
 
 PARTITION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('knowledge_partition'), hashtext(%s))"
 HAS_PARTITION_SQL = "SELECT to_regclass(%s) IS NOT NULL AS found"
-CREATE_PARTITION_SQL = "CREATE TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
+CREATE_PARTITION_SQL = (
+    "CREATE TABLE {part} (LIKE {table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)"
+)
 ATTACH_PARTITION_SQL = "ALTER TABLE {table} ATTACH PARTITION {part} FOR VALUES IN ({user})"
 """A partition is made apart and attached: ATTACH locks the parent SHARE UPDATE EXCLUSIVE, so
 other users' reads and writes go on, where CREATE TABLE … PARTITION OF locks it exclusively

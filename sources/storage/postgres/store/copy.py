@@ -42,7 +42,7 @@ a list slot and its bound."""
 SETUP_SQL = "SELECT set_config('knowledge.user_id', %s, true), to_regclass(%s) IS NOT NULL"
 STATS_SQL = "SELECT chunks, tokens, generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 CHUNKS_SQL = "SELECT id, item FROM pg_chunks WHERE user_id = %s AND source = %s ORDER BY id"
-POSTINGS_SQL = """SELECT lexeme, chunks, tf_titles, tf_bodies, dls, positions FROM {postings}
+POSTINGS_SQL = """SELECT lexeme, chunks, tf_titles, tf_bodies, dls, places FROM {postings}
     WHERE source = %s AND n > 0 ORDER BY lexeme, block"""
 """The source's posting blocks, each term's together (`lexeme` is COLLATE "C": Python's order)."""
 
@@ -152,7 +152,7 @@ def _read(
             return None
         chunks, tokens, generation = (int(v) for v in stats[0])
         pairs = conn.execute(CHUNKS_SQL, (user_id, source)).fetchall()
-        blocks = conn.execute(on_postings(POSTINGS_SQL, user_id), (source,)).fetchall()  # type: ignore[arg-type]
+        blocks = conn.execute(on_postings(POSTINGS_SQL, user_id), (source,), binary=True).fetchall()  # type: ignore[arg-type]
         conn.execute("COMMIT")
     if len(pairs) != chunks:
         return None
@@ -185,7 +185,9 @@ def _copy(
     avgdl = tokens / chunks
     index = from_postings(rowids, chunk_items, posting_chunks, f, length, avgdl, terms)
     lexemes = [lexeme for lexeme, _ in terms]
-    places = read_places([t for b in blocks for t in b[5]], index.positions, [n for _, n in terms])
+    places = read_places(
+        [bytes(b[5]) for b in blocks], titles, bodies, index.positions, [n for _, n in terms]
+    )
     return PgCopy(index, generation, lexemes, titles, bodies, length, avgdl, weights, places)
 
 

@@ -1,7 +1,7 @@
 """The word positions of a small source's copy in memory (`copy.py`), to count phrases there.
 
-Each position is kept as one number, its chunk's position in the copy times 2**32 plus the
-stored position less `tokens.TITLE_BASE` (so a title's positions stay below a body's, and never
+Each position is kept as one number, its chunk's position in the copy times 2**32 plus its
+place as `postings/positions.decode` gives it (a title's places stay below a body's, and never
 run into the next chunk's), sorted within each term. A phrase's instances are then the starts p
 of its first word with word i at p + i, found by intersecting sorted arrays: what
 `tokens.phrase_starts` counts (FTS5's count of a phrase in each column), for every chunk at once.
@@ -11,12 +11,11 @@ A phrase ending in a prefix takes the positions of every lexeme the prefix start
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..tokens import TITLE_BASE
+from ..postings import positions
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -43,7 +42,7 @@ class Places:
         for i, later in enumerate(words[1:], 1):
             starts = np.intersect1d(starts, later - i, assume_unique=True)
         at = starts >> CHUNK_SHIFT
-        in_title = ((starts & ((1 << CHUNK_SHIFT) - 1)) < -TITLE_BASE).astype(np.float64)
+        in_title = ((starts & ((1 << CHUNK_SHIFT) - 1)) < positions.BODY).astype(np.float64)
         titles = np.bincount(at, weights=in_title, minlength=chunks).astype(np.float64, copy=False)
         every = np.bincount(at, minlength=chunks).astype(np.float64, copy=False)
         return titles, every - titles
@@ -53,14 +52,16 @@ class Places:
         return int(self.keys.nbytes + self.bounds.nbytes)
 
 
-def read_places(texts: list[Any], chunk_at: Ints, term_sizes: list[int]) -> Places:
-    """The places of postings whose positions are `texts` ("4,17", the postings' order), in the
-    chunks at `chunk_at`, of terms with `term_sizes` postings each (in order)."""
-    if not texts:
+def read_places(
+    blocks: list[bytes], titles: Ints, bodies: Ints, chunk_at: Ints, term_sizes: list[int]
+) -> Places:
+    """The places of the postings of `blocks` (their `places` bytes, the postings' order: with
+    `titles[i]` and `bodies[i]` places for posting i), in the chunks at `chunk_at`, of terms with
+    `term_sizes` postings each (in order)."""
+    if not blocks:
         return Places(np.zeros(0, dtype=np.int64), np.zeros(len(term_sizes) + 1, dtype=np.int64))
-    per_posting = np.fromiter((t.count(",") + 1 for t in texts), dtype=np.int64, count=len(texts))
-    positions = np.fromstring(",".join(texts), dtype=np.int64, sep=",")
-    keys = (np.repeat(chunk_at, per_posting) << CHUNK_SHIFT) + (positions - TITLE_BASE)
+    per_posting = titles.astype(np.int64) + bodies
+    keys = (np.repeat(chunk_at, per_posting) << CHUNK_SHIFT) + positions.decode(blocks, titles, bodies)
     term_of_posting = np.repeat(np.arange(len(term_sizes), dtype=np.int64), term_sizes)
     term_of_key = np.repeat(term_of_posting, per_posting)
     order = np.lexsort((keys, term_of_key))

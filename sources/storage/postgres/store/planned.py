@@ -21,6 +21,7 @@ A search with source filters or a field limit is ranked over every match (`lexic
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from ....search.lexical.plan import Sample, estimated_df, plan_search
@@ -78,7 +79,7 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     within = norm(df.values(), stats.chunks)
     read = plan.cap or 0
     if plan.flat_score is not None and plan.sample_items is not None:
-        sample = await _sample(store, plan.scored[0], plan.cap or 0, plan.sample_items)
+        sample = await _sample(store, plan.scored[0], plan.cap or 0, plan.sample_items, known.docs)
         rows = await _flat_page(store, ctx, sample, plan.flat_score)
         read = sample.read
         if sample.complete:
@@ -165,33 +166,38 @@ async def _phrase_rows(store: PgStore, phrases: list[Term], cap: int | None) -> 
 
 
 async def _newest_of(
-    store: PgStore, term: Term, cap: int, enough: int, phrase: NewestPhrase | None
+    store: PgStore, term: Term, cap: int, enough: int, phrase: NewestPhrase | None, conn: Any
 ) -> tuple[list[tuple[int, int]], bool]:
     """(chunk, item) of `term`'s newest chunks, newest first: at most `cap`, at least `enough` when
-    it has them; and whether they are all of them. A phrase's are read on by `phrase`."""
+    it has them; and whether they are all of them. A phrase's are read on by `phrase`, on `conn`
+    (a transaction as the user)."""
     if phrase is None:
         rows = await _newest_rows(store, (term,), cap)
         return rows, len(rows) < cap
-    async with store.pg.transaction() as conn:
-        await as_user(conn, store.user_id)
-        hits, everything = await phrase.at_least(conn, enough)
+    hits, everything = await phrase.at_least(conn, enough)
     rows = sorted({(c[0], c[1]) for c in hits.chunks}, reverse=True)
     return rows[:cap], everything or len(rows) >= cap
 
 
-async def _sample(store: PgStore, term: Term, cap: int, want: int) -> Sample:
+async def _sample(store: PgStore, term: Term, cap: int, want: int, docs: dict[str, int]) -> Sample:
     """The newest chunks of `term` read as FTS5 reads them (`plan.Sample`), from its newest chunks
     read once. A phrase's newest hits are looked for in windows of its rarest word's chunks
-    that go back until the batches are served, each window read once."""
+    that go back until the batches are served, each window read once (its words' counts: `docs`,
+    read with the plan's statistics)."""
     whole_phrase = len(term.words) > 1 and not term.prefix
-    phrase = NewestPhrase(store.user_id, store.source, term) if whole_phrase else None
+    phrase = NewestPhrase(store.user_id, store.source, term, docs) if whole_phrase else None
     enough = want
-    while True:
-        newest, everything = await _newest_of(store, term, cap, enough, phrase)
-        sample = _replay(newest, everything, cap, want)
-        if sample is not None:
-            return sample
-        enough *= 4
+    async with AsyncExitStack() as held:
+        conn = None
+        if phrase is not None:  # one transaction for all its windows
+            conn = await held.enter_async_context(store.pg.transaction())
+            await as_user(conn, store.user_id)
+        while True:
+            newest, everything = await _newest_of(store, term, cap, enough, phrase, conn)
+            sample = _replay(newest, everything, cap, want)
+            if sample is not None:
+                return sample
+            enough *= 4
 
 
 def _replay(newest: list[tuple[int, int]], everything: bool, cap: int, want: int) -> Sample | None:

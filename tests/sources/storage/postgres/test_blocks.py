@@ -1,26 +1,38 @@
-"""Postings packed in blocks: filled up to BLOCK chunks per term, cut on delete, rebuilt by migration 4."""
+"""Postings packed in blocks: filled up to BLOCK chunks per term, cut on delete, rebuilt by migration 4,
+their positions made bytes by migration 6."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.search.query import parse_query
-from knowledge_mcp.sources.storage.items import ParsedItem
+from knowledge_mcp.sources.storage.items import ChunkSpan, ParsedItem
 from knowledge_mcp.sources.storage.postgres import bm25
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
+from knowledge_mcp.sources.storage.postgres.postings import positions
 from knowledge_mcp.sources.storage.postgres.postings.blocks import Chunks, pack, placed
-from knowledge_mcp.sources.storage.postgres.schema import BLOCK, COMPONENT, MIGRATIONS, partition_name
+from knowledge_mcp.sources.storage.postgres.postings.positions import BODY
+from knowledge_mcp.sources.storage.postgres.schema import (
+    BLOCK,
+    COMPONENT,
+    MIGRATIONS,
+    as_user,
+    ensure_user,
+    partition_name,
+)
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
 from .test_writing import assert_statistics_current
 
 pytestmark = pytest.mark.anyio
 STAMP = "2026-01-01T00:00:00+00:00"
-BLOCKS_SQL = """SELECT block, n, cardinality(chunks) AS size, first_chunk, last_chunk, positions[1] AS first
+BLOCKS_SQL = """SELECT block, n, cardinality(chunks) AS size, first_chunk, last_chunk,
+        get_byte(places, 0) * 256 + get_byte(places, 1) AS first
     FROM pg_posting_blocks WHERE user_id = %s AND lexeme = %s ORDER BY block"""
 
 
@@ -69,7 +81,7 @@ def test_a_blocks_arrays_go_as_one_literal_each_with_its_chunks_rowids_items_and
         "tf_titles": '{"{1,0}","{0}"}',
         "tf_bodies": '{"{0,2}","{1}"}',
         "dls": '{"{5,2}","{9}"}',
-        "positions": '{"-1073741824;0,4","6"}',
+        "places": '{"000000000004","0006"}',  # title place 0, body places 0 and 4; 6
     }
 
 
@@ -90,7 +102,7 @@ async def test_a_terms_postings_fill_blocks_and_a_deleted_item_is_cut_out_of_its
         (1, BLOCK, BLOCK),
         (2, 25, 25),
     ]
-    assert blocks[0]["first"] == "0"  # the body's first word
+    assert blocks[0]["first"] == 0  # the body's first word
     assert await writer.prune_file(f"{BLOCK + 3}.md") + await writer.prune_file("0.md") == 2
     after = await store.fetchall(BLOCKS_SQL, ("alice", "wombat"))
     assert [(b["block"], b["n"], b["size"]) for b in after] == [
@@ -136,7 +148,7 @@ async def test_migration_4_rebuilds_each_users_postings_rows_as_blocks(pg_url: s
         assert await db.fetchone("SELECT to_regclass('pg_postings') AS t") == {"t": None}
         evens = await db.fetchall(BLOCKS_SQL, ("o'brien", "even"))
         assert [(b["block"], b["n"]) for b in evens] == [(0, BLOCK), (1, 150 - BLOCK)]
-        assert (evens[0]["first_chunk"], evens[0]["first"], evens[1]["last_chunk"]) == (2, "2", 300)
+        assert (evens[0]["first_chunk"], evens[0]["first"], evens[1]["last_chunk"]) == (2, 2, 300)
         part = partition_name("pg_posting_blocks", "o'brien")
         policies = await db.fetchone("SELECT count(*) AS n FROM pg_policies WHERE tablename = %s", (part,))
         assert policies == {"n": 1}  # the user's own partition, as ensure_user makes it
@@ -144,3 +156,70 @@ async def test_migration_4_rebuilds_each_users_postings_rows_as_blocks(pg_url: s
         assert chunks == {"n": 150}
     finally:
         await db.close()
+
+
+V5_BLOCK_SQL = """INSERT INTO pg_posting_blocks (user_id, source, lexeme, block, n, first_chunk, last_chunk,
+        chunks, items, tf_titles, tf_bodies, dls, positions)
+    VALUES ('dana@example.org', 'notes', 'fern', 0, 3, 4, 9, '{4,5,9}', '{1,1,2}', '{1,0,0}', '{2,1,1}',
+        '{9,9,70001}', '{"-1073741823,3,8","0","70000"}'),
+    ('dana@example.org', 'notes', 'moss', 0, 1, 4, 4, '{4}', '{1}', '{0}', '{1}', '{9}', '{"5"}')"""
+"""A user's blocks as migration 5 left them: positions as text, a title place of 1 stored as
+TITLE_BASE + 1, and a place past 16 bits in a long chunk."""
+PLACES_SQL = "SELECT lexeme, places FROM pg_posting_blocks WHERE user_id = 'dana@example.org' ORDER BY lexeme"
+
+
+async def test_migration_6_turns_each_users_positions_into_places_as_bytes(pg_url: str) -> None:
+    db = await open_pg(pg_url)
+    try:
+        assert await migrate(db, COMPONENT, MIGRATIONS[:5]) == 5
+        await ensure_user(db, "dana@example.org")
+        async with db.transaction() as conn:
+            await as_user(conn, "dana@example.org")
+            await conn.execute(V5_BLOCK_SQL)
+        assert await migrate(db, COMPONENT, MIGRATIONS) == len(MIGRATIONS)
+        async with db.transaction() as conn:
+            await as_user(conn, "dana@example.org")
+            rows = await (await conn.execute(PLACES_SQL)).fetchall()
+        assert [r[0] for r in rows] == ["fern", "moss"]
+        fern_places, moss_places = rows[0][1], rows[1][1]
+        assert positions.is_wide(fern_places) and not positions.is_wide(moss_places)
+        titles, bodies = np.asarray([1, 0, 0]), np.asarray([2, 1, 1])
+        assert positions.decode([fern_places], titles, bodies).tolist() == [
+            1,
+            BODY + 3,
+            BODY + 8,
+            BODY,
+            BODY + 70000,
+        ]
+        assert positions.decode([moss_places], np.asarray([0]), np.asarray([1])).tolist() == [BODY + 5]
+        columns = await db.fetchall(
+            "SELECT attname FROM pg_attribute WHERE attrelid = 'pg_posting_blocks'::regclass AND attnum > 0"
+            " AND NOT attisdropped"
+        )
+        assert "positions" not in {c["attname"] for c in columns}
+    finally:
+        await db.close()
+
+
+async def test_a_chunk_too_long_for_16_bit_places_gets_a_wide_block_and_its_phrases_are_found(
+    store: PgDatabase,
+) -> None:
+    writer = PgItemWriter(store, get_source("notes"), "alice")
+    long_body = "filler " * 70_000 + "blue heron"  # one chunk (as a chat message is)
+    one_chunk = ParsedItem("", "Long", long_body, STAMP, STAMP, chunks=[ChunkSpan(0, len(long_body))])
+    await writer.write_items([note(1, "a blue heron"), (Path("2.md"), one_chunk)])
+    await writer.write_items([note(3, "blue heron again")])  # not appended to the wide block
+    async with store.transaction() as conn:
+        await as_user(conn, "alice")
+        found = await conn.execute(
+            "SELECT block, n, places FROM pg_posting_blocks WHERE user_id = 'alice' AND lexeme = 'heron'"
+            " ORDER BY block"
+        )
+        blocks = await found.fetchall()
+    assert [(b[0], b[1], positions.is_wide(b[2])) for b in blocks] == [(0, 2, True), (1, 1, False)]
+    phrase = await bm25.rank(store, "notes", "alice", parse_query('"blue heron"'), 10, (3.0, 1.0))
+    assert phrase is not None and phrase.ranked.total == 3
+    await writer.prune_file("1.md")  # cut out of the wide block, which stays wide
+    phrase = await bm25.rank(store, "notes", "alice", parse_query('"blue heron"'), 10, (3.0, 1.0))
+    assert phrase is not None and phrase.ranked.total == 2
+    await assert_statistics_current(store, "alice", "notes")

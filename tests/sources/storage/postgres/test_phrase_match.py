@@ -1,4 +1,5 @@
-"""A phrase found in its words' blocks as arrays counts what the per-chunk reference counts (pure)."""
+"""A phrase found in its words' blocks as arrays counts what the per-chunk reference counts, and the
+blocks' places as bytes give back the positions they were made from (pure)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import random
 
 import numpy as np
 
-from knowledge_mcp.sources.storage.postgres.phrase_match import Row, postings, starts, within
+from knowledge_mcp.sources.storage.postgres.phrase_match import Row, merged, postings, starts, within
+from knowledge_mcp.sources.storage.postgres.postings import positions
 from knowledge_mcp.sources.storage.postgres.tokens import TITLE_BASE, index, phrase_starts
 
 WORDS = ["the", "to", "and", "fern", "water"]
@@ -36,7 +38,9 @@ def blocks(postings_of_word: list[tuple[int, int, int, str]], ids: list[int], si
                 ",".join(str(10 + c) for c, _, _, _ in part),
                 ",".join(str(t) for _, t, _, _ in part),
                 ",".join(str(b) for _, _, b, _ in part),
-                [p for _, _, _, p in part],
+                positions.encode(
+                    positions.places_of(np.asarray([int(x) for *_, p in part for x in p.split(",")]))
+                ),
             )
         )
     return rows
@@ -82,3 +86,50 @@ def test_only_the_kept_chunks_are_read_and_a_window_keeps_its_own_range() -> Non
     assert [h[0] for h in starts(["the", "fern"], by_word)] == [6]
     every = {w: postings(rows[w]) for w in rows}
     assert [h[0] for h in within(starts(["the", "fern"], every), 6, 8)] == [6, 7]
+
+
+def test_a_prefix_read_as_one_word_counts_what_its_lexemes_positions_count_together() -> None:
+    texts = chunks(3, 60)
+    indexed = index(texts)
+    ids = list(range(1, len(texts) + 1))
+    by_word = {w: postings(blocks(indexed.postings[w], ids, size=8)) for w in WORDS}
+    prefix = merged([by_word["the"], by_word["to"]])  # as if both started with the prefix
+    assert list(prefix.chunks) == sorted(set(by_word["the"].chunks) | set(by_word["to"].chunks))
+    positions_of = {
+        w: {c: {int(p) for p in text.split(",")} for c, _, _, text in indexed.postings[w]} for w in WORDS
+    }
+    expected = []
+    for c in range(len(texts)):
+        either = positions_of["the"].get(c, set()) | positions_of["to"].get(c, set())
+        if c in positions_of["water"] and either:
+            in_title, in_body = phrase_starts([positions_of["water"][c], either])
+            if in_title or in_body:
+                expected.append(ids[c])
+    assert [h[0] for h in starts(["water", ""], by_word | {"": prefix})] == expected
+    assert expected  # the phrase does occur
+
+
+def test_places_as_bytes_give_back_every_stored_position_narrow_or_wide() -> None:
+    rng = random.Random(5)
+    for top in (300, 70_000):  # a narrow block, and one with a place past 16 bits
+        titles = [rng.randint(0, 3) for _ in range(40)]
+        bodies = [rng.randint(1 if t == 0 else 0, 9) for t in titles]
+        stored = [
+            p
+            for t, b in zip(titles, bodies, strict=True)
+            for p in sorted(TITLE_BASE + x for x in rng.sample(range(50), t))
+            + sorted(rng.sample(range(top), b))
+        ]
+        data = positions.encode(positions.places_of(np.asarray(stored, dtype=np.int64)))
+        assert positions.is_wide(data) == (top > positions.LIMIT)
+        got = positions.decode([data], np.asarray(titles), np.asarray(bodies))
+        assert got.tolist() == [p - TITLE_BASE for p in stored]  # a title's places below BODY
+        keep = np.asarray([n % 3 == 0 for n in range(len(titles))])
+        counts = np.asarray(titles) + np.asarray(bodies)
+        kept = positions.decode(
+            [positions.cut(data, counts, keep)], np.asarray(titles)[keep], np.asarray(bodies)[keep]
+        )
+        assert (
+            kept.tolist() == positions.decode([data], np.asarray(titles), np.asarray(bodies), keep).tolist()
+        )
+        assert kept.tolist() == got[np.repeat(keep, counts)].tolist()
