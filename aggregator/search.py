@@ -21,7 +21,6 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.fusion import FLOOR_WARNING
 from knowledge_mcp.sources.search.describe.details import fill_details
-from knowledge_mcp.sources.search.describe.results import checked
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import ResultField, SearchMode, SearchRequest
@@ -284,7 +283,6 @@ def merged_response(
         seen_mode=q.seen,
         fetched=fetched,
     )
-    page.results = [checked(result) for result in page.results]  # built unchecked by the sources
     for result in page.results:
         fill_details(result)
     warnings += page.warnings

@@ -120,6 +120,123 @@ async def profile(corpus: Corpus, data_dir: Path, calls: int) -> str:
     return f"wall {wall * 1000 / calls:.1f} ms/call\n" + stream.getvalue()
 
 
+async def phases(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
+    """Milliseconds a call spends in each of knowledge_search's steps (p50 over `calls`)."""
+    from knowledge_mcp.aggregator import search
+
+    spent: dict[str, list[float]] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                spent.setdefault(name, []).append((time.perf_counter() - t0) * 1000)
+
+        return run
+
+    for name in ("bm25_scales", "fan_out", "knowledge_search"):
+        if hasattr(search, name):
+            setattr(search, name, timed(name, getattr(search, name)))
+    merged = search.merged_response
+
+    def merged_timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return merged(*args, **kwargs)
+        finally:
+            spent.setdefault("merged_response", []).append((time.perf_counter() - t0) * 1000)
+
+    search.merged_response = merged_timed
+    mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
+    queries = [q for _, q in corpus.queries]
+    calls_ms: list[float] = []
+    try:
+        async with Client(mcp) as client:
+            for q in queries[:20]:
+                await client.call_tool("knowledge_search", {"query": q, "seen": "show"})
+            await host.pool.settled()
+            spent.clear()
+            for q in queries[:: max(1, len(queries) // calls)][:calls]:
+                t0 = time.perf_counter()
+                await client.call_tool("knowledge_search", {"query": q, "limit": 10, "seen": "show"})
+                calls_ms.append((time.perf_counter() - t0) * 1000)
+    finally:
+        await host.pool.close()
+    spent["call"] = calls_ms
+    return {k: round(sorted(v)[len(v) // 2], 2) for k, v in spent.items()}
+
+
+async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
+    """Each source searched alone, one after another, as knowledge_search asks it (no snippets):
+    milliseconds per stage of its pipeline, summed over the sources, p50 over `calls` queries."""
+    from knowledge_mcp.sources.registry import SOURCES
+    from knowledge_mcp.sources.retrieval import Defaults
+    from knowledge_mcp.sources.search import pipeline as pipe
+    from knowledge_mcp.sources.search.describe import results
+    from knowledge_mcp.sources.storage.db import database_path, open_database
+    from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, fn: Any, is_async: bool = True) -> Any:
+        if not is_async:
+
+            def plain(*args: Any, **kwargs: Any) -> Any:
+                t0 = time.perf_counter()
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    spent[name] = spent.get(name, 0.0) + (time.perf_counter() - t0) * 1000
+
+            return plain
+
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + (time.perf_counter() - t0) * 1000
+
+        return run
+
+    p = pipe.DEFAULT_PIPELINE
+    for stage in p.expanders:
+        object.__setattr__(stage, "expand", timed("expand", stage.expand))
+    for stage in p.retrievers:
+        object.__setattr__(stage, "retrieve", timed(type(stage).__name__, stage.retrieve))
+    object.__setattr__(p.fuser, "fuse", timed("fuse", p.fuser.fuse))
+    for stage in p.rerankers:
+        object.__setattr__(stage, "rerank", timed("rerank", stage.rerank))
+    object.__setattr__(p.diversifier, "diversify", timed("diversify", p.diversifier.diversify))
+    results.describe = timed("describe", results.describe, False)
+    results.page = timed("page", results.page, False)
+    stores = {}
+    for name, source in SOURCES.items():
+        db = await open_database(database_path(data_dir, "local", name), source.migrations)
+        await source.memory_indexes(db).ready()
+        stores[name] = SqliteStore(db, name)
+    per_call: dict[str, list[float]] = {}
+    queries = [q for _, q in corpus.queries]
+    defaults = Defaults()
+    for round_ in range(2):
+        for q in queries[:: max(1, len(queries) // calls)][:calls]:
+            spent.clear()
+            t0 = time.perf_counter()
+            for name, source in SOURCES.items():
+                request = await source.search_request(q, None, limit=11)
+                request.details = False
+                await source.search(stores[name], request, defaults)
+            spent["all"] = (time.perf_counter() - t0) * 1000
+            if round_:
+                for k, v in spent.items():
+                    per_call.setdefault(k, []).append(v)
+    for store in stores.values():
+        await store.db.close()
+    return {k: round(sorted(v)[len(v) // 2], 2) for k, v in per_call.items()}
+
+
 def compare(a: Path, b: Path) -> dict[str, Any]:
     left, right = json.loads(a.read_text()), json.loads(b.read_text())
     differ = [x[:2] for x, y in zip(left, right, strict=True) if x != y]
@@ -134,6 +251,8 @@ def main() -> None:
     parser.add_argument("--ratio", type=int, default=0)
     parser.add_argument("--pages", type=Path)
     parser.add_argument("--profile", type=int, default=0)
+    parser.add_argument("--phases", type=int, default=0)
+    parser.add_argument("--stages", type=int, default=0)
     parser.add_argument("--compare", type=Path, nargs=2)
     args = parser.parse_args()
     logger.remove()
@@ -149,6 +268,10 @@ def main() -> None:
         report["pages"] = str(args.pages)
     if args.ratio:
         report["runs"] = anyio.run(ratios, corpus, args.data_dir, args.ratio)
+    if args.phases:
+        report["phases_ms"] = anyio.run(phases, corpus, args.data_dir, args.phases)
+    if args.stages:
+        report["stages_ms"] = anyio.run(stages, corpus, args.data_dir, args.stages)
     if args.profile:
         print(anyio.run(profile, corpus, args.data_dir, args.profile), file=sys.stderr)
     print(json.dumps(report))

@@ -130,14 +130,8 @@ class ChunkedSource(Generic[R]):
     def sql(self, template: str, **kw: Any) -> str:
         return template.format(p=self.name, **kw)
 
-    def result(
-        self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, *, checked: bool = True, **hit: Any
-    ) -> R:
-        """This source's result for an item row and its hit chunk (None: the item itself).
-
-        `checked = False` builds it unvalidated (`model_construct`), for a caller that keeps
-        only some results and validates those (`describe.results.checked`: knowledge_search
-        merges several sources' hits and validates the page's)."""
+    def result(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, **hit: Any) -> R:
+        """This source's result for an item row and its hit chunk (None: the item itself)."""
         base: dict[str, Any] = {
             "id": item["item_id"],
             "source": self.name,
@@ -154,8 +148,6 @@ class ChunkedSource(Generic[R]):
         }
         base.update(hit)
         base.update(self.fields(item, chunk))
-        if not checked:
-            return self.result_model.model_construct(**base)
         return self.result_model.model_validate(base)
 
     async def search(self, store: Store, request: SearchRequest, defaults: Defaults) -> SearchResponse[R]:

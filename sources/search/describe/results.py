@@ -19,7 +19,7 @@ from __future__ import annotations
 from hashlib import blake2b
 from typing import Any
 
-from ...models import R, ResultItem, ScoreType, SearchResponse
+from ...models import ResultItem, ScoreType, SearchResponse
 from ...storage.store import Hit
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
@@ -49,7 +49,7 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
         else:  # a further passage: its own bm25, never above its item's score
             hit = {"score": min(lead.score, lexical), "rank": lead.rank}
             hit["match_count"] = lead.match_count
-        result = ctx.source.result(row, chunk, checked=ctx.request.details, **hit)
+        result = ctx.source.result(row, chunk, **hit)
         result._content_key = content_key(result.title, chunk["body"])
         result._keep = ctx.request.fields
         if lead is None:
@@ -69,16 +69,6 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
         for result, details, match in zip(results, records, matches, strict=True):
             describe_with(result, details, match)
     return results
-
-
-def checked(result: R) -> R:
-    """`result` validated by its model: a search with `details = False` builds its results
-    unchecked (`ChunkedSource.result`), for a caller that keeps only some of them and validates
-    those (knowledge_search: the merged page). Its private state (details, content key) is kept."""
-    model = type(result)
-    valid = model.model_validate({name: getattr(result, name) for name in result.model_fields_set})
-    valid.__pydantic_private__ = dict(result.__pydantic_private__ or {})
-    return valid
 
 
 def _record(
