@@ -136,9 +136,17 @@ async def phases(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
 
         return run
 
-    for name in ("bm25_scales", "fan_out", "knowledge_search"):
+    from knowledge_mcp.aggregator import tools
+    from knowledge_mcp.server.sessions import state
+
+    for name in ("bm25_scales", "fan_out"):
         if hasattr(search, name):
             setattr(search, name, timed(name, getattr(search, name)))
+    tools.knowledge_search = timed("knowledge_search", tools.knowledge_search)  # type: ignore[assignment]
+    for cls in vars(state).values():
+        if isinstance(cls, type) and "record_results" in vars(cls) and "with_session" not in vars(cls):
+            if __import__("inspect").iscoroutinefunction(cls.record_results):
+                cls.record_results = timed("record_results", cls.record_results)
     merged = search.merged_response
 
     def merged_timed(*args: Any, **kwargs: Any) -> Any:
@@ -227,7 +235,9 @@ async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
             for name, source in SOURCES.items():
                 request = await source.search_request(q, None, limit=11)
                 request.details = False
+                t1 = time.perf_counter()
                 await source.search(stores[name], request, defaults)
+                spent[name] = (time.perf_counter() - t1) * 1000
             spent["all"] = (time.perf_counter() - t0) * 1000
             if round_:
                 for k, v in spent.items():

@@ -18,9 +18,10 @@ scaled bm25 against (`SearchRequest.norm`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import anyio
 from cachetools import LRUCache
 
 from ...storage.db import Database
@@ -78,6 +79,50 @@ class SharedStats:
         count a word as the whole collection does (in a source of one card, a name in most of
         its chunks has an idf of ~0 of its own)."""
         return norm(estimated_df(terms, self.df).values(), self.chunks)
+
+
+class SharedScale:
+    """knowledge_search's shared bm25 scale for one query, put together while the sources search.
+
+    Each source's search reads its own term counts first (`Store.index_stats`, which its FTS5
+    plan then reuses) and hands them in (`add`); its lexical stage ranks, and only then waits
+    for the other sources' counts (`of`) to scale its bm25 and take the query's norm over them
+    all. So no source waits for the others before it starts, and the scale is the one all of
+    them together give (`SharedStats`), whatever order they answer in. A source that cannot
+    count hands in None: it is left out, and keeps its own scale and norm.
+    """
+
+    def __init__(self, names: Iterable[str], query: ParsedQuery) -> None:
+        self.query = query
+        self.terms = query.terms
+        self._waiting = set(names)
+        self._found: dict[str, IndexStats] = {}
+        self._shared: SharedStats | None = None
+        self._everyone: Norm | None = None
+        self._settled = anyio.Event()
+        if not self._waiting:
+            self._settled.set()
+
+    def add(self, name: str, stats: IndexStats | None) -> None:
+        """Source `name`'s counts (None: it could not say); each source adds once."""
+        if stats is not None:
+            self._found[name] = stats
+        self._waiting.discard(name)
+        if not self._waiting:
+            self._settled.set()
+
+    async def of(self, name: str) -> tuple[float, Norm] | None:
+        """Source `name`'s bm25 factor and the query's norm over every source that counted, once
+        all have handed in their counts; None when `name` did not count."""
+        await self._settled.wait()
+        stats = self._found.get(name)
+        if stats is None:
+            return None
+        if self._shared is None:
+            self._shared = SharedStats.of(list(self._found.values()))
+            self._everyone = self._shared.norm(self.terms)
+        assert self._everyone is not None
+        return self._shared.scale(stats, self.terms), self._everyone
 
 
 class TermStats:
