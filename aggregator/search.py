@@ -119,7 +119,7 @@ async def knowledge_search(
     if q.seen == "downrank":
         seen = seen[-DOWNRANK_WINDOW:]
     size = fetch_size(q.offset, q.limit, q.seen, seen)
-    databases = call.database
+    stores = Stores(call)
     requests: dict[str, SearchRequest] = {}
     for name in names:
         requests[name] = await SOURCES[name].search_request(
@@ -128,7 +128,7 @@ async def knowledge_search(
             limit=size,
             snippet_length=q.snippet_length,
             order_by=order_by,
-            databases=databases,
+            databases=stores,
             mode=q.mode,
         )
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
@@ -137,7 +137,6 @@ async def knowledge_search(
         requests[name].expand = q.expand
         requests[name].per_item = q.per_item
         requests[name].fields = frozenset(q.fields or ())
-    stores = Stores(call)
     parsed = parse_query(q.query)
     if order_by == "relevance" and len(names) > 1 and not parsed.is_empty:
         shared = SharedScale(names, parsed)  # put together as the sources count (`counted`)
@@ -147,6 +146,7 @@ async def knowledge_search(
         timeout_s += q.rerank.timeout_s  # each source's rerank stage has its own budget
     answers = await fan_out(stores, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
+    await completed(stores, response, timeout_s)
     response.session_applied = session is not None
     if session is not None and response.results:
         try:
@@ -216,7 +216,6 @@ async def fan_out(
     timeout_s: float,
 ) -> list[Answer]:
     answers = [Answer(name) for name in requests]
-    databases = stores.call.database
 
     async def ask(answer: Answer) -> None:
         source: ChunkedSource[Any] = SOURCES[answer.source]
@@ -226,7 +225,6 @@ async def fan_out(
             with anyio.fail_after(timeout_s):
                 store = await counted(stores, answer.source, request)
                 response = await source.search(store, request, defaults)
-                await source.complete(response.results, databases)
             answer.response = response
         except InvalidArgumentError as exc:  # the caller's to fix: a tool error, not a degraded source
             answer.problem = exc
@@ -251,6 +249,20 @@ async def fan_out(
         if answer.problem is not None:
             raise answer.problem
     return answers
+
+
+async def completed(stores: Stores, response: KnowledgeSearchResponse, timeout_s: float) -> None:
+    """The page's fields that need another source (chats: the linked character card), filled
+    after the merge for the page's results only; a source that cannot fill them leaves them
+    empty and says so."""
+    results = response.results
+    for name in dict.fromkeys(r.source for r in results):
+        try:
+            with anyio.fail_after(timeout_s):
+                await SOURCES[name].complete([r for r in results if r.source == name], stores)
+        except Exception:  # the fan-out boundary: the page stands without the links
+            logger.exception("source {} could not complete its results in knowledge_search", name)
+            response.warnings.append(f"{name}: some fields of its results could not be filled")
 
 
 def merged_response(
