@@ -121,6 +121,7 @@ async def knowledge_search(
     size = fetch_size(q.offset, q.limit, q.seen, seen)
     stores = Stores(call)
     requests: dict[str, SearchRequest] = {}
+    glossaries: dict[Any, Any] = {}  # read once for all the sources (`SearchRequest.glossaries`)
     for name in names:
         requests[name] = await SOURCES[name].search_request(
             q.query,
@@ -137,6 +138,7 @@ async def knowledge_search(
         requests[name].expand = q.expand
         requests[name].per_item = q.per_item
         requests[name].fields = frozenset(q.fields or ())
+        requests[name].glossaries = glossaries
     parsed = parse_query(q.query)
     if order_by == "relevance" and len(names) > 1 and not parsed.is_empty:
         shared = SharedScale(names, parsed)  # put together as the sources count (`counted`)

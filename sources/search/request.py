@@ -20,6 +20,7 @@ from .rerank.backend import Reranking
 from .scoring import Norm
 
 if TYPE_CHECKING:
+    from .glossary.file import Glossary
     from .lexical.term_stats import IndexStats, SharedScale
 
 FtsColumn = Literal["title", "body"]
@@ -60,6 +61,10 @@ class SearchRequest:
     """What each result adds to the compact default (`ResultField`)."""
     filter_names: tuple[str, ...] = ()
     """The source options the `filters` come from, for a message that names them."""
+    glossaries: dict[tuple[Path | None, Path | None], Glossary] | None = None
+    """knowledge_search: the glossaries its sources have read in this call, by server glossary
+    file and user glossary file (`glossary.expand.glossary_of`): each file is looked at once a call,
+    not once a source."""
     index_stats: IndexStats | None = None
     """knowledge_search: the source's term counts it has just read for the shared scale
     (`Store.index_stats`); the FTS5 plan takes them instead of asking the database again when

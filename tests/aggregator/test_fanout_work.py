@@ -1,15 +1,19 @@
-"""knowledge_search fills a hit's fields that need another source (a chat's character card)
-after the merge, for the page's hits only, as the source's own tool fills them."""
+"""Work knowledge_search does once, not once per source or per fetched hit: a hit's fields
+that need another source (a chat's character card) are filled after the merge for the page's
+hits only, as the source's own tool fills them; the glossaries are read once a call."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 
 from knowledge_mcp.sources.chats.links import CharacterLinks
+from knowledge_mcp.sources.search.glossary import expand
+from knowledge_mcp.sources.search.glossary.file import GLOSSARY_FILE, Glossary
 from tests.aggregator.conftest import structured
 
 pytestmark = pytest.mark.anyio
@@ -57,3 +61,29 @@ async def test_a_chat_hit_fetched_but_left_off_the_page_asks_for_no_character_ca
     assert [r["uri"].split("://")[0] for r in found["results"]] == ["characters"]
     assert found["has_more"]
     assert asked == []  # ... and no card is looked up for a hit the page leaves off
+
+
+async def test_the_users_glossary_is_read_once_a_call_and_expands_the_query_as_one_source_does(
+    connect: Callable[..., Client], imported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[Any] = []
+    read_glossary = expand.read_glossary
+
+    def counted(path: Any, name: str = "glossary") -> Glossary:
+        read.append(path)
+        return read_glossary(path, name)
+
+    monkeypatch.setattr(expand, "read_glossary", counted)
+    (user,) = {db.parent for db in imported.rglob("notes.db")}
+    (user / GLOSSARY_FILE).write_text("sourdough: [levain]\n", encoding="utf-8")
+    try:
+        async with connect() as client:
+            alone = structured(await client.call_tool("notes_search", {"query": "sourdough"}))
+            read.clear()
+            found = structured(
+                await client.call_tool("knowledge_search", {"query": "sourdough", "seen": "show"})
+            )
+    finally:
+        (user / GLOSSARY_FILE).unlink()
+    assert read == [user / GLOSSARY_FILE]  # five sources, one look at the user's glossary
+    assert found["expanded_terms"] == alone["expanded_terms"] == ["sourdough → levain"]
