@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import inspect
 import json
 import pstats
 import sys
@@ -144,9 +145,9 @@ async def phases(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
             setattr(search, name, timed(name, getattr(search, name)))
     tools.knowledge_search = timed("knowledge_search", tools.knowledge_search)  # type: ignore[assignment]
     for cls in vars(state).values():
-        if isinstance(cls, type) and "record_results" in vars(cls) and "with_session" not in vars(cls):
-            if __import__("inspect").iscoroutinefunction(cls.record_results):
-                cls.record_results = timed("record_results", cls.record_results)
+        recording = isinstance(cls, type) and "record_results" in vars(cls)
+        if recording and inspect.iscoroutinefunction(cls.record_results):
+            cls.record_results = timed("record_results", cls.record_results)
     merged = search.merged_response
 
     def merged_timed(*args: Any, **kwargs: Any) -> Any:

@@ -18,8 +18,9 @@ scaled bm25 against (`SearchRequest.norm`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 from cachetools import LRUCache
@@ -172,11 +173,13 @@ class TermStats:
         """The chunk count and every term's row count (estimated past `PROBE`), probing only what
         is not cached; a term in `same_rows` is probed with that expression (the same rows, read
         faster: `vocabulary`)."""
+        here = _reader(db)
         for _ in range(2):
             uncached = [t for t in dict.fromkeys(terms) if t not in self._df]
             fresh = self._version is None
             probes = [same_rows.get(t, t) for t in uncached] if same_rows else uncached
-            row = await db.fetchone(self._sql(uncached, fresh), probes)
+            sql = self._sql(uncached, fresh)
+            row = here(sql, probes)[0] if here is not None else await db.fetchone(sql, probes)
             assert row is not None
             version = (int(row[0]), db.conn.total_changes)
             if version != self._version and not fresh:
@@ -192,6 +195,17 @@ class TermStats:
                 self._df[term] = self._estimate(str(probe))
             break
         return IndexStats(self._chunks, self._items, {t: self._df.get(t, 0) for t in terms})
+
+
+def _reader(db: Database) -> Callable[[str, list[str]], list[Any]] | None:
+    """Where the counts are read: right here on the loop's thread, through the read-only
+    connection of the source's memory copy (`memory_index.ChunkIndexes.read_here`) once it has
+    one, as every read of a count is then (their `data_version` is that connection's); else
+    on the database's own thread."""
+    indexes = db.caches.get("memory_index")
+    if indexes is None or not indexes.can_read_here():
+        return None
+    return indexes.read_here  # type: ignore[no-any-return]
 
 
 def term_stats(db: Database, name: str) -> TermStats:
