@@ -248,6 +248,31 @@ async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
     return {k: round(sorted(v)[len(v) // 2], 2) for k, v in per_call.items()}
 
 
+async def tools(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
+    """p50 ms of each source's own search tool alone over `calls` queries, and of knowledge_search."""
+    from knowledge_mcp.sources.registry import SOURCES
+
+    mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
+    queries = [q for _, q in corpus.queries][:: max(1, len(corpus.queries) // calls)][:calls]
+    spent: dict[str, list[float]] = {}
+    try:
+        async with Client(mcp) as client:
+            for q in queries[:10]:
+                await client.call_tool("knowledge_search", {"query": q, "seen": "show"})
+            await host.pool.settled()
+            for name in [*SOURCES, "knowledge"]:
+                for q in queries:
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    args = {"query": q, "limit": 10} | ({"seen": "show"} if name == "knowledge" else {})
+                    result = await client.call_tool(f"{name}_search", args)
+                    assert not result.is_error, result.content
+                    spent.setdefault(name, []).append((time.perf_counter() - t0) * 1000)
+                    spent.setdefault(f"{name}_cpu", []).append((time.process_time() - c0) * 1000)
+    finally:
+        await host.pool.close()
+    return {k: round(sorted(v)[len(v) // 2], 2) for k, v in spent.items()}
+
+
 def compare(a: Path, b: Path) -> dict[str, Any]:
     left, right = json.loads(a.read_text()), json.loads(b.read_text())
     differ = [x[:2] for x, y in zip(left, right, strict=True) if x != y]
@@ -264,6 +289,7 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0)
     parser.add_argument("--phases", type=int, default=0)
     parser.add_argument("--stages", type=int, default=0)
+    parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--compare", type=Path, nargs=2)
     args = parser.parse_args()
     logger.remove()
@@ -283,6 +309,8 @@ def main() -> None:
         report["phases_ms"] = anyio.run(phases, corpus, args.data_dir, args.phases)
     if args.stages:
         report["stages_ms"] = anyio.run(stages, corpus, args.data_dir, args.stages)
+    if args.tools:
+        report["tools_ms"] = anyio.run(tools, corpus, args.data_dir, args.tools)
     if args.profile:
         print(anyio.run(profile, corpus, args.data_dir, args.profile), file=sys.stderr)
     print(json.dumps(report))
