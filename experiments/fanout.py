@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import inspect
+import io
 import json
 import pstats
 import sys
@@ -113,12 +114,12 @@ async def profile(corpus: Corpus, data_dir: Path, calls: int) -> str:
             wall = time.perf_counter() - t0
     finally:
         await host.pool.close()
-    stream = __import__("io").StringIO()
+    stream = io.StringIO()
     stats = pstats.Stats(profiler, stream=stream)
     stats.sort_stats("cumulative").print_stats(60)
     stats.sort_stats("tottime").print_stats(40)
     stats.print_callers("posix.stat|put_nowait|model_validate")
-    return f"wall {wall * 1000 / calls:.1f} ms/call\n" + stream.getvalue()
+    return f"wall {wall * 1000 / calls:.1f} ms/call\n" + str(stream.getvalue())
 
 
 async def phases(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
@@ -143,7 +144,7 @@ async def phases(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
     for name in ("bm25_scales", "fan_out"):
         if hasattr(search, name):
             setattr(search, name, timed(name, getattr(search, name)))
-    tools.knowledge_search = timed("knowledge_search", tools.knowledge_search)  # type: ignore[assignment]
+    setattr(tools, "knowledge_search", timed("knowledge_search", search.knowledge_search))  # noqa: B010
     for cls in vars(state).values():
         recording = isinstance(cls, type) and "record_results" in vars(cls)
         if recording and inspect.iscoroutinefunction(cls.record_results):
@@ -211,13 +212,13 @@ async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
         return run
 
     p = pipe.DEFAULT_PIPELINE
-    for stage in p.expanders:
-        object.__setattr__(stage, "expand", timed("expand", stage.expand))
-    for stage in p.retrievers:
-        object.__setattr__(stage, "retrieve", timed(type(stage).__name__, stage.retrieve))
+    for expander in p.expanders:
+        object.__setattr__(expander, "expand", timed("expand", expander.expand))
+    for retriever in p.retrievers:
+        object.__setattr__(retriever, "retrieve", timed(type(retriever).__name__, retriever.retrieve))
     object.__setattr__(p.fuser, "fuse", timed("fuse", p.fuser.fuse))
-    for stage in p.rerankers:
-        object.__setattr__(stage, "rerank", timed("rerank", stage.rerank))
+    for reranker in p.rerankers:
+        object.__setattr__(reranker, "rerank", timed("rerank", reranker.rerank))
     object.__setattr__(p.diversifier, "diversify", timed("diversify", p.diversifier.diversify))
     results.describe = timed("describe", results.describe, False)
     results.page = timed("page", results.page, False)
