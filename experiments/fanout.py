@@ -1,7 +1,8 @@
 """knowledge_search against its slowest source, and every page it returns, on a bench corpus.
 
-    python -m experiments.fanout --data-dir DIR --cache-dir CACHE --size 100000 [--ratio N]
-        [--pages OUT.json] [--profile N]
+    python -m experiments.fanout --data-dir DIR [--cache-dir CACHE] [--size 100000] [--ratio N]
+        [--pages OUT.json] [--phases N] [--stages N] [--tools N] [--profile N]
+    python -m experiments.fanout --compare A.json B.json
 
 The bench's corpus of `--size` chunks is copied from `--cache-dir` (as `knowledge-mcp bench
 --cache-dir` keeps it) into `--data-dir` once, and reused from there. `--ratio N` runs the bench's
@@ -9,8 +10,12 @@ own fan-out phase (`bench_aggregator(..., fanout=True)`: every query through `kn
 then through each source's own tool, on one in-memory client) N times and prints each run's
 `fanout_ratio` and latencies. `--pages` writes every page `knowledge_search` returns for the
 bench's queries in several shapes (top 10; 5 at offset 5; notes and media only; recent first),
-to compare two trees' rankings (`--compare A.json B.json`). `--profile N` prints cProfile's
-top functions over N calls. Prints JSON.
+to compare two trees' rankings (`--compare A.json B.json`). `--phases N`: p50 ms of
+knowledge_search's steps over N calls; `--stages N`: each source searched alone, one after
+another, p50 ms per pipeline stage and per source; `--tools N`: each search tool alone and
+knowledge_search, wall and CPU ms; `--profile N`: cProfile's top functions over N calls (on
+stderr). Prints JSON. Another checkout's code runs the same module when its packages come first
+on the path (a before/after in the same minutes).
 """
 
 from __future__ import annotations
