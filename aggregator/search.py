@@ -21,11 +21,10 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.dense.fusion import FLOOR_WARNING
 from knowledge_mcp.sources.search.describe.details import fill_details
-from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedStats, index_stats
+from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, SharedScale, index_stats
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import ResultField, SearchMode, SearchRequest
 from knowledge_mcp.sources.search.rerank.backend import Reranking
-from knowledge_mcp.sources.search.scoring import Norm
 from knowledge_mcp.sources.source import ChunkedSource, SearchOptions
 from knowledge_mcp.sources.storage.db import source_failure
 from knowledge_mcp.sources.storage.store import Store
@@ -120,8 +119,9 @@ async def knowledge_search(
     if q.seen == "downrank":
         seen = seen[-DOWNRANK_WINDOW:]
     size = fetch_size(q.offset, q.limit, q.seen, seen)
-    databases = call.database
+    stores = Stores(call)
     requests: dict[str, SearchRequest] = {}
+    glossaries: dict[Any, Any] = {}  # read once for all the sources (`SearchRequest.glossaries`)
     for name in names:
         requests[name] = await SOURCES[name].search_request(
             q.query,
@@ -129,7 +129,7 @@ async def knowledge_search(
             limit=size,
             snippet_length=q.snippet_length,
             order_by=order_by,
-            databases=databases,
+            databases=stores,
             mode=q.mode,
         )
         # Snippets only for the page the merge keeps (below), not for every fetched hit.
@@ -138,15 +138,17 @@ async def knowledge_search(
         requests[name].expand = q.expand
         requests[name].per_item = q.per_item
         requests[name].fields = frozenset(q.fields or ())
-    stores = Stores(call)
-    if order_by == "relevance" and len(names) > 1:
-        for name, (scale, norm, stats) in (await bm25_scales(stores, names, q.query, timeout_s)).items():
-            requests[name].bm25_scale, requests[name].norm = scale, norm
-            requests[name].index_stats = stats
+        requests[name].glossaries = glossaries
+    parsed = parse_query(q.query)
+    if order_by == "relevance" and len(names) > 1 and not parsed.is_empty:
+        shared = SharedScale(names, parsed)  # put together as the sources count (`counted`)
+        for request in requests.values():
+            request.shared = shared
     if q.rerank is not None and q.rerank.backend is not None:
         timeout_s += q.rerank.timeout_s  # each source's rerank stage has its own budget
     answers = await fan_out(stores, requests, defaults, timeout_s)
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
+    await completed(stores, response, timeout_s)
     response.session_applied = session is not None
     if session is not None and response.results:
         try:
@@ -189,31 +191,24 @@ class Stores:
         return store
 
 
-async def bm25_scales(
-    stores: Stores, names: list[str], query: str, timeout_s: float
-) -> dict[str, tuple[float, Norm, IndexStats]]:
-    """Each source's bm25 factor that weighs the query's words as all of `names` together do
-    (`SharedStats.scale`), the query's norm over them all (`SharedStats.norm`) and the source's
-    own counts (which its search then need not read again); a source that cannot say is left
-    out (its search, in the fan-out, then reports the failure)."""
-    parsed = parse_query(query)
-    if parsed.is_empty:
-        return {}
-    found: dict[str, IndexStats] = {}
-
-    async def ask(name: str) -> None:
-        try:
-            with anyio.fail_after(timeout_s):
-                found[name] = await index_stats(await stores(name), name, parsed)
-        except Exception:  # the fan-out boundary: the source's search reports it
-            logger.debug("no term statistics from {}", name)
-
-    async with anyio.create_task_group() as group:
-        for name in names:
-            group.start_soon(ask, name)
-    shared = SharedStats.of(list(found.values()))
-    everyone = shared.norm(parsed.terms)
-    return {name: (shared.scale(stats, parsed.terms), everyone, stats) for name, stats in found.items()}
+async def counted(stores: Stores, name: str, request: SearchRequest) -> Store:
+    """Source `name`'s store; first, with a shared scale (`SearchRequest.shared`), its counts of
+    the query's terms handed to the scale and to its own search, whose FTS5 plan then need not
+    read them again. A source that cannot say is left out of the scale (its search, or its
+    store, then reports why); it is always heard from, so no other source waits for it."""
+    shared = request.shared
+    stats: IndexStats | None = None
+    try:
+        store = await stores(name)
+        if shared is not None:
+            try:
+                stats = request.index_stats = await index_stats(store, name, shared.query)
+            except Exception:  # the fan-out boundary: the source's search reports it
+                logger.debug("no term statistics from {}", name)
+        return store
+    finally:
+        if shared is not None:
+            shared.add(name, stats)
 
 
 async def fan_out(
@@ -223,15 +218,15 @@ async def fan_out(
     timeout_s: float,
 ) -> list[Answer]:
     answers = [Answer(name) for name in requests]
-    databases = stores.call.database
 
     async def ask(answer: Answer) -> None:
         source: ChunkedSource[Any] = SOURCES[answer.source]
         started = time.perf_counter()
+        request = requests[answer.source]
         try:
             with anyio.fail_after(timeout_s):
-                response = await source.search(await stores(answer.source), requests[answer.source], defaults)
-                await source.complete(response.results, databases)
+                store = await counted(stores, answer.source, request)
+                response = await source.search(store, request, defaults)
             answer.response = response
         except InvalidArgumentError as exc:  # the caller's to fix: a tool error, not a degraded source
             answer.problem = exc
@@ -256,6 +251,20 @@ async def fan_out(
         if answer.problem is not None:
             raise answer.problem
     return answers
+
+
+async def completed(stores: Stores, response: KnowledgeSearchResponse, timeout_s: float) -> None:
+    """The page's fields that need another source (chats: the linked character card), filled
+    after the merge for the page's results only; a source that cannot fill them leaves them
+    empty and says so."""
+    results = response.results
+    for name in dict.fromkeys(r.source for r in results):
+        try:
+            with anyio.fail_after(timeout_s):
+                await SOURCES[name].complete([r for r in results if r.source == name], stores)
+        except Exception:  # the fan-out boundary: the page stands without the links
+            logger.exception("source {} could not complete its results in knowledge_search", name)
+            response.warnings.append(f"{name}: some fields of its results could not be filled")
 
 
 def merged_response(

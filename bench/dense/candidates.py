@@ -61,7 +61,7 @@ class RecordingFuser(fusion.HybridFuser):
             dense = await dense.complete()
             norm = lexical.norm if lexical is not None else None
             pool = fusion.candidates(lexical, dense, 1.0 / query.boost)
-            self.last = (pool, len(query.own_terms), norm, ctx.request.bm25_scale)
+            self.last = (pool, len(query.own_terms), norm, lexical.scale if lexical is not None else 1.0)
             found = [f if not isinstance(f, DenseFound) else dense for f in found]
         return await super().fuse(ctx, query, found)
 

@@ -41,4 +41,4 @@ class Passages:
         if not extra:
             return found
         page = interleaved(rows, extra) + found.rows[len(rows) :]
-        return Found(page, found.total, found.terms_of, found.scores)
+        return Found(page, found.total, found.terms_of, found.scores, scale=found.scale)

@@ -20,7 +20,8 @@ from .rerank.backend import Reranking
 from .scoring import Norm
 
 if TYPE_CHECKING:
-    from .lexical.term_stats import IndexStats
+    from .glossary.file import Glossary
+    from .lexical.term_stats import IndexStats, SharedScale
 
 FtsColumn = Literal["title", "body"]
 SearchMode = Literal["auto", "lexical", "semantic", "hybrid"]
@@ -47,9 +48,9 @@ class SearchRequest:
     details: bool = True
     """False: leave each result's snippet and matched terms to `details.fill_details`, for
     callers (knowledge_search) that keep only some of the results."""
-    bm25_scale: float = 1.0
-    """bm25 is multiplied by this before calibration: knowledge_search puts every source on the
-    scale of all the user's sources together (`SharedStats.scale`)."""
+    shared: SharedScale | None = None
+    """knowledge_search: the bm25 scale and norm of all the user's sources together, which the
+    lexical stage waits for once it has ranked (`SharedScale`)."""
     rerank: Reranking | None = None
     """The caller asked to rerank (`rerank/stage.py`): the backend chosen, or why there is none."""
     expand: bool = True
@@ -60,11 +61,12 @@ class SearchRequest:
     """What each result adds to the compact default (`ResultField`)."""
     filter_names: tuple[str, ...] = ()
     """The source options the `filters` come from, for a message that names them."""
-    norm: Norm | None = None
-    """knowledge_search: the query's norm over all the user's sources (`SharedStats.norm`), which
-    the scaled bm25 is calibrated against instead of the source's own."""
+    glossaries: dict[tuple[Path | None, Path | None], Glossary] | None = None
+    """knowledge_search: the glossaries its sources have read in this call, by server glossary
+    file and user glossary file (`glossary.expand.glossary_of`): each file is looked at once a call,
+    not once a source."""
     index_stats: IndexStats | None = None
-    """knowledge_search: the source's term counts it has just read for `bm25_scale`
+    """knowledge_search: the source's term counts it has just read for the shared scale
     (`Store.index_stats`); the FTS5 plan takes them instead of asking the database again when
     they count every term of its query (one round trip fewer per source in the fan-out)."""
 
@@ -144,6 +146,9 @@ class Found:
     norm: Norm | None = None
     """What the calibration measures a hit's bm25 against (the query's idf mass, the source's
     rarest-word idf: `scoring.Norm`); None: unknown."""
+    scale: float = 1.0
+    """What a hit's bm25 is multiplied by before calibration: in knowledge_search, the factor
+    that puts the source on the scale of all the user's sources together (`SharedScale`)."""
 
 
 NOTHING = Found([], None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -51,10 +52,12 @@ async def test_each_source_counts_a_querys_terms_once_per_knowledge_search(
 async def test_knowledge_search_pages_are_the_same_when_each_search_reads_its_own_counts(
     connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scales = search.bm25_scales
+    counted = search.counted
 
-    async def not_handed_down(*args: Any) -> dict[str, Any]:
-        return {name: (scale, norm, None) for name, (scale, norm, _) in (await scales(*args)).items()}
+    async def not_handed_down(stores: Any, name: str, request: Any) -> Any:
+        store = await counted(stores, name, request)
+        request.index_stats = None  # the search reads its counts again
+        return store
 
     for settings in ({"memory_index_max_chunks": 0}, {}):
         async with connect(**settings) as client:
@@ -62,9 +65,31 @@ async def test_knowledge_search_pages_are_the_same_when_each_search_reads_its_ow
                 await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in QUERIES
             ]
             with monkeypatch.context() as m:
-                m.setattr(search, "bm25_scales", not_handed_down)
+                m.setattr(search, "counted", not_handed_down)
                 own = [
                     await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in QUERIES
                 ]
         assert [page(r) for r in handed] == [page(r) for r in own]
         assert all(page(r) for r in handed)
+
+
+async def test_a_source_that_cannot_count_its_terms_is_left_out_of_the_scale_and_the_others_answer(
+    connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lookup = TermStats.lookup
+
+    async def failing_for_prompts(
+        self: TermStats, db: Database, terms: list[str], same_rows: Mapping[str, str] | None = None
+    ) -> IndexStats:
+        if db.path.stem == "prompts":
+            raise OSError("disk I/O error")
+        return await lookup(self, db, terms, same_rows)
+
+    async with connect(memory_index_max_chunks=0) as client:
+        await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
+        monkeypatch.setattr(TermStats, "lookup", failing_for_prompts)
+        with anyio.fail_after(30):  # no source waits for the one that could not count
+            found = structured(await client.call_tool("knowledge_search", {"query": "ship captain"}))
+    answered = {r["uri"].split("://")[0] for r in found["results"]}
+    assert answered and "prompts" not in answered
+    assert found["degraded"] and "prompts" in found["provider_hint"]

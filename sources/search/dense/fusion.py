@@ -88,7 +88,7 @@ class Candidate:
 
 def candidates(lexical: Found | None, dense: DenseFound, bm25_scale: float = 1.0) -> dict[int, Candidate]:
     """The union of both pools, each with what both retrievers know of it (bm25 on the scale
-    the user's sources share: `SearchRequest.bm25_scale`; bm25's candidates' cosines already
+    the user's sources share: `Found.scale`; bm25's candidates' cosines already
     read: `VectorStore.cosines`)."""
     hits = dense.hits
     assert hits is not None
@@ -137,7 +137,7 @@ class HybridFuser:
         pool = candidates(lexical, dense, 1.0 / query.boost)
         kind: ScoreType = "hybrid" if ctx.lexical else "dense"
         terms = len(query.own_terms)
-        within, scale = (lexical.norm if lexical is not None else None), ctx.request.bm25_scale
+        within, scale = (lexical.norm, lexical.scale) if lexical is not None else (None, 1.0)
         scored = sorted(
             ((fused_score(c, terms, self.method, ctx.lexical, within, scale), c) for c in pool.values()),
             key=lambda sc: (-sc[0], sc[1].item),
@@ -162,6 +162,7 @@ class HybridFuser:
             _terms_of(lexical, pool),
             {c.item: (score, kind) for score, c in scored},
             within,
+            scale,
         )
 
     async def page(self, ctx: SearchContext, spec: SearchSpec, window: list[RankedRow]) -> list[Any]:

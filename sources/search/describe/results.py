@@ -162,7 +162,7 @@ def empty(model: type[Any], warnings: list[str], ctx: SearchContext | None = Non
 def lexical_score(ctx: SearchContext, query: ParsedQuery, found: Found, row: Hit) -> float:
     """A row's calibrated bm25: on the scale the user's sources share, against the query's norm,
     the user's own terms weighing as unexpanded (`ParsedQuery.boost`)."""
-    return calibrated(row["b"] / query.boost, len(query.own_terms), found.norm, ctx.request.bm25_scale)
+    return calibrated(row["b"] / query.boost, len(query.own_terms), found.norm, found.scale)
 
 
 def _score(fused: tuple[float, ScoreType] | None, lexical: float) -> dict[str, Any]:

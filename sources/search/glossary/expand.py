@@ -67,16 +67,25 @@ def described(query: ParsedQuery) -> list[str]:
 
 def glossary_of(ctx: SearchContext) -> Glossary:
     """The server's glossary (`ctx.glossary_file`) under the searching user's own, which sits
-    beside their databases."""
+    beside their databases; read once for all the sources of a call that shares
+    `SearchRequest.glossaries` (knowledge_search), else once per search."""
+    user_file = _user_glossary_file(Path(ctx.store.path))
+    key = (ctx.glossary_file, user_file)
+    read = ctx.request.glossaries
+    if read is not None and key in read:
+        return read[key]
     server = read_glossary(ctx.glossary_file, "the server glossary") if ctx.glossary_file else None
-    user = _user_glossary(Path(ctx.store.path))
-    return combined(server, user) if server is not None else user
+    user = read_glossary(user_file) if user_file is not None else Glossary()
+    glossary = combined(server, user) if server is not None else user
+    if read is not None:
+        read[key] = glossary
+    return glossary
 
 
-def _user_glossary(db_path: Path) -> Glossary:
+def _user_glossary_file(db_path: Path) -> Path | None:
     if db_path.suffix != ".db":  # an in-memory or temporary database: no user folder
-        return Glossary()
-    return read_glossary(db_path.parent / GLOSSARY_FILE)
+        return None
+    return db_path.parent / GLOSSARY_FILE
 
 
 class GlossaryExpander:

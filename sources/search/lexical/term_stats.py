@@ -18,9 +18,11 @@ scaled bm25 against (`SearchRequest.norm`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+import anyio
 from cachetools import LRUCache
 
 from ...storage.db import Database
@@ -80,6 +82,50 @@ class SharedStats:
         return norm(estimated_df(terms, self.df).values(), self.chunks)
 
 
+class SharedScale:
+    """knowledge_search's shared bm25 scale for one query, put together while the sources search.
+
+    Each source's search reads its own term counts first (`Store.index_stats`, which its FTS5
+    plan then reuses) and hands them in (`add`); its lexical stage ranks, and only then waits
+    for the other sources' counts (`of`) to scale its bm25 and take the query's norm over them
+    all. So no source waits for the others before it starts, and the scale is the one all of
+    them together give (`SharedStats`), whatever order they answer in. A source that cannot
+    count hands in None: it is left out, and keeps its own scale and norm.
+    """
+
+    def __init__(self, names: Iterable[str], query: ParsedQuery) -> None:
+        self.query = query
+        self.terms = query.terms
+        self._waiting = set(names)
+        self._found: dict[str, IndexStats] = {}
+        self._shared: SharedStats | None = None
+        self._everyone: Norm | None = None
+        self._settled = anyio.Event()
+        if not self._waiting:
+            self._settled.set()
+
+    def add(self, name: str, stats: IndexStats | None) -> None:
+        """Source `name`'s counts (None: it could not say); each source adds once."""
+        if stats is not None:
+            self._found[name] = stats
+        self._waiting.discard(name)
+        if not self._waiting:
+            self._settled.set()
+
+    async def of(self, name: str) -> tuple[float, Norm] | None:
+        """Source `name`'s bm25 factor and the query's norm over every source that counted, once
+        all have handed in their counts; None when `name` did not count."""
+        await self._settled.wait()
+        stats = self._found.get(name)
+        if stats is None:
+            return None
+        if self._shared is None:
+            self._shared = SharedStats.of(list(self._found.values()))
+            self._everyone = self._shared.norm(self.terms)
+        assert self._everyone is not None
+        return self._shared.scale(stats, self.terms), self._everyone
+
+
 class TermStats:
     """Per-database cache of the chunk count and each term's row count."""
 
@@ -127,11 +173,13 @@ class TermStats:
         """The chunk count and every term's row count (estimated past `PROBE`), probing only what
         is not cached; a term in `same_rows` is probed with that expression (the same rows, read
         faster: `vocabulary`)."""
+        here = _reader(db)
         for _ in range(2):
             uncached = [t for t in dict.fromkeys(terms) if t not in self._df]
             fresh = self._version is None
             probes = [same_rows.get(t, t) for t in uncached] if same_rows else uncached
-            row = await db.fetchone(self._sql(uncached, fresh), probes)
+            sql = self._sql(uncached, fresh)
+            row = here(sql, probes)[0] if here is not None else await db.fetchone(sql, probes)
             assert row is not None
             version = (int(row[0]), db.conn.total_changes)
             if version != self._version and not fresh:
@@ -147,6 +195,17 @@ class TermStats:
                 self._df[term] = self._estimate(str(probe))
             break
         return IndexStats(self._chunks, self._items, {t: self._df.get(t, 0) for t in terms})
+
+
+def _reader(db: Database) -> Callable[[str, list[str]], list[Any]] | None:
+    """Where the counts are read: right here on the loop's thread, through the read-only
+    connection of the source's memory copy (`memory_index.ChunkIndexes.read_here`) once it has
+    one, as every read of a count is then (their `data_version` is that connection's); else
+    on the database's own thread."""
+    indexes = db.caches.get("memory_index")
+    if indexes is None or not indexes.can_read_here():
+        return None
+    return indexes.read_here  # type: ignore[no-any-return]
 
 
 def term_stats(db: Database, name: str) -> TermStats:

@@ -68,3 +68,24 @@ async def test_common_terms_are_estimated_from_their_newest_rows(tmp_path: Path)
         assert abs(stats.df['"window"'] - 3 * PROBE) <= PROBE * 0.05
     finally:
         await db.close()
+
+
+async def test_counts_read_on_the_loops_thread_see_this_connections_and_anothers_new_rows(
+    tmp_path: Path,
+) -> None:
+    db = await open_database(tmp_path / "notes.db", notes.migrations)
+    other = await open_database(tmp_path / "notes.db", notes.migrations)
+    try:
+        importer = Importer(notes, db)
+        await importer.write_item(Path("a.md"), item("a", "Sourdough starter needs rye flour."))
+        assert notes.memory_indexes(db).can_read_here()  # the counts are read through its reader
+        stats = TermStats("notes")
+        assert (await stats.lookup(db, ['"rye"', '"kimchi"'])).df == {'"rye"': 1, '"kimchi"': 0}
+        await importer.write_item(Path("b.md"), item("b", "Rye bread keeps for a week."))
+        assert (await stats.lookup(db, ['"rye"'])).df == {'"rye"': 2}
+        await Importer(notes, other).write_item(Path("k.md"), item("k", "Kimchi ferments in a week."))
+        again = await stats.lookup(db, ['"rye"', '"kimchi"'])
+        assert again.chunks == 3 and again.df == {'"rye"': 2, '"kimchi"': 1}
+    finally:
+        await other.close()
+        await db.close()
