@@ -8,7 +8,9 @@ peak; `rssanon` is the private memory, `rssfile` the mapped files such as the SQ
 which the system can drop). Reported: right after `initialize`, after the searches (BEIR
 test queries, `hybrid`, top-100), after an embed run (new notes written through `notes_create`,
 embedded by the background worker until every chunk has its vectors) and a few seconds later
-(steady). `--smaps` adds the largest mappings at each point (the model's arena shows as
+(steady). `phase_peaks` is each phase's highest reading (`searches`, `notes_create`, `idle` until the
+worker looks again, `embed`, `settle`) and how far into the phase it came. `--smaps` adds the
+largest mappings at each point and at each phase's highest reading (the model's arena shows as
 anonymous memory, the model file and libraries by path). Linux only (it reads `/proc`).
 """
 
