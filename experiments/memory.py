@@ -8,7 +8,9 @@ peak; `rssanon` is the private memory, `rssfile` the mapped files such as the SQ
 which the system can drop). Reported: right after `initialize`, after the searches (BEIR
 test queries, `hybrid`, top-100), after an embed run (new notes written through `notes_create`,
 embedded by the background worker until every chunk has its vectors) and a few seconds later
-(steady). `--smaps` adds the largest mappings at each point (the model's arena shows as
+(steady). `phase_peaks` is each phase's highest reading (`searches`, `notes_create`, `idle` until the
+worker looks again, `embed`, `settle`) and how far into the phase it came. `--smaps` adds the
+largest mappings at each point and at each phase's highest reading (the model's arena shows as
 anonymous memory, the model file and libraries by path). Linux only (it reads `/proc`).
 """
 
@@ -84,11 +86,16 @@ def smaps_mb(pid: int, top: int = 12) -> dict[str, float]:
 
 
 class Sampler:
-    """The server tree's resident set, read every `every_s` seconds on a thread of its own."""
+    """The server tree's resident set, read every `every_s` seconds on a thread of its own; with
+    `smaps`, the largest mappings at each phase's highest reading (where a peak is)."""
 
-    def __init__(self, root: int, every_s: float = 0.05) -> None:
-        self.root, self.every_s = root, every_s
+    def __init__(self, root: int, every_s: float = 0.05, *, smaps: bool = False) -> None:
+        self.root, self.every_s, self.smaps = root, every_s, smaps
         self.peak = self.since = 0.0
+        self.phase = "start"
+        self.phases: dict[str, dict[str, Any]] = {}
+        """Per phase: its highest reading and when (s after the phase began), its mappings then."""
+        self._began = time.perf_counter()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
@@ -99,10 +106,19 @@ class Sampler:
     def hwm(self) -> float:
         return sum(status_mb(pid, "VmHWM") for pid in tree(self.root))
 
+    def enter(self, phase: str) -> None:
+        """Readings from now on count toward `phase`."""
+        self.phase, self._began = phase, time.perf_counter()
+
     def _loop(self) -> None:
         while not self._stop.wait(self.every_s):
             now = self.rss()
             self.peak, self.since = max(self.peak, now), max(self.since, now)
+            top = self.phases.setdefault(self.phase, {"peak_mb": 0.0})
+            if now > top["peak_mb"] + (2.0 if self.smaps else 0.0):
+                top["peak_mb"], top["at_s"] = round(now, 1), round(time.perf_counter() - self._began, 1)
+                if self.smaps:
+                    top["smaps"] = smaps_mb(self.root)
 
     def take_peak(self) -> float:
         """The highest reading since the last call (then it starts again)."""
@@ -154,6 +170,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "KNOWLEDGE_MCP_USER": args.user,
         "KNOWLEDGE_MCP_EMBED_IN_BACKGROUND": "true",
     }
+    env |= dict(setting.split("=", 1) for setting in args.env)
     params = StdioServerParameters(
         command=args.python or sys.executable,
         args=["-m", "knowledge_mcp", "serve", "--transport", "stdio", "--data-dir", str(args.data_dir)],
@@ -177,9 +194,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     async with Client(params) as client:
         # The client has sent `initialize`: the process is there, its start is what it held then.
-        sampler = Sampler(server_pid(before))
+        sampler = Sampler(server_pid(before), smaps=args.smaps)
         point("after_initialize")
         queries = test_queries(args.beir, args.queries)
+        sampler.enter("searches")
         t0 = time.perf_counter()
         errors = 0
         for q in queries:
@@ -189,15 +207,19 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             errors += bool(result.is_error)
         search_s = time.perf_counter() - t0
         point("after_searches")
+        sampler.enter("notes_create")
         for title, body in new_notes(args.beir, args.embed_notes):
             await client.call_tool("notes_create", {"title": title, "content": body})
+        sampler.enter("idle")
         await asyncio.sleep(RECHECK_S + 1)  # the worker looks again at a database used after this
+        sampler.enter("embed")
         await client.call_tool("knowledge_search", {"query": "memory bench", "limit": 10, "seen": "show"})
         t1 = time.perf_counter()
         while (cover := coverage(db))[1] < cover[0] and time.perf_counter() - t1 < args.embed_timeout:
             await asyncio.sleep(0.5)
         embed_s = time.perf_counter() - t1
         point("after_embed")
+        sampler.enter("settle")
         await client.call_tool(
             "knowledge_search", {"query": queries[0], "limit": 100, "mode": "hybrid", "seen": "show"}
         )
@@ -215,6 +237,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "coverage_after_embed": list(cover),
         "peak_sampled_mb": round(sampler.peak, 1),
         **points,
+        "phase_peaks": sampler.phases,
     }
 
 
@@ -232,6 +255,9 @@ def main() -> None:
     parser.add_argument("--embed-timeout", type=float, default=600.0)
     parser.add_argument("--settle", type=float, default=5.0, help="seconds idle before the steady reading")
     parser.add_argument("--python", help="the server's interpreter (another checkout's venv: a before/after)")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="KNOWLEDGE_MCP_NAME=VALUE", help="a server setting"
+    )
     parser.add_argument("--smaps", action="store_true", help="the largest mappings at each point")
     args = parser.parse_args()
     print(json.dumps(asyncio.run(measure(args)), indent=2))

@@ -21,6 +21,7 @@ from knowledge_mcp.sources.notes.writing.stores import NoteStore
 from knowledge_mcp.sources.registry import SOURCES, registrars
 from knowledge_mcp.sources.search.background import BackgroundIndexer
 from knowledge_mcp.sources.search.dense.embedder import load_in_background
+from knowledge_mcp.sources.search.dense.runtime.heap import release_large_blocks
 from knowledge_mcp.sources.storage.store import Store
 
 from .auth.limit_gate import rate_limit
@@ -99,7 +100,10 @@ class Services:
         """Start loading the embedding model on a thread of its own (`load_model_in_background`:
         searches answer lexically, saying so, until it is loaded; then the local user's sources
         are searched once, `backend/warm.py`) and the embedding worker (`embed_in_background`) on the
-        running event loop: the transports call it when they start serving."""
+        running event loop: the transports call it when they start serving. Large blocks go back
+        to the system as soon as they are freed (`heap.release_large_blocks`: a copy of an index
+        rebuilt or a model run's tensors are not kept after)."""
+        release_large_blocks()
         if self.settings.load_model_in_background:
             warm = self.warm_start
             load_in_background(

