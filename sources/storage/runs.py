@@ -33,7 +33,7 @@ from .damage.unreadable import why_unreadable
 from .files.opening import Folders, LinkRefusedError
 from .files.walking import FileTooLargeError, Found, Skipped, read_regular, walk
 from .items import ItemParser, ParsedFile, ParsedItem
-from .naming import needs_scrub, scrub_item, shown, stored_path
+from .naming import shown, storable, stored_path
 
 BATCH_FILES = 200
 BATCH_BYTES = 16 * 1024 * 1024
@@ -261,7 +261,7 @@ class ImportRun:
         parts_failed = isinstance(items, ParsedFile) and _report_parts(path, items, found)
         if not items and not parts_failed:
             found.notice(path, "no importable content")
-        work.items = [scrub_item(item) if needs_scrub(item) else item for item in items]
+        work.items = [storable(item) for item in items]
         return work, len(raw)
 
     async def write(self, works: list[FileWork]) -> None:
