@@ -22,7 +22,7 @@ def json_encoder(
     *, sort_keys: bool = False, default: Callable[[Any], Any] | None = None
 ) -> Callable[[Any], str]:
     """`json.JSONEncoder(ensure_ascii=False, sort_keys=..., default=...).encode`."""
-    make = _json.c_make_encoder
+    make = getattr(_json, "c_make_encoder", None)
     if make is None:  # an interpreter without the C accelerator
         return json.JSONEncoder(ensure_ascii=False, sort_keys=sort_keys, default=default).encode
     fallback = json.JSONEncoder(sort_keys=sort_keys).default  # raises TypeError, as json does

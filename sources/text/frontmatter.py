@@ -20,8 +20,13 @@ _SIMPLE_LINE = re.compile(r"""([A-Za-z_][A-Za-z0-9_-]{0,63}): +(?:"([^"\\]*)"|([
 `:` or `#`, which could end the value or start a comment, and no leading indicator)."""
 _NOT_PLAIN_TEXT = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 """Characters YAML refuses or reads as a line break: their front matter is left to the parser."""
-_RESOLVER = yaml.resolver.Resolver()
-_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _plain_string(value: str) -> bool:
+    """Whether YAML reads the plain (unquoted, non-empty) scalar `value` as a string: none of the
+    loader's implicit resolvers (numbers, dates, booleans, null…) matches it."""
+    table = SAFE_LOADER.yaml_implicit_resolvers
+    return not any(regexp.match(value) for _, regexp in table.get(value[0], []) + table.get(None, []))
 
 
 def _simple_mapping(block: str) -> dict[str, Any] | None:
@@ -37,9 +42,7 @@ def _simple_mapping(block: str) -> dict[str, Any] | None:
         if m is None:
             return None
         key, quoted, plain = m.groups()
-        if _RESOLVER.resolve(yaml.ScalarNode, key, (True, False)) != _STR_TAG:
-            return None
-        if plain is not None and _RESOLVER.resolve(yaml.ScalarNode, plain, (True, False)) != _STR_TAG:
+        if not _plain_string(key) or (plain is not None and not _plain_string(plain)):
             return None  # a number, a date, a boolean…
         mapping[key] = plain if quoted is None else quoted
     return mapping
