@@ -18,6 +18,14 @@ ITEM_SEPARATOR, KEY_SEPARATOR = ", ", ": "
 """`json.dumps`'s separators (no indent): the stored text and the hashes depend on them."""
 
 
+def _string(text: str) -> str:
+    """A JSON string as `ensure_ascii=False` writes it: for ASCII text (but DEL, which only the
+    ASCII escaper escapes) the same as the ASCII escaper's, which is about three times faster."""
+    if text.isascii() and "\x7f" not in text:
+        return _json.encode_basestring_ascii(text)
+    return _json.encode_basestring(text)
+
+
 def json_encoder(
     *, sort_keys: bool = False, default: Callable[[Any], Any] | None = None
 ) -> Callable[[Any], str]:
@@ -29,7 +37,7 @@ def json_encoder(
     encode = make(
         None,  # no table of containers being encoded (circular references: RecursionError)
         default or fallback,
-        _json.encode_basestring,  # ensure_ascii=False
+        _string,
         None,  # no indent
         KEY_SEPARATOR,
         ITEM_SEPARATOR,

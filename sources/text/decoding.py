@@ -22,8 +22,6 @@ import codecs
 import logging
 import re
 
-from charset_normalizer import from_bytes
-
 from ..errors import ImportFileError
 
 logging.getLogger("charset_normalizer").setLevel(logging.WARNING)  # its DEBUG quotes bytes
@@ -90,6 +88,8 @@ def _decode_unmarked(raw: bytes, declared: str | None) -> str:
 def _detected(raw: bytes) -> str:
     """charset-normalizer's guess; among equally clean and coherent guesses windows-1252 wins
     (short Western texts otherwise come back as windows-1250: "crème" as "crčme")."""
+    from charset_normalizer import from_bytes  # loaded only for a file that is not UTF-8
+
     matches = list(from_bytes(raw))
     if not matches:
         return raw.decode("cp1252", errors="replace")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -20,6 +21,12 @@ _SIMPLE_LINE = re.compile(r"""([A-Za-z_][A-Za-z0-9_-]{0,63}): +(?:"([^"\\]*)"|([
 `:` or `#`, which could end the value or start a comment, and no leading indicator)."""
 _NOT_PLAIN_TEXT = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 """Characters YAML refuses or reads as a line break: their front matter is left to the parser."""
+
+
+@functools.lru_cache(maxsize=256)
+def _plain_key(key: str) -> bool:
+    """`_plain_string` of a key (a few keys recur in every note)."""
+    return _plain_string(key)
 
 
 def _plain_string(value: str) -> bool:
@@ -42,7 +49,7 @@ def _simple_mapping(block: str) -> dict[str, Any] | None:
         if m is None:
             return None
         key, quoted, plain = m.groups()
-        if not _plain_string(key) or (plain is not None and not _plain_string(plain)):
+        if not _plain_key(key) or (plain is not None and not _plain_string(plain)):
             return None  # a number, a date, a boolean…
         mapping[key] = plain if quoted is None else quoted
     return mapping
