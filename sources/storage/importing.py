@@ -17,9 +17,9 @@ from typing import Any
 import aiosqlite
 
 from ..text import dates
+from ..text.jsontext import json_encoder
 from .chunking import chunk_text
 from .db import Database, storage_failure
-from .encoding import json_encoder
 from .files.walking import iter_files
 from .items import ChunkSpan, ItemParser, ParsedItem
 from .naming import stored_path

@@ -13,7 +13,7 @@ from dataclasses import field as default
 from pathlib import Path
 from typing import Any, Protocol
 
-from .encoding import json_encoder
+from ..text.jsontext import json_encoder
 
 
 class ItemParser(Protocol):

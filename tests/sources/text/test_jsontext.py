@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from knowledge_mcp.sources.storage.encoding import json_encoder
+from knowledge_mcp.sources.text.jsontext import json_encoder
 
 VALUES: list[Any] = [
     "plain ascii",
