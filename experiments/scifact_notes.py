@@ -75,10 +75,13 @@ def timed_import(notes: Path, data_dir: Path, python: str = sys.executable) -> t
     """Seconds `knowledge-mcp import notes` takes, start-up included, into an emptied data dir:
     wall clock and the process's CPU time (user + system, all its threads)."""
     shutil.rmtree(data_dir, ignore_errors=True)
+    notes, data_dir = notes.resolve(), data_dir.resolve()
     command = [python, "-m", "knowledge_mcp", "import", "notes", str(notes), "--data-dir", str(data_dir)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([*command, "--json"], check=True, capture_output=True)
+    # Run outside any clone: `python -m` puts the working folder first on the path, so a clone's
+    # own `knowledge_mcp/` there would shadow the one `python` (another clone's) is meant to run.
+    subprocess.run([*command, "--json"], check=True, capture_output=True, cwd=data_dir.parent)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime

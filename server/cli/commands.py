@@ -13,7 +13,6 @@ from knowledge_mcp.sources.registry import get_source
 from knowledge_mcp.sources.storage.db import database_path
 from knowledge_mcp.sources.storage.files.walking import iter_files
 from knowledge_mcp.sources.storage.importing import ImportSummary
-from knowledge_mcp.sources.wire import rounded, score_digits
 
 from ..backend import opened
 from ..config import Settings
@@ -98,6 +97,8 @@ def print_results(rows: list[dict[str, Any]], as_json: bool) -> None:
         return
     from rich.console import Console  # only for the terminal's table
     from rich.table import Table
+
+    from knowledge_mcp.sources.wire import rounded, score_digits  # not loaded by `import`
 
     table = Table(show_lines=True)
     for column in ("score", "title", "uri", "snippet"):

@@ -10,7 +10,6 @@ most the open batch and a re-run completes it. `write_item` / `write_items` writ
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import aiosqlite
 
 from ..text import dates
+from ..text.jsontext import json_encoder
 from .chunking import chunk_text
 from .db import Database, storage_failure
 from .files.walking import iter_files
@@ -47,8 +47,8 @@ UPSERT_FILE_SQL = """INSERT INTO {p}_files (path, file_hash, item_count, importe
     mtime_ns=excluded.mtime_ns"""
 
 
-_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
-_TAGS_JSON = json.JSONEncoder(ensure_ascii=False).encode
+_JSON = json_encoder(default=str)
+_TAGS_JSON = json_encoder()
 """`json.dumps(..., ensure_ascii=False[, default=str])` with one encoder each, not one per call
 (the same text)."""
 
@@ -57,9 +57,10 @@ def item_id_for(origin: str) -> str:
     return hashlib.sha256(origin.encode()).hexdigest()[:16]
 
 
-def item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
+def item_values(item: ParsedItem, content_hash: str, imported_at: str | None = None) -> tuple[Any, ...]:
     """The columns an insert and an update of an item both set, in both statements' order:
-    title, content, content_hash, created_at, last_modified, tags, meta, imported_at."""
+    title, content, content_hash, created_at, last_modified, tags, meta, imported_at (now, unless
+    given: a batch written in one transaction takes one time)."""
     return (
         item.title,
         item.content,
@@ -68,7 +69,7 @@ def item_values(item: ParsedItem, content_hash: str) -> tuple[Any, ...]:
         item.last_modified,
         _TAGS_JSON(item.tags),
         _JSON(item.meta),
-        dates.now(),
+        imported_at or dates.now(),
     )
 
 
@@ -248,8 +249,9 @@ class Importer:
         if not run:
             return
         item_ids = [item_id_for(origin) for _, _, origin, _ in run]
+        now = dates.now()
         rows = [
-            (item_id, origin, str(path), *item_values(item, content_hash))
+            (item_id, origin, str(path), *item_values(item, content_hash, now))
             for item_id, (path, item, origin, content_hash) in zip(item_ids, run, strict=True)
         ]
         await conn.executemany(self.sql(INSERT_ITEM_SQL), rows)

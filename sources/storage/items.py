@@ -7,12 +7,13 @@ knows a source only as an `ItemParser`, so it never imports the source classes.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as default
 from pathlib import Path
 from typing import Any, Protocol
+
+from ..text.jsontext import json_encoder
 
 
 class ItemParser(Protocol):
@@ -37,7 +38,7 @@ class ChunkSpan:
     meta: dict[str, Any] = default(default_factory=dict)
 
 
-_HASH_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str).encode
+_HASH_JSON = json_encoder(sort_keys=True, default=str)
 """`json.dumps(..., sort_keys=True, ensure_ascii=False, default=str)` with one encoder for every
 item (the same text: the hash of a stored item never changes), not a new one per call."""
 
@@ -60,8 +61,13 @@ class ParsedItem:
         """The identity the store keys this item by, when read from `path`."""
         return self.origin or (f"{path}#{self.key}" if self.key else str(path))
 
-    def content_hash(self) -> str:
-        payload = _HASH_JSON(
+    _hash: str | None = default(default=None, init=False, repr=False, compare=False)
+    """The content hash the import runner computed when it checked the item (`hashed`); None:
+    computed at each call (a test may change an item between two writes)."""
+
+    def hash_payload(self) -> str:
+        """The text the content hash is taken of: every field a stored item is compared by."""
+        return _HASH_JSON(
             [
                 self.title,
                 self.content,
@@ -72,9 +78,19 @@ class ParsedItem:
                 [(c.start, c.end, c.field, c.meta) for c in self.chunks or []],
             ]
         )
+
+    def content_hash(self) -> str:
+        if self._hash is not None:
+            return self._hash
         # surrogatepass: a parser's stray surrogate must not stop the import of its file (the
         # runner replaces it before the item is stored: `naming.scrub_item`)
-        return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+        return hashlib.sha256(self.hash_payload().encode("utf-8", "surrogatepass")).hexdigest()
+
+    def hashed(self, payload: bytes) -> None:
+        """Keep the content hash of `payload`, this item's `hash_payload()` encoded: the import
+        runner encodes it anyway (to learn whether the item holds a lone surrogate) and does not
+        change the item after, so the writer need not encode it again."""
+        self._hash = hashlib.sha256(payload).hexdigest()
 
 
 @dataclass

@@ -69,6 +69,21 @@ def needs_scrub(item: ParsedItem) -> bool:
     return _holds_surrogate([getattr(item, name) for name in ITEM_TEXTS] + chunks)
 
 
+def storable(item: ParsedItem) -> ParsedItem:
+    """The item as it can be stored (`scrub_item` when it holds a lone surrogate), its content
+    hash kept when known. One strict UTF-8 encoding of the text the hash is taken of (which holds
+    every text of the item but its key and origin) answers `needs_scrub` for the common item,
+    which holds none, and is what the hash is taken of."""
+    try:
+        payload = item.hash_payload().encode()
+    except (UnicodeEncodeError, TypeError, ValueError):  # a surrogate, or what the writer reports
+        return scrub_item(item) if needs_scrub(item) else item
+    if _holds_surrogate([item.key, item.origin]):
+        return scrub_item(item)
+    item.hashed(payload)
+    return item
+
+
 def _holds_surrogate(value: Any) -> bool:
     """`scrub`'s test: whether it would change `value` (one loop over the nested values rather
     than a generator per level: this runs for every imported item)."""

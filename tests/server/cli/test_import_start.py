@@ -47,3 +47,11 @@ def test_an_import_of_notes_loads_no_other_source(tmp_path: Path) -> None:
     modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
     others = ("media", "chats", "characters", "prompts")
     assert [m for m in modules if m.split(".")[:3] in (["knowledge_mcp", "sources", o] for o in others)] == []
+
+
+def test_an_import_of_utf8_notes_never_loads_the_charset_detector_or_the_score_formatting(
+    tmp_path: Path,
+) -> None:
+    modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
+    assert [m for m in modules if m.split(".")[0] == "charset_normalizer"] == []
+    assert "knowledge_mcp.sources.wire" not in modules
