@@ -26,10 +26,14 @@ from .heap import give_back
 MAX_PIECES = 256
 STRIDE = 38
 """Word pieces a window shares with the one before (15 % of a window)."""
-BATCH = 4
-"""Windows per model run: 2-4 embed the most windows per CPU-second (the [batch, 12, len, len]
-attention tensors stay in cache; 16 did 20 % fewer, `docs/performance.md`, "Embedding speed")."""
+BATCH = 2
+"""Windows per model run: 2 embeds the most windows per CPU-second with the fused attention (4:
+5 % fewer; 16: 20 % fewer unfused), with the least padding and the shortest wait for a search
+behind the background worker's batch (`docs/performance.md`, "Embedding speed")."""
 THREADS = 2
+KEEP_UNFUSED = ("SkipLayerNormFusion",)
+"""onnxruntime's own fusions the model runs faster without: its `SkipLayerNormalization` kernel
+ran 7 % slower than the residual `Add` and the `LayerNormalization` it replaces (same vectors)."""
 TOKENIZER = Path(__file__).parent.parent / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
@@ -49,11 +53,18 @@ def _verified(path: Path, expected: str) -> Path:
 
 
 def onnx_session(
-    path: Path, threads: int = THREADS, arena: bool = True, *, spinning: bool = True, graph: bytes | str = ""
+    path: Path,
+    threads: int = THREADS,
+    arena: bool = True,
+    *,
+    spinning: bool = True,
+    graph: bytes | str = "",
+    unfused: tuple[str, ...] = (),
 ) -> Any:
     """An onnxruntime session of the model at `path` (or of `graph`, that model as it is run) on
     the CPU, on `threads` intra-op threads, quiet; without `arena` its memory goes back after
-    each run; without `spinning` its threads sleep between runs instead of holding a core."""
+    each run; without `spinning` its threads sleep between runs instead of holding a core;
+    `unfused`: onnxruntime graph optimisers not to run."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -63,7 +74,9 @@ def onnx_session(
     options.enable_cpu_mem_arena = arena
     if not spinning:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    session = ort.InferenceSession(graph or str(path), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        graph or str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(unfused)
+    )
     give_back()  # building it (the graph optimisation) allocates and frees ~100 MB
     return session
 
@@ -78,14 +91,14 @@ def first_session(
     graph = next(forms)
     for fallback in forms:
         try:
-            return onnx_session(path, threads, arena, spinning=False, graph=graph)
+            return onnx_session(path, threads, arena, spinning=False, graph=graph, unfused=KEEP_UNFUSED)
         except Exception as error:  # onnxruntime's Fail, InvalidGraph, NotImplemented share no narrower base
             logger.warning(
                 "onnxruntime refused a form of the embedding model ({}); running the next",
                 type(error).__name__,
             )
             graph = fallback
-    return onnx_session(path, threads, arena, spinning=False, graph=graph)
+    return onnx_session(path, threads, arena, spinning=False, graph=graph, unfused=KEEP_UNFUSED)
 
 
 def load_tokenizer() -> Any:
