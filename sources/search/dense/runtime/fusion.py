@@ -32,10 +32,18 @@ HEADS_FIRST = [0, 2, 1, 3]
 
 
 @dataclass(frozen=True)
-class _Attention:
+class _Projection:
+    """`Add(MatMul(x, weight), bias)`: the weight as (values, None) or (integers, column scales)."""
+
     x: str
-    projections: tuple[Any, Any, Any]
-    """The query, key and value `Add(MatMul(x, W), b)` nodes."""
+    weight: tuple[np.ndarray, np.ndarray | None]
+    bias: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Attention:
+    projections: tuple[_Projection, _Projection, _Projection]
+    """The query's, the key's and the value's, all of one `x`."""
     scale: float
     head_size: int
     output: Any
@@ -51,12 +59,11 @@ def fuse(model: Any) -> int:
         return 0
     fused: dict[int, Any] = {}
     prologue: list[Any] = []
-    if layers and MASK in view.inputs:
+    if layers:
         prologue.append(helper.make_node("Cast", [MASK], [MASK_INT32], to=6))  # int32
-        for n, layer in enumerate(layers):
-            weights, nodes = _packed_weights(view, layer, f"fused_attention_{n}")
-            prologue.extend(nodes)
-            fused[id(layer.output)] = _attention_node(view, layer, weights, n)
+    for n, layer in enumerate(layers):
+        prologue.extend(_packed(view, layer, f"fused_attention_{n}"))
+        fused[id(layer.output)] = _attention_node(layer, f"fused_attention_{n}")
     for x, last in gelus:
         fused[id(last)] = helper.make_node("Gelu", [x], list(last.output), domain="com.microsoft")
     nodes = prologue + [fused.get(id(node), node) for node in model.graph.node]
@@ -69,47 +76,50 @@ def fuse(model: Any) -> int:
 
 
 def _match_attention(view: GraphView, softmax: Any) -> _Attention | None:
-    """The self-attention around `softmax`, when it has the export's shape."""
+    """The self-attention around `softmax`, when it has the export's shape: scores
+    `(q · c) @ (kᵀ · c) + mask`, the mask made from the `attention_mask` input alone."""
     add = view.producer(softmax.input[0], "Add")
-    scores = view.producer(add.input[0], "MatMul") if add else None
-    if scores is None:
+    scores = view.producer(add.input[0], "MatMul") if add is not None else None
+    if scores is None or view.sources(add.input[1]) != {MASK}:
         return None
     scaled = [view.producer(name, "Mul") for name in scores.input]
-    scales = [view.scalar(m.input[1]) if m else None for m in scaled]
+    scales = [view.scalar(m.input[1]) for m in scaled if m is not None]
     weighted = view.only_reader(softmax.output[0], "MatMul")
-    merged = view.only_reader(weighted.output[0], "Transpose") if weighted else None
-    output = view.only_reader(merged.output[0], "Reshape") if merged else None
-    if None in scaled or None in scales or weighted is None or merged is None or output is None:
+    merged = view.only_reader(weighted.output[0], "Transpose") if weighted is not None else None
+    output = view.only_reader(merged.output[0], "Reshape") if merged is not None else None
+    if output is None or view.perm(merged) != HEADS_FIRST or weighted.input[0] != softmax.output[0]:
         return None
-    if view.perm(merged) != HEADS_FIRST or weighted.input[0] != softmax.output[0]:
+    if len(scales) != 2 or scales[0] is None or scales[1] is None:
         return None
-    q, k = (view.through(m.input[0], LAYOUT) for m in scaled)  # type: ignore[union-attr]
-    v = view.through(weighted.input[1], LAYOUT)
-    projections = tuple(_projection(view, node) for node in (q, k, v))
-    if None in projections or len({p[0] for p in projections}) != 1:  # type: ignore[index]
+    q, k = (view.through(m.input[0], LAYOUT) for m in scaled)
+    found = [_projection(view, node) for node in (q, k, view.through(weighted.input[1], LAYOUT))]
+    projections = [p for p in found if p is not None]
+    head_size = _head_size(view, scaled[0].input[0])
+    if len(projections) != 3 or len({p.x for p in projections}) != 1 or head_size is None:
         return None
-    head_size = _head_size(view, scaled[0].input[0])  # type: ignore[union-attr]
-    if head_size is None:
+    if len({p.bias.shape for p in projections}) != 1 or projections[0].bias.shape[0] % head_size:
         return None
-    scale = float(scales[0] * scales[1])  # type: ignore[operator]
-    return _Attention(projections[0][0], tuple(p[1] for p in projections), scale, head_size, output)  # type: ignore
+    query, key, value = projections
+    return _Attention((query, key, value), scales[0] * scales[1], head_size, output)
 
 
-def _projection(view: GraphView, node: Any) -> tuple[str, Any] | None:
-    """(x, the `Add(MatMul(x, W), b)` node) when `node` is one, W and b constants."""
+def _projection(view: GraphView, node: Any) -> _Projection | None:
+    """`node` as a projection, when it is an `Add(MatMul(x, W), b)` of constant W and b."""
     if node is None or node.op_type != "Add":
         return None
     matmul = view.producer(node.input[0], "MatMul")
-    if matmul is None or view.constant(node.input[1]) is None or view.weight(matmul.input[1]) is None:
+    weight = view.weight(matmul.input[1]) if matmul is not None else None
+    bias = view.constant(node.input[1])
+    if weight is None or bias is None or bias.shape != (weight[0].shape[1],):
         return None
-    return matmul.input[0], node
+    return _Projection(matmul.input[0], weight, bias)
 
 
 def _head_size(view: GraphView, query: str) -> int | None:
     """The per-head width the query is split into: the last entry of its Reshape's shape."""
     transpose = view.producer(query, "Transpose")
-    reshape = view.producer(transpose.input[0], "Reshape") if transpose else None
-    if transpose is None or reshape is None or view.perm(transpose) != HEADS_FIRST:
+    reshape = view.producer(transpose.input[0], "Reshape") if transpose is not None else None
+    if reshape is None or view.perm(transpose) != HEADS_FIRST:
         return None
     shape = view.constant(reshape.input[1])
     if shape is None and (concat := view.producer(reshape.input[1], "Concat")) is not None:
@@ -118,36 +128,33 @@ def _head_size(view: GraphView, query: str) -> int | None:
     return last if last > 0 else None
 
 
-def _packed_weights(view: GraphView, layer: _Attention, name: str) -> tuple[tuple[str, str], list[Any]]:
-    """The [hidden, 3 × hidden] weight and [3 × hidden] bias names, and the nodes making the weight."""
-    matmuls = [view.producer(p.input[0], "MatMul") for p in layer.projections]
-    parts = [view.weight(m.input[1]) for m in matmuls]  # type: ignore[union-attr]
-    bias = np.concatenate([view.constant(p.input[1]) for p in layer.projections]).astype(np.float32)  # type: ignore[misc]
+def _packed(view: GraphView, layer: _Attention, name: str) -> list[Any]:
+    """Add `name`_weight ([hidden, 3 × hidden]: the query's, key's and value's side by side)
+    and `name`_bias; the nodes that make the weight from int8 and scales, when it is kept so."""
+    weights = [p.weight for p in layer.projections]
+    bias = np.concatenate([p.bias for p in layer.projections]).astype(np.float32)
     view.add_initializer(numpy_helper.from_array(bias, f"{name}_bias"))
-    if all(s is not None and s.ndim == 2 for _, s in parts) and len({q.dtype for q, _ in parts}) == 1:  # type: ignore[union-attr]
-        q = np.concatenate([q for q, _ in parts], axis=1)  # type: ignore[misc]
-        s = np.concatenate([s for _, s in parts], axis=1)  # type: ignore[misc]
-        view.add_initializer(numpy_helper.from_array(q, f"{name}_q"))
-        view.add_initializer(numpy_helper.from_array(s.astype(np.float32), f"{name}_scale"))
-        nodes = [
-            helper.make_node("Cast", [f"{name}_q"], [f"{name}_f"], to=1),
+    scales = [s for _, s in weights if s is not None]
+    if len(scales) == 3 and len({q.dtype for q, _ in weights}) == 1:
+        integers = np.concatenate([q for q, _ in weights], axis=1)
+        view.add_initializer(numpy_helper.from_array(integers, f"{name}_q"))
+        view.add_initializer(numpy_helper.from_array(np.concatenate(scales, axis=1), f"{name}_scale"))
+        return [
+            helper.make_node("Cast", [f"{name}_q"], [f"{name}_f"], to=1),  # float
             helper.make_node("Mul", [f"{name}_f", f"{name}_scale"], [f"{name}_weight"]),
         ]
-        return (f"{name}_weight", f"{name}_bias"), nodes
-    dense = [q if s is None else (q.astype(np.float32) * s) for q, s in parts]  # type: ignore[union-attr]
-    view.add_initializer(
-        numpy_helper.from_array(np.concatenate(dense, axis=1).astype(np.float32), f"{name}_weight")
-    )
-    return (f"{name}_weight", f"{name}_bias"), []
+    values = [q.astype(np.float32) if s is None else q.astype(np.float32) * s for q, s in weights]
+    view.add_initializer(numpy_helper.from_array(np.concatenate(values, axis=1), f"{name}_weight"))
+    return []
 
 
-def _attention_node(view: GraphView, layer: _Attention, weights: tuple[str, str], n: int) -> Any:
-    hidden = view.weight_width(view.producer(layer.projections[0].input[0], "MatMul").input[1])  # type: ignore[union-attr]
+def _attention_node(layer: _Attention, name: str) -> Any:
+    hidden = layer.projections[0].bias.shape[0]
     return helper.make_node(
         "Attention",
-        [layer.x, weights[0], weights[1], MASK_INT32],
+        [layer.projections[0].x, f"{name}_weight", f"{name}_bias", MASK_INT32],
         list(layer.output.output),
-        name=f"fused_attention_{n}",
+        name=name,
         domain="com.microsoft",
         num_heads=hidden // layer.head_size,
         scale=layer.scale,

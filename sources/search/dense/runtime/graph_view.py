@@ -42,6 +42,23 @@ class GraphView:
             node = self.made_by.get(node.input[0])
         return node
 
+    def sources(self, name: str) -> set[str]:
+        """The graph inputs whose values `name` is computed from (not counting those whose shape
+        alone is read)."""
+        found: set[str] = set()
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            value = todo.pop()
+            if value in seen:
+                continue
+            seen.add(value)
+            if value in self.inputs:
+                found.add(value)
+            elif (node := self.made_by.get(value)) is not None and node.op_type != "Shape":
+                todo.extend(node.input)
+        return found
+
     def constant(self, name: str) -> np.ndarray | None:
         """The value of an initializer or a `Constant` node, or None."""
         if name in self.initializers:
