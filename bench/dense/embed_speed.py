@@ -4,7 +4,7 @@ against the path before it (the exported graph as it is, spinning threads), in o
 Real text: a BEIR corpus's documents (title and abstract, as `eval` imports them), taken in
 order until `windows` windows. Five settings, interleaved round by round so the machine's
 load falls on each alike: the foreground model (2 threads, batches of 16) and the background
-worker's as it was before it shared the searches' session (1 thread, batches of `minilm.BATCH`,
+worker's as it was before it shared the searches' session (1 thread, batches of 4,
 no arena), each the old way and the new, and the foreground model as session 10 left it (the
 graph without its NaN guards but unfused, `foreground_unfused`): what the fusion adds. Each
 is timed `rounds` times; the report gives the median windows/s (wall clock) and windows per
