@@ -4,9 +4,10 @@ The export spells each layer's self-attention out in about thirty nodes: three p
 heads split by Reshape and Transpose, the query and key each scaled, a [batch, heads, len, len]
 score tensor, the padding mask added, Softmax, the values weighted, the heads merged. Each
 becomes one `com.microsoft.Attention` node: one [hidden, 3 × hidden] projection, the padding
-mask read from `attention_mask` (a masked key weighs exactly 0 either way), the scores never
-written out as separate tensors. The GELU, spelt `x · 0.5 · (1 + erf(x / √2))`, becomes
-`com.microsoft.Gelu` (which onnxruntime then fuses with its bias add).
+mask read from `attention_mask` (a masked key weighs exactly 0 either way), no Transpose of the
+heads out and back, no separate scaling and mask passes over the scores. The GELU, spelt
+`x · 0.5 · (1 + erf(x / √2))`, becomes `com.microsoft.Gelu` (which onnxruntime then fuses with
+its bias add).
 
 onnxruntime's own transformer optimizer (`onnxruntime.transformers.optimizer`) does not match this
 export's attention (it knows the TorchScript export's), and needs `sympy` and `torch` at its
