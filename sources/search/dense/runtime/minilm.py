@@ -11,24 +11,29 @@ bounded number of threads, so memory stays well under 1 GB.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from loguru import logger
 
 from ....storage.vector_store import Vectors
 from ..model import ModelUnavailableError
-from .graph import run_graph
+from .graph import run_graphs
 from .heap import give_back, release_large_blocks
 
 MAX_PIECES = 256
 STRIDE = 38
 """Word pieces a window shares with the one before (15 % of a window)."""
-BATCH = 4
-"""Windows per model run: 2-4 embed the most windows per CPU-second (the [batch, 12, len, len]
-attention tensors stay in cache; 16 did 20 % fewer, `docs/performance.md`, "Embedding speed")."""
+BATCH = 2
+"""Windows per model run: 2 embeds the most windows per CPU-second with the fused attention (4:
+5 % fewer; 16: 20 % fewer unfused), with the least padding and the shortest wait for a search
+behind the background worker's batch (`docs/performance.md`, "Embedding speed")."""
 THREADS = 2
+KEEP_UNFUSED = ("SkipLayerNormFusion",)
+"""onnxruntime's own fusions the model runs faster without: its `SkipLayerNormalization` kernel
+ran 7 % slower than the residual `Add` and the `LayerNormalization` it replaces (same vectors)."""
 TOKENIZER = Path(__file__).parent.parent / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
@@ -48,11 +53,18 @@ def _verified(path: Path, expected: str) -> Path:
 
 
 def onnx_session(
-    path: Path, threads: int = THREADS, arena: bool = True, *, spinning: bool = True, graph: bytes | str = ""
+    path: Path,
+    threads: int = THREADS,
+    arena: bool = True,
+    *,
+    spinning: bool = True,
+    graph: bytes | str = "",
+    unfused: tuple[str, ...] = (),
 ) -> Any:
     """An onnxruntime session of the model at `path` (or of `graph`, that model as it is run) on
     the CPU, on `threads` intra-op threads, quiet; without `arena` its memory goes back after
-    each run; without `spinning` its threads sleep between runs instead of holding a core."""
+    each run; without `spinning` its threads sleep between runs instead of holding a core;
+    `unfused`: onnxruntime graph optimisers not to run."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -62,9 +74,31 @@ def onnx_session(
     options.enable_cpu_mem_arena = arena
     if not spinning:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    session = ort.InferenceSession(graph or str(path), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        graph or str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(unfused)
+    )
     give_back()  # building it (the graph optimisation) allocates and frees ~100 MB
     return session
+
+
+def first_session(
+    path: Path, graphs: Iterable[bytes | str], threads: int = THREADS, arena: bool = True
+) -> Any:
+    """A session (threads sleeping between runs) of the first of `graphs` (forms of the model at
+    `path`, best first) that onnxruntime accepts: a build without its contrib operators refuses
+    the fused graph, and the next form is run instead. The last form's refusal is raised."""
+    forms = iter(graphs)
+    graph = next(forms)
+    for fallback in forms:
+        try:
+            return onnx_session(path, threads, arena, spinning=False, graph=graph, unfused=KEEP_UNFUSED)
+        except Exception as error:  # onnxruntime's Fail, InvalidGraph, NotImplemented share no narrower base
+            logger.warning(
+                "onnxruntime refused a form of the embedding model ({}); running the next",
+                type(error).__name__,
+            )
+            graph = fallback
+    return onnx_session(path, threads, arena, spinning=False, graph=graph, unfused=KEEP_UNFUSED)
 
 
 def load_tokenizer() -> Any:
@@ -89,7 +123,7 @@ class MiniLMEmbedder:
 
     @classmethod
     def load(cls, threads: int = THREADS, arena: bool = True, tokenizer: Any = None) -> MiniLMEmbedder:
-        """The verified model (as `graph.run_graph` runs it) on `threads` intra-op threads that
+        """The verified model (as `graph.run_graphs` runs it best) on `threads` intra-op threads that
         sleep between runs (a search or another program gets the core back at once); without
         `arena` its memory goes back after each run (a background worker's: a few hundred MB
         less at rest). `tokenizer`: another instance's (one tokenizer per process), else the
@@ -98,7 +132,7 @@ class MiniLMEmbedder:
 
         release_large_blocks()  # a run's tensors go back when freed, not kept in the heaps
         onnx = _verified(model.model_path(), model.SHA256)
-        session = onnx_session(onnx, threads, arena, spinning=False, graph=run_graph(onnx))
+        session = first_session(onnx, run_graphs(onnx), threads, arena)
         return cls(session, tokenizer or load_tokenizer(), model.MODEL_ID)
 
     def embed_windows(self, texts: Sequence[str]) -> list[Vectors]:
