@@ -7,7 +7,6 @@ Built only from the transport's authentication (or the single local user of stdi
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 from loguru import logger
 
 from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.storage.damage.integrity import Stamp, stamp
 from knowledge_mcp.sources.storage.db import (
     Database,
     Migration,
@@ -45,13 +45,19 @@ class RequestContext:
         return cls(validate_user_id(user_id), client_id, MappingProxyType(paths))
 
 
+Held = tuple[Database, Stamp | None]
+"""An open database and its file as last seen (`integrity.stamp`)."""
+
+
 class DatabasePool:
     """Open databases by path, opened (and migrated) once, closed together at shutdown.
 
     A database whose file was replaced since it was opened (moved aside and re-imported after it
     was damaged) is opened again on its next use: the remedy a broken database's tool error
     gives works without restarting the server. The old connection is closed at shutdown, not
-    under a request that may still be reading it.
+    under a request that may still be reading it. One changed in place behind the connection
+    (its size or time moved) has its cached pages dropped, so what is read is the file as it
+    is now: damage written into it is reported, not hidden by the cache.
 
     With a `background` worker, each use of a source's database is told to it (it embeds what
     lacks vectors, on its own connection); `close` stops it first.
@@ -60,7 +66,7 @@ class DatabasePool:
     def __init__(
         self, memory_index_max_chunks: int | None = None, background: BackgroundIndexer | None = None
     ) -> None:
-        self._open: dict[Path, tuple[Database, FileIdentity]] = {}
+        self._open: dict[Path, Held] = {}
         self._retired: list[Database] = []
         self._lock = asyncio.Lock()
         self._memory_index_max_chunks = memory_index_max_chunks
@@ -89,18 +95,27 @@ class DatabasePool:
     async def open(self, path: Path, migrations: Sequence[Migration]) -> Database:
         """The database at `path`, opened and migrated with `migrations` on first use."""
         held = self._open.get(path)
-        if held is not None and held[1] == file_identity(path):
-            return held[0]
+        now = stamp(path)
+        if held is not None and same_file(held[1], now):
+            return await self._as_it_is_now(path, held, now)
         async with self._lock:
             held = self._open.get(path)
-            if held is not None and held[1] == file_identity(path):
-                return held[0]
+            now = stamp(path)
+            if held is not None and same_file(held[1], now):
+                return await self._as_it_is_now(path, held, now)
             if held is not None:
                 self._retired.append(held[0])
             db = await open_database(path, migrations)
             db.memory_index_max_chunks = self._memory_index_max_chunks
-            self._open[path] = (db, file_identity(path))
+            self._open[path] = (db, stamp(path))
             return db
+
+    async def _as_it_is_now(self, path: Path, held: Held, now: Stamp | None) -> Database:
+        db, then = held
+        if then != now:  # written since (a checkpoint, another process, damage): read it afresh
+            self._open[path] = (db, now)
+            await db.drop_cached_pages()
+        return db
 
     async def settled(self) -> None:
         """Wait for the open databases' background work: the memory copies of small sources and
@@ -119,14 +134,7 @@ class DatabasePool:
         self._retired.clear()
 
 
-FileIdentity = tuple[int, int] | None
-
-
-def file_identity(path: Path) -> FileIdentity:
-    """Which file is at `path` (device, inode), None when there is none: a file moved aside and
-    imported anew has a new identity, one written in place keeps its own."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino
+def same_file(then: Stamp | None, now: Stamp | None) -> bool:
+    """Whether `now` is the file `then` was (device, inode), whatever was written into it: a file
+    moved aside and imported anew is another file, one written in place is the same."""
+    return then == now or (then is not None and now is not None and then[:2] == now[:2])

@@ -37,13 +37,32 @@ __all__ = ["Database", "Migration", "database_path", "migrate", "open_database",
 __all__ += ["storage_failure", "user_dir", "validate_user_id"]
 
 MMAP_SIZE = 1 << 40
-"""Memory-map the whole database file (SQLite caps this at its build's limit, 2 GB here).
+"""Memory-map the whole database file (SQLite caps this at its build's limit, 2 GB here), for a
+file of at least `MAP_FROM_BYTES` (`mmap_size`).
 
 Reads then come straight from the mapped file (the OS page cache) instead of a read call and a
 copy into the connection's own page cache per page, which a large source's first look at its
-term pages pays for (`docs/performance.md`, fourth pass). The mapping is address space, not
-memory: the pages are the OS's shared, reclaimable file cache.
+term pages pays for (`docs/performance.md`, fourth pass).
 """
+
+MAP_FROM_BYTES = 256 << 20
+"""A smaller file is read through read calls and a small page cache (`CACHE_KIB`): the OS keeps
+its pages in its own file cache either way, but mapped pages a process has touched count in its
+resident memory (a 60 MB notes database: ~55–95 MB of the server's RSS), and at this size read
+calls cost no measurable search time (`docs/performance.md`, "Memory of the server process")."""
+
+CACHE_KIB = 8192
+"""Each connection's own page cache (`PRAGMA cache_size`), KiB: it holds written pages and an
+unmapped file's hot pages; the OS's file cache holds the rest."""
+
+
+def mmap_size(path: Path) -> int:
+    """The `PRAGMA mmap_size` for the database at `path`: the whole file when it is large, none
+    when it is small (or not there yet)."""
+    try:
+        return MMAP_SIZE if path.stat().st_size >= MAP_FROM_BYTES else 0
+    except OSError:
+        return 0
 
 
 @dataclass(frozen=True)
@@ -115,6 +134,16 @@ class Database:
             self.damaged = str(exc)
             integrity.remember_damage(self.path, self.damaged)
             logger.warning("{} of user {} is damaged: {}", self.path.name, self.path.parent.name, exc)
+
+    async def drop_cached_pages(self) -> None:
+        """Forget the pages this connection cached: the file was changed behind it (a checkpoint,
+        another process, damage), and the next read should see it as it is now. SQLite keeps the
+        cache while the file's change counter and write-ahead log say it is current, which a page
+        overwritten in place does not change."""
+        try:
+            await self.conn.execute("PRAGMA shrink_memory")
+        except sqlite3.Error as exc:
+            self.notice(exc)
 
     def refuse_if_damaged(self) -> None:
         if self.damaged is not None:
@@ -222,8 +251,8 @@ async def open_database(path: Path, migrations: Sequence[Migration], *, readonly
         await _write_ahead_logging(conn, path)
         await conn.execute("PRAGMA synchronous = NORMAL")
         await conn.execute("PRAGMA foreign_keys = ON")
-        await conn.execute("PRAGMA cache_size = -65536")
-        await conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
+        await conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        await conn.execute(f"PRAGMA mmap_size = {mmap_size(path)}")
         await migrate(conn, migrations, path)
         if readonly:
             await conn.execute("PRAGMA query_only = ON")

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from loguru import logger
 
-from ...storage.db import MMAP_SIZE, Database
+from ...storage.db import Database, mmap_size
 from .sql import ident
 from .vocabulary import Vocabulary, read_vocabulary
 
@@ -311,7 +311,7 @@ class MemoryIndexes:
                 reader = sqlite3.connect(f"file:{self.db.path}?mode=ro", uri=True, isolation_level=None)
                 reader.row_factory = sqlite3.Row
                 reader.execute("PRAGMA query_only = ON")
-                reader.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
+                reader.execute(f"PRAGMA mmap_size = {mmap_size(self.db.path)}")
                 self._reader = reader
             except sqlite3.Error as error:  # no file to read (e.g. in memory): FTS5 only
                 logger.debug("no memory index for {}: {}", self.table, type(error).__name__)

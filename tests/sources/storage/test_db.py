@@ -291,3 +291,29 @@ def test_a_database_wide_sqlite_error_becomes_one_line_with_a_remedy(error: Exce
 @pytest.mark.parametrize("error", ITEM_ERRORS)
 def test_an_error_of_one_item_is_not_a_database_failure(error: Exception) -> None:
     assert storage_failure(error, Path("notes.db")) is None
+
+
+async def pragma(conn: aiosqlite.Connection, name: str) -> int:
+    async with conn.execute(f"PRAGMA {name}") as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.anyio
+async def test_only_a_database_file_of_the_mapping_size_or_more_is_memory_mapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowledge_mcp.sources.storage import db as storage_db
+
+    path = tmp_path / "notes.db"
+    await (await open_database(path, MIGRATIONS)).close()
+    size = path.stat().st_size
+    for threshold, mapped in ((size, True), (size + 1, False)):
+        monkeypatch.setattr(storage_db, "MAP_FROM_BYTES", threshold)
+        db = await open_database(path, MIGRATIONS)
+        try:
+            assert (await pragma(db.conn, "mmap_size") > 0) is mapped
+            assert await pragma(db.conn, "cache_size") == -storage_db.CACHE_KIB
+        finally:
+            await db.close()
