@@ -18,6 +18,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from loguru import logger
@@ -61,7 +62,7 @@ def stamp(path: Path) -> Stamp | None:
         info = os.stat(path)
     except OSError:
         return None
-    if not os.path.isfile(path):
+    if not S_ISREG(info.st_mode):
         return None
     return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
