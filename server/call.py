@@ -94,6 +94,9 @@ class RequestCall:
     config_defaults: Defaults
     """The server's defaults under the request's config."""
     write_refusal: str | None
+    session_tried: bool = False
+    """The transport's session was asked for already (`session` None: there is none, or its store
+    failed and said so once): a tool asking for it again is answered from here."""
 
     @property
     def user_id(self) -> str:
@@ -135,7 +138,7 @@ class RequestCall:
 
     async def with_session(self, session_id: str | None) -> RequestCall:
         """The explicit `session_id`'s session, else the transport's (loaded now if it was not)."""
-        if session_id is None and self.session is not None:
+        if session_id is None and (self.session is not None or self.session_tried):
             return self
         return replace(self, session=await self.open_session(session_id))
 
@@ -196,7 +199,7 @@ async def build_call(
     )
     if request.method != "tools/call":
         return call
-    return replace(call, session=await preloaded(call.open_session))
+    return replace(call, session=await preloaded(call.open_session), session_tried=True)
 
 
 def serve_calls(services: CallServices) -> ServerMiddleware[Any]:
