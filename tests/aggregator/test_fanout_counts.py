@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from knowledge_mcp.aggregator import search
+from knowledge_mcp.aggregator import fanout
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, TermStats
 from knowledge_mcp.sources.storage.db import Database
@@ -52,7 +52,7 @@ async def test_each_source_counts_a_querys_terms_once_per_knowledge_search(
 async def test_knowledge_search_pages_are_the_same_when_each_search_reads_its_own_counts(
     connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    counted = search.counted
+    counted = fanout.counted
 
     async def not_handed_down(stores: Any, name: str, request: Any) -> Any:
         store = await counted(stores, name, request)
@@ -65,7 +65,7 @@ async def test_knowledge_search_pages_are_the_same_when_each_search_reads_its_ow
                 await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in QUERIES
             ]
             with monkeypatch.context() as m:
-                m.setattr(search, "counted", not_handed_down)
+                m.setattr(fanout, "counted", not_handed_down)
                 own = [
                     await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in QUERIES
                 ]

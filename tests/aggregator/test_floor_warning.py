@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from knowledge_mcp.aggregator.search import Answer, KnowledgeQuery, merged_response
+from knowledge_mcp.aggregator.fanout import Answer
+from knowledge_mcp.aggregator.search import KnowledgeQuery, merged_response
 from knowledge_mcp.sources.models import NoteResult, ResultItem, SearchResponse
 from knowledge_mcp.sources.search.dense.fusion import FLOOR_WARNING
 
