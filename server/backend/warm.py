@@ -2,20 +2,20 @@
 
 When the server serves one local user (stdio, or HTTP without authentication) and loads the
 embedding model in the background (`load_model_in_background`, `sources/search/dense/embedder.py`),
-`WarmStart` runs three steps as a task on the event loop, like any request (a request made
+`WarmStart` runs these steps as a task on the event loop, like any request (a request made
 meanwhile is served beside it), and never fails the server (a step that fails is left to the
 first real call, which says why):
 
 1. at once, one lexical search of each of the user's sources that has a database: it opens and
    checks the database and starts the in-memory copy of its index (`lexical/memory_index.py`,
-   seconds of a worker thread), so the copy is built while the model loads, not after;
-2. once the model is loaded, one hybrid search of each (its vectors read), then waits for the
-   copies to be built;
+   a few seconds of a worker thread), so the copy is built while the model loads, not after;
+2. once the model is loaded, one hybrid search of each (its vectors read);
 3. one `knowledge_search` through the tool itself (`first_search`), as a call with no session:
-   the aggregator's fan-out, the rendering, the tool's result model and what each loads at its
-   first use. Nothing is recorded: no session, no seen items, no request log line.
+   the aggregator's fan-out, the rendering, the tool's result model and what each builds at its
+   first use. Nothing is recorded: no session, no seen items, no request log line;
+4. once the copies are built, one hybrid search of each again: the copies' first use.
 
-Before, the first search after start paid for the copy being built beside it and for what the
+Before, the first search after start paid for the copies being built beside it and for what the
 tool path builds once (`docs/performance.md`, "The first call, measured again").
 """
 
@@ -86,28 +86,33 @@ class WarmStart:
             loop.call_soon_threadsafe(wake)
 
     async def run(self) -> None:
-        for mode in ("lexical", "hybrid"):
-            if mode == "hybrid" and self._loaded is not None:
-                await self._loaded.wait()
-            await self._search_sources(mode)
+        await self._search_sources("lexical")  # the databases opened, their copies started
+        if self._loaded is not None:
+            await self._loaded.wait()
+        await self._search_sources("hybrid")  # the vectors read
+        await self._search_tool()
         with contextlib.suppress(Exception):  # a copy that failed is logged by its builder
             await self.settled()
-        if self.tool is not None:
-            try:
-                await self.tool()
-                self.tool_warmed = True
-            except Exception as error:  # the first real search tries again and says why
-                logger.debug("warming up the search tool failed: {}", type(error).__name__)
+        await self._search_sources("hybrid", limit=10)  # the copies' first use
 
-    async def _search_sources(self, mode: SearchMode) -> None:
+    async def _search_tool(self) -> None:
+        if self.tool is None:
+            return
+        try:
+            await self.tool()
+            self.tool_warmed = True
+        except Exception as error:  # the first real search tries again and says why
+            logger.debug("warming up the search tool failed: {}", type(error).__name__)
+
+    async def _search_sources(self, mode: SearchMode, limit: int = 1) -> None:
         paths = RequestContext.for_user(self.data_dir, self.user).db_paths
         for name, source in SOURCES.items():
             if not paths[name].exists():
                 continue  # no database yet (or the items are in PostgreSQL): nothing to warm
             try:
                 store = await self.items.read(self.user, name, paths[name])
-                await source.search(store, SearchRequest(WARM_QUERY, limit=1, mode=mode), self.defaults)
-                if mode == "hybrid":
+                await source.search(store, SearchRequest(WARM_QUERY, limit=limit, mode=mode), self.defaults)
+                if mode == "hybrid" and name not in self.warmed:
                     self.warmed.append(name)
             except Exception as error:  # the first real search tries again and says why
                 logger.debug("warming up {} failed: {}", name, type(error).__name__)
