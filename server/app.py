@@ -100,18 +100,18 @@ class Services:
 
     def start_background(self) -> None:
         """Start loading the embedding model on a thread of its own (`load_model_in_background`:
-        searches answer lexically, saying so, until it is loaded; the local user's sources and
-        search tool are made ready meanwhile, `backend/warm.py`) and the embedding worker
+        searches answer lexically, saying so, until it is loaded; then the local user's sources
+        and search tool are made ready, `backend/warm.py`) and the embedding worker
         (`embed_in_background`) on the running event loop: the transports call it when they start
         serving. Large blocks go back to the system as soon as they are freed
         (`heap.release_large_blocks`: a copy of an index rebuilt or a model run's tensors are not
         kept after)."""
         release_large_blocks()
         if self.settings.load_model_in_background:
-            warm, loop = self.warm_start, asyncio.get_running_loop()
-            if warm is not None:
-                warm.start(loop)
-            load_in_background(None if warm is None else functools.partial(warm.loaded, loop))
+            warm = self.warm_start
+            load_in_background(
+                None if warm is None else functools.partial(warm.begin, asyncio.get_running_loop())
+            )
         self.backend.start_background()
 
     def _verifier(self) -> KnowledgeTokenVerifier:

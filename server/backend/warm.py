@@ -1,22 +1,24 @@
 """A warm first call: the local user's sources and the search tool are made ready after start.
 
-When the server serves one local user (stdio, or HTTP without authentication) and loads the
-embedding model in the background (`load_model_in_background`, `sources/search/dense/embedder.py`),
-`WarmStart` runs these steps as a task on the event loop, like any request (a request made
-meanwhile is served beside it), and never fails the server (a step that fails is left to the
-first real call, which says why):
+`serve` loads the embedding model in the background as it starts (`load_model_in_background`,
+`sources/search/dense/embedder.py`). When it is loaded, and the server serves one local user
+(stdio, or HTTP without authentication), `WarmStart` runs these steps as a task on the event
+loop, like any request (a request made meanwhile is served beside it), and never fails the server
+(a step that fails is left to the first real call, which says why):
 
-1. at once, one lexical search of each of the user's sources that has a database: it opens and
-   checks the database and starts the in-memory copy of its index (`lexical/memory_index.py`,
-   a few seconds of a worker thread), so the copy is built while the model loads, not after;
-2. once the model is loaded, one hybrid search of each (its vectors read);
-3. one `knowledge_search` through the tool itself (`first_search`), as a call with no session:
+1. one small hybrid search of each of the user's sources that has a database: it opens and checks
+   the database, reads its vectors and starts the in-memory copy of its index
+   (`lexical/memory_index.py`, built by a worker thread in a few seconds);
+2. one `knowledge_search` through the tool itself (`first_search`), as a call with no session:
    the aggregator's fan-out, the rendering, the tool's result model and what each builds at its
    first use. Nothing is recorded: no session, no seen items, no request log line;
-4. once the copies are built, one hybrid search of each again: the copies' first use.
+3. once the copies are built, one hybrid search of each again: the copies' first use.
 
-Before, the first search after start paid for the copies being built beside it and for what the
-tool path builds once (`docs/performance.md`, "The first call, measured again").
+Steps 2 and 3 take off the user's first search what it still did once: the session store
+opened, the glossary read, the tool's models built, the copies' first reads (`docs/performance.md`,
+"The first call, measured again"). The copies are not started before the model is loaded: built
+beside the load, they slowed a lexical answer asked right after `initialize` (load ~3.5: median
+690 -> 1147 ms) and did not make the first hybrid one faster.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ READ_ONLY = "the warm-up only reads"
 
 
 class WarmStart:
-    """The local user's sources searched, lexically at start (`start`), then hybrid and through
-    the search tool once the model has loaded (`loaded`)."""
+    """The local user's sources searched, and the search tool called, once the model has loaded
+    (`begin`)."""
 
     def __init__(
         self,
@@ -67,29 +69,19 @@ class WarmStart:
         """The sources searched (hybrid) so far."""
         self.tool_warmed = False
         """Whether the search tool has answered once."""
-        self._loaded: asyncio.Event | None = None
 
-    def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Start the steps on `loop` (the server's start, on the loop's thread)."""
-        if self.task is None and not self.stopped:
-            self._loaded = asyncio.Event()
-            self.task = loop.create_task(self.run(), name="warm-start")
+    def begin(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the steps on `loop` (the model loader calls this from its thread when done)."""
 
-    def loaded(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The model is loaded: go on with the hybrid steps (the loader calls this from its thread)."""
-
-        def wake() -> None:
-            if self._loaded is not None:
-                self._loaded.set()
+        def start() -> None:
+            if self.task is None and not self.stopped:
+                self.task = loop.create_task(self.run(), name="warm-start")
 
         with contextlib.suppress(RuntimeError):  # the loop ended before the model was loaded
-            loop.call_soon_threadsafe(wake)
+            loop.call_soon_threadsafe(start)
 
     async def run(self) -> None:
-        await self._search_sources("lexical")  # the databases opened, their copies started
-        if self._loaded is not None:
-            await self._loaded.wait()
-        await self._search_sources("hybrid")  # the vectors read
+        await self._search_sources("hybrid", limit=1)  # the databases opened, the vectors read
         await self._search_tool()
         with contextlib.suppress(Exception):  # a copy that failed is logged by its builder
             await self.settled()
@@ -104,7 +96,7 @@ class WarmStart:
         except Exception as error:  # the first real search tries again and says why
             logger.debug("warming up the search tool failed: {}", type(error).__name__)
 
-    async def _search_sources(self, mode: SearchMode, limit: int = 1) -> None:
+    async def _search_sources(self, mode: SearchMode, limit: int) -> None:
         paths = RequestContext.for_user(self.data_dir, self.user).db_paths
         for name, source in SOURCES.items():
             if not paths[name].exists():
