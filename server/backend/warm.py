@@ -9,9 +9,10 @@ loop, like any request (a request made meanwhile is served beside it), and never
 1. one small hybrid search of each of the user's sources that has a database: it opens and checks
    the database, reads its vectors and starts the in-memory copy of its index
    (`lexical/memory_index.py`, built by a worker thread in a few seconds);
-2. one `knowledge_search` through the tool itself (`first_search`), as a call with no session:
-   the aggregator's fan-out, the rendering, the tool's result model and what each builds at its
-   first use. Nothing is recorded: no session, no seen items, no request log line;
+2. one `knowledge_search` of those sources through the tool itself (`first_search`), as a call
+   with no session: the aggregator's fan-out, the rendering, the tool's result model and what
+   each builds at its first use. Nothing is recorded (no session, no seen items, no request log
+   line) and no database is made;
 3. once the copies are built, one hybrid search of each again: the copies' first use.
 
 Steps 2 and 3 take off the user's first search what it still did once: the session store
@@ -61,8 +62,9 @@ class WarmStart:
         self.items, self.data_dir, self.user, self.defaults = items, data_dir, user, defaults
         self.settled = settled
         """Waits for the open databases' in-memory copies (`DatabasePool.settled`)."""
-        self.tool: Callable[[], Awaitable[None]] | None = None
-        """The tool-path step (`first_search`), set by `build_server` once the tools exist."""
+        self.tool: Callable[[list[str]], Awaitable[None]] | None = None
+        """The tool-path step (`first_search`) over the named sources, set by `build_server` once
+        the tools exist."""
         self.task: asyncio.Task[None] | None = None
         self.stopped = False
         self.warmed: list[str] = []
@@ -82,16 +84,17 @@ class WarmStart:
 
     async def run(self) -> None:
         await self._search_sources("hybrid", limit=1)  # the databases opened, the vectors read
-        await self._search_tool()
+        if self.warmed:  # no database is made for the warm-up: only those the user has are read
+            await self._search_tool(self.warmed)
         with contextlib.suppress(Exception):  # a copy that failed is logged by its builder
             await self.settled()
         await self._search_sources("hybrid", limit=10)  # the copies' first use
 
-    async def _search_tool(self) -> None:
+    async def _search_tool(self, sources: list[str]) -> None:
         if self.tool is None:
             return
         try:
-            await self.tool()
+            await self.tool(sources)
             self.tool_warmed = True
         except Exception as error:  # the first real search tries again and says why
             logger.debug("warming up the search tool failed: {}", type(error).__name__)
@@ -116,9 +119,9 @@ class WarmStart:
             await asyncio.gather(self.task, return_exceptions=True)
 
 
-async def first_search(mcp: MCPServer, services: CallServices, tool: str) -> None:
-    """`tool` (knowledge_search, as the tool list names it) called once for the local user as
-    the server calls a tool, in a call without a session (so nothing is recorded as seen) and
+async def first_search(mcp: MCPServer, services: CallServices, tool: str, sources: list[str]) -> None:
+    """`tool` (knowledge_search, as the tool list names it) called once over the local user's
+    `sources` as the server calls a tool, in a call without a session (so nothing is recorded as seen) and
     without a request (so nothing is logged); the user's session store opened first, as the
     first real call opens it. The result is dropped."""
     s = services.settings
@@ -134,6 +137,6 @@ async def first_search(mcp: MCPServer, services: CallServices, tool: str) -> Non
         write_refusal=READ_ONLY,
     )
     with serving(call):
-        result = await mcp.call_tool(tool, WARM_SEARCH)
+        result = await mcp.call_tool(tool, WARM_SEARCH | {"sources": sources})
     if getattr(result, "is_error", False):
         raise RuntimeError("the search tool answered with an error")

@@ -144,6 +144,18 @@ async def test_the_warm_up_calls_the_search_tool_once_and_leaves_the_session_and
     assert not [line for line in logged if "request " in line or WARM_QUERY in line]
 
 
+async def test_the_warm_up_makes_no_database_for_a_user_who_has_none(tmp_path: Path) -> None:
+    assert models.embedder() is not None
+    _, host = build_server(Settings(data_dir=tmp_path, embed_in_background=False))
+    try:
+        await warmed_up_logging(host)
+    finally:
+        await host.close()
+    assert host.warm_start is not None and not host.warm_start.tool_warmed
+    assert host.warm_start.warmed == []
+    assert not list(tmp_path.rglob("*.db"))
+
+
 async def warmed_up_logging(host: Services) -> list[str]:
     """Start `host`'s background work and wait for its warm-up; what was logged meanwhile."""
     logged: list[str] = []
