@@ -29,7 +29,7 @@ from .auth.limits import RateLimiter
 from .auth.refusal import write_refusal
 from .auth.tokens import JwtVerifier, KnowledgeTokenVerifier, auth_settings, authenticated_user
 from .backend import open_backend
-from .backend.warm import WarmStart
+from .backend.warm import WarmStart, first_search
 from .call import SERVER_CALL, serve_calls
 from .config import Settings
 from .context import RequestContext
@@ -86,9 +86,11 @@ class Services:
         self.warm_start = (
             None
             if authenticate
-            else WarmStart(self.backend.items, settings.data_dir, settings.user, self.defaults)
+            else WarmStart(
+                self.backend.items, settings.data_dir, settings.user, self.defaults, self.pool.settled
+            )
         )
-        """One search of each of the local user's sources once the model is loaded (`backend/warm.py`)."""
+        """The local user's sources and search tool made ready after start (`backend/warm.py`)."""
 
     async def close(self) -> None:
         """Close the backend: its databases, pools and embedding worker."""
@@ -99,10 +101,11 @@ class Services:
     def start_background(self) -> None:
         """Start loading the embedding model on a thread of its own (`load_model_in_background`:
         searches answer lexically, saying so, until it is loaded; then the local user's sources
-        are searched once, `backend/warm.py`) and the embedding worker (`embed_in_background`) on the
-        running event loop: the transports call it when they start serving. Large blocks go back
-        to the system as soon as they are freed (`heap.release_large_blocks`: a copy of an index
-        rebuilt or a model run's tensors are not kept after)."""
+        and search tool are made ready, `backend/warm.py`) and the embedding worker
+        (`embed_in_background`) on the running event loop: the transports call it when they start
+        serving. Large blocks go back to the system as soon as they are freed
+        (`heap.release_large_blocks`: a copy of an index rebuilt or a model run's tensors are not
+        kept after)."""
         release_large_blocks()
         if self.settings.load_model_in_background:
             warm = self.warm_start
@@ -212,6 +215,8 @@ def build_server(settings: Settings, *, authenticate: bool = False) -> tuple[MCP
     verify.register(mcp, rename)
     deep_research.register(mcp, mode=settings.deep_research_aliases, clients=settings.deep_research_clients)
     publish_tools(mcp, settings.tool_profile)
+    if services.warm_start is not None:
+        services.warm_start.tool = functools.partial(first_search, mcp, services, rename("knowledge_search"))
     mcp.custom_route("/healthz", methods=["GET"])(healthz)
     return mcp, services
 

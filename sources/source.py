@@ -8,6 +8,7 @@ the methods here only hand the source to them.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -45,6 +46,21 @@ Databases = Callable[[str], Awaitable["Store"]]
 
 SearchScope: TypeAlias = "tuple[list[Filter], tuple[FtsColumn, ...] | None]"
 """A search's filters, and the FTS columns it matches in (None: all)."""
+
+
+@functools.cache
+def search_response(result_model: type[R]) -> type[SearchResponse[R]]:
+    """`SearchResponse[result_model]`, made once and kept. Pydantic holds the models it makes for
+    `Generic[...]` only weakly, so one the garbage collector has freed was built again (~8 ms a
+    source, ~40 ms for a `knowledge_search`) by whichever search came next: after start, often
+    the first (docs/performance.md, "The first call, measured again")."""
+    return SearchResponse[result_model]  # type: ignore[valid-type]
+
+
+@functools.cache
+def get_response(result_model: type[R]) -> type[GetResponse[R]]:
+    """`GetResponse[result_model]`, made once and kept (as `search_response`)."""
+    return GetResponse[result_model]  # type: ignore[valid-type]
 
 
 class ChunkedSource(Generic[R]):
@@ -152,7 +168,7 @@ class ChunkedSource(Generic[R]):
 
     async def search(self, store: Store, request: SearchRequest, defaults: Defaults) -> SearchResponse[R]:
         """Run `request` over `store` through this source's search pipeline."""
-        model = SearchResponse[self.result_model]  # type: ignore[name-defined]
+        model = search_response(self.result_model)
         pipeline = self.pipeline
         if pipeline is None:
             from .search.pipeline import DEFAULT_PIPELINE
@@ -173,7 +189,7 @@ class ChunkedSource(Generic[R]):
     ) -> GetResponse[R]:
         """Read an item within the budget of `retrieval` (see `reading.get`); `databases` lets
         `complete` fill the meta before the result is measured against the budget."""
-        model = GetResponse[self.result_model]  # type: ignore[name-defined]
+        model = get_response(self.result_model)
         from . import reading
         from .retrieval import with_default_mode
 

@@ -5,13 +5,16 @@ synchronisation point (`hold_loading`), never on a timing guess."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import anyio
 import pytest
+from loguru import logger
 from mcp import Client
 
-from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.app import Services, build_server
+from knowledge_mcp.server.backend.warm import WARM_QUERY
 from knowledge_mcp.server.config import Settings, load_settings
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.dense import embedder as models
@@ -119,3 +122,50 @@ async def test_once_the_model_is_loaded_the_local_users_sources_are_searched_onc
 def test_an_authenticated_server_warms_no_one_up(tmp_path: Path) -> None:
     _, host = build_server(Settings(data_dir=tmp_path), authenticate=True)
     assert host.warm_start is None
+
+
+async def test_the_warm_up_calls_the_search_tool_once_and_leaves_the_session_and_logs_untouched(
+    embedded_vault: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"  # a copy: no session of the other tests' searches in it
+    shutil.copytree(embedded_vault, data_dir, ignore=shutil.ignore_patterns("sessions.db*"))
+    assert models.embedder() is not None
+    mcp, host = build_server(Settings(data_dir=data_dir, embed_in_background=False))
+    try:
+        logged = await warmed_up_logging(host)
+        async with Client(mcp) as client:
+            session = await call(client, "session_info")
+    finally:
+        await host.close()
+    assert host.warm_start is not None and host.warm_start.tool_warmed
+    assert session["seen"] == [] and session["recent_queries"] == []
+    assert session.get("name") is None and not session.get("citations")
+    assert not [line for line in logged if "request " in line or WARM_QUERY in line]
+
+
+async def test_the_warm_up_makes_no_database_for_a_user_who_has_none(tmp_path: Path) -> None:
+    assert models.embedder() is not None
+    _, host = build_server(Settings(data_dir=tmp_path, embed_in_background=False))
+    try:
+        await warmed_up_logging(host)
+    finally:
+        await host.close()
+    assert host.warm_start is not None and not host.warm_start.tool_warmed
+    assert host.warm_start.warmed == []
+    assert not list(tmp_path.rglob("*.db"))
+
+
+async def warmed_up_logging(host: Services) -> list[str]:
+    """Start `host`'s background work and wait for its warm-up; what was logged meanwhile."""
+    logged: list[str] = []
+    sink = logger.add(logged.append, level="DEBUG", format="{level} {message}")
+    try:
+        host.start_background()
+        await anyio.sleep(0)
+        assert host.warm_start is not None and host.warm_start.task is not None
+        with anyio.fail_after(LOAD_S):
+            await host.warm_start.task
+    finally:
+        logger.remove(sink)
+    return logged
