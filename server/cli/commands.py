@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -16,6 +18,26 @@ from knowledge_mcp.sources.storage.importing import ImportSummary
 
 from ..backend import opened
 from ..config import Settings
+
+YOUNG_OBJECTS = 10_000
+"""Allocations between two collections of the youngest generation during `import_command`
+(Python's default: 700)."""
+
+
+def import_command(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:
+    """`knowledge-mcp import`: `run_import` on asyncio's own runner (anyio's is not loaded: an
+    import needs none of it). The start-up's objects (modules, classes, the pydantic models) are
+    frozen out of the cyclic garbage collector, which would otherwise walk them all at each full
+    collection, and the youngest generation is collected less often: a folder's import allocates
+    mostly rows and items that live until their batch is written (docs/performance.md, Build 5)."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(YOUNG_OBJECTS, *threshold[1:])
+    try:
+        return asyncio.run(run_import(settings, source_name, paths, prune))
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
 
 
 async def run_import(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:

@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from knowledge_mcp import DISTRIBUTION
 from knowledge_mcp.sources.errors import KnowledgeError
 from knowledge_mcp.sources.registry import SOURCE_NAMES, SOURCES
@@ -24,6 +22,13 @@ from .hosts import run_setup_command
 from .measure_args import add_parser as bench_parser
 from .measure_args import bench_options
 from .migrate import add_parser as migrate_parser
+
+
+def _run(func: Any, *args: Any) -> Any:
+    """`anyio.run`, loaded by the commands that use it (`import` runs on asyncio's own runner)."""
+    import anyio
+
+    return anyio.run(func, *args)
 
 
 def _version() -> str:
@@ -260,7 +265,7 @@ def dispatch(args: argparse.Namespace) -> int:
         from .demo import run_demo
 
         configure_logging("WARNING")
-        return anyio.run(run_demo, args.keep)
+        return _run(run_demo, args.keep)
     if args.command == "eval":
         from knowledge_mcp.bench.evaluation import run_eval_command
 
@@ -316,7 +321,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return run_setup_command(args)
     if args.command == "doctor":
         configure_logging("ERROR")
-        return anyio.run(run_doctor, args)
+        return _run(run_doctor, args)
     settings = _settings(args)
     serving = args.command == "serve"
     configure_logging(settings.log_level if serving else "WARNING", library_debug=settings.log_library_debug)
@@ -324,30 +329,30 @@ def dispatch(args: argparse.Namespace) -> int:
         from ..transports.serve import run_stdio, serve_http
 
         if settings.transport == "stdio":
-            anyio.run(run_stdio, settings)
+            _run(run_stdio, settings)
         else:  # ws: an alias of http
             serve_http(settings)
         return 0
     if args.command == "import":
-        from .commands import print_summary, run_import
+        from .commands import import_command, print_summary
 
-        summary = anyio.run(run_import, settings, args.source, args.paths, args.prune)
+        summary = import_command(settings, args.source, args.paths, args.prune)
         print_summary(summary, args.json)
         if args.embed:
             from .embedding import run_embed
 
-            anyio.run(run_embed, settings, [args.source])
+            _run(run_embed, settings, [args.source])
         return summary.exit_code
     if args.command == "embed":
         from .embedding import print_embed_reports, run_embed
 
-        print_embed_reports(anyio.run(run_embed, settings, args.source or list(SOURCES)))
+        print_embed_reports(_run(run_embed, settings, args.source or list(SOURCES)))
         return 0
     if args.command == "keys":
         from .commands import run_keys_command
 
         scopes = getattr(args, "scope", None) or []
-        return anyio.run(
+        return _run(
             run_keys_command, settings, args.keys_command, args.user, getattr(args, "prefix", None), scopes
         )
     if args.command == "glossary":
@@ -364,17 +369,17 @@ def dispatch(args: argparse.Namespace) -> int:
         from .migrate import check_sources, print_reports, run_migrate
 
         sources = check_sources(args.source)
-        return print_reports(anyio.run(run_migrate, settings, args.to, sources), args.json)
+        return print_reports(_run(run_migrate, settings, args.to, sources), args.json)
     if args.command == "repair":
         from .damage.repair import print_report, run_repair
 
-        return print_report(anyio.run(run_repair, settings, args.source), args.json)
+        return print_report(_run(run_repair, settings, args.source), args.json)
     if args.command == "search":
         from .commands import print_results, run_search
 
         if not 1 <= args.limit <= 100:
             raise KnowledgeError("--limit: must be 1..100")
-        rows = anyio.run(run_search, settings, args.query, args.source or list(SOURCES), args.limit)
+        rows = _run(run_search, settings, args.query, args.source or list(SOURCES), args.limit)
         print_results(rows, args.json)
         return 0
     raise AssertionError(args.command)

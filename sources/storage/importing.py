@@ -29,9 +29,14 @@ __all__ = ["ImportSummary", "Importer", "chunk_rows", "item_id_for", "iter_files
 
 SELECT_ITEM_SQL = "SELECT id, item_id, content_hash, version FROM {p}_items WHERE origin = ?"
 SELECT_ITEMS_SQL = "SELECT id, item_id, content_hash, version, origin FROM {p}_items WHERE origin IN (?)"
-ROWIDS_SQL = "SELECT id, origin FROM {p}_items WHERE origin IN (?)"
+LAST_ROWID_SQL = "SELECT max(id) FROM {p}_items"
 INSERT_ITEM_SQL = """INSERT INTO {p}_items (item_id, origin, source_path, title, content, content_hash,
     created_at, last_modified, version, tags, meta, imported_at) VALUES (?,?,?,?,?,?,?,?,1,?,?,?)"""
+INSERT_ITEMS_SQL = """INSERT INTO {p}_items (id, item_id, origin, source_path, title, content, content_hash,
+    created_at, last_modified, version, tags, meta, imported_at) VALUES """
+ITEM_VALUES = "(?,?,?,?,?,?,?,?,?,1,?,?,?)"
+ITEMS_PER_INSERT = 1000  # 12,000 bound values
+MAX_ROWID = 2**63 - 1
 UPDATE_ITEM_SQL = """UPDATE {p}_items SET title=?, content=?, content_hash=?, created_at=?, last_modified=?,
     version=version+1, tags=?, meta=?, imported_at=? WHERE id=?"""
 DELETE_CHUNKS_SQL = "DELETE FROM {p}_chunks WHERE item_rowid = ?"
@@ -41,10 +46,12 @@ CHUNK_VALUES = "(?,?,?,?,?,?,?,?,?)"
 CHUNKS_PER_INSERT = 1000  # 9,000 bound values, well under SQLite's limit (32,766)
 STALE_ITEMS_SQL = "SELECT id, origin FROM {p}_items WHERE source_path IN (?)"
 DELETE_ITEM_SQL = "DELETE FROM {p}_items WHERE id = ?"
-UPSERT_FILE_SQL = """INSERT INTO {p}_files (path, file_hash, item_count, imported_at, size, mtime_ns)
-    VALUES (?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET file_hash=excluded.file_hash,
+INSERT_FILES_SQL = "INSERT INTO {p}_files (path, file_hash, item_count, imported_at, size, mtime_ns) VALUES "
+UPSERT_FILES_SQL = """ ON CONFLICT(path) DO UPDATE SET file_hash=excluded.file_hash,
     item_count=excluded.item_count, imported_at=excluded.imported_at, size=excluded.size,
     mtime_ns=excluded.mtime_ns"""
+FILE_VALUES = "(?,?,?,?,?,?)"
+FILES_PER_INSERT = 1000  # 6,000 bound values
 
 
 _JSON = json_encoder(default=str)
@@ -245,29 +252,61 @@ class Importer:
     async def _insert_run(
         self, conn: aiosqlite.Connection, run: list[tuple[Path, ParsedItem, str, str]]
     ) -> None:
-        """New items (origins not in the table) and then all their chunks, in the given order."""
+        """New items (origins not in the table) and then all their chunks, in the given order.
+
+        The items get the rowids SQLite would give them one by one (one more than the largest
+        so far: the caller's transaction holds the write lock), named in multi-row INSERTs, so
+        their chunks need no lookup of them (docs/performance.md, "Import")."""
         if not run:
             return
         item_ids = [item_id_for(origin) for _, _, origin, _ in run]
+        async with conn.execute(self.sql(LAST_ROWID_SQL)) as cursor:
+            row = await cursor.fetchone()
+        last = int(row[0]) if row is not None and row[0] is not None else 0
+        if last + len(run) > MAX_ROWID:  # SQLite would pick unused rowids at random: let it
+            await self._insert_run_one_by_one(conn, run, item_ids)
+            return
         now = dates.now()
+        rowids = range(last + 1, last + 1 + len(run))
         rows = [
-            (item_id, origin, str(path), *item_values(item, content_hash, now))
-            for item_id, (path, item, origin, content_hash) in zip(item_ids, run, strict=True)
+            (rowid, item_id, origin, str(path), *item_values(item, content_hash, now))
+            for rowid, item_id, (path, item, origin, content_hash) in zip(rowids, item_ids, run, strict=True)
         ]
-        await conn.executemany(self.sql(INSERT_ITEM_SQL), rows)
-        ids = await self._rows_by_origin(conn, ROWIDS_SQL, [origin for _, _, origin, _ in run])
+        await self._insert_values(conn, self.sql(INSERT_ITEMS_SQL), ITEM_VALUES, rows, ITEMS_PER_INSERT)
         chunks: list[tuple[Any, ...]] = []
-        for item_id, (_, item, origin, _) in zip(item_ids, run, strict=True):
-            chunks += self.chunk_rows(ids[origin]["id"], item_id, item)
+        for rowid, item_id, (_, item, _, _) in zip(rowids, item_ids, run, strict=True):
+            chunks += self.chunk_rows(rowid, item_id, item)
         await self._insert_chunks(conn, chunks)
+
+    async def _insert_run_one_by_one(
+        self, conn: aiosqlite.Connection, run: list[tuple[Path, ParsedItem, str, str]], item_ids: list[str]
+    ) -> None:
+        now = dates.now()
+        for item_id, (path, item, origin, content_hash) in zip(item_ids, run, strict=True):
+            values = (item_id, origin, str(path), *item_values(item, content_hash, now))
+            cursor = await conn.execute(self.sql(INSERT_ITEM_SQL), values)
+            await self._insert_chunks(conn, self.chunk_rows(cursor.lastrowid, item_id, item))
 
     async def _insert_chunks(self, conn: aiosqlite.Connection, rows: list[tuple[Any, ...]]) -> None:
         """Chunk rows in multi-row INSERTs: the FTS trigger then runs inside a few statements
         instead of one per row, much faster for FTS5 (docs/performance.md, "Import")."""
-        for at in range(0, len(rows), CHUNKS_PER_INSERT):
-            part = rows[at : at + CHUNKS_PER_INSERT]
-            values = ",".join([CHUNK_VALUES] * len(part))
-            await conn.execute(self.sql(INSERT_CHUNKS_SQL) + values, [v for row in part for v in row])
+        await self._insert_values(conn, self.sql(INSERT_CHUNKS_SQL), CHUNK_VALUES, rows, CHUNKS_PER_INSERT)
+
+    @staticmethod
+    async def _insert_values(
+        conn: aiosqlite.Connection,
+        head: str,
+        values: str,
+        rows: list[tuple[Any, ...]],
+        per_insert: int,
+        tail: str = "",
+    ) -> None:
+        """`head` + `values` once per row + `tail`, `per_insert` rows a statement: one step of
+        SQLite each, where `executemany` takes one (and a hand-over of the GIL) per row."""
+        for at in range(0, len(rows), per_insert):
+            part = rows[at : at + per_insert]
+            sql = head + ",".join([values] * len(part)) + tail
+            await conn.execute(sql, [v for row in part for v in row])
 
     async def _store(
         self,
@@ -330,4 +369,6 @@ class Importer:
             )
             for w in works
         ]
-        await conn.executemany(self.sql(UPSERT_FILE_SQL), records)
+        await self._insert_values(
+            conn, self.sql(INSERT_FILES_SQL), FILE_VALUES, records, FILES_PER_INSERT, UPSERT_FILES_SQL
+        )
