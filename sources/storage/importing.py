@@ -18,7 +18,7 @@ import aiosqlite
 
 from ..text import dates
 from ..text.jsontext import json_encoder
-from .chunking import chunk_text
+from .chunking import DEFAULT_CHARS_PER_TOKEN, DEFAULT_CHUNK_TOKENS, chunk_text
 from .db import Database, storage_failure
 from .files.walking import iter_files
 from .items import ChunkSpan, ItemParser, ParsedItem
@@ -80,10 +80,17 @@ def item_values(item: ParsedItem, content_hash: str, imported_at: str | None = N
     )
 
 
+ONE_CHUNK_CHARS = DEFAULT_CHUNK_TOKENS * DEFAULT_CHARS_PER_TOKEN
+"""Content this long or shorter is one chunk (`chunk_text`'s, or the one an empty body gets)."""
+
+
 def chunk_rows(rowid: int | None, item_id: str, item: ParsedItem) -> list[tuple[Any, ...]]:
     """The item's chunk rows: (item rowid, index, chunk uuid, field, start, end, title, body,
     meta JSON). Every store writes these (SQLite here, PostgreSQL in `postgres.writing`)."""
-    spans = item.chunks
+    spans, content = item.chunks, item.content
+    if spans is None and len(content) <= ONE_CHUNK_CHARS:  # most notes: one chunk, all of it
+        uuid = hashlib.sha256(f"{item_id}\x00\x00{content}".encode()).hexdigest()[:24]
+        return [(rowid, 0, uuid, None, 0, len(content), item.title, content, "{}")]
     if spans is None:
         # An item with no body (a note of only front matter) still gets one chunk, so its
         # title is searchable.
