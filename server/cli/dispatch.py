@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from knowledge_mcp import DISTRIBUTION
 from knowledge_mcp.sources.errors import KnowledgeError
@@ -23,8 +24,10 @@ from .measure_args import add_parser as bench_parser
 from .measure_args import bench_options
 from .migrate import add_parser as migrate_parser
 
+T = TypeVar("T")
 
-def _run(func: Any, *args: Any) -> Any:
+
+def _run(func: Callable[..., Awaitable[T]], *args: Any) -> T:
     """`anyio.run`, loaded by the commands that use it (`import` runs on asyncio's own runner)."""
     import anyio
 

@@ -219,8 +219,9 @@ class ImportRun:
             if spent >= BATCH_BYTES:
                 return works, paths[at:]
             path = entry.path
+            key = stored_path(path)
             try:
-                work, size = self.prepare_file(folders, entry, known.get(str(stored_path(path))), found)
+                work, size = self.prepare_file(folders, entry, known.get(str(key)), found, key)
             except (FileTooLargeError, LinkRefusedError) as exc:
                 found.notice(path, str(exc))
                 if isinstance(exc, LinkRefusedError):
@@ -238,10 +239,16 @@ class ImportRun:
         return works, []
 
     def prepare_file(
-        self, folders: Folders, entry: Found, known: FileRecord | None, found: ImportSummary
+        self,
+        folders: Folders,
+        entry: Found,
+        known: FileRecord | None,
+        found: ImportSummary,
+        key: Path | None = None,
     ) -> tuple[FileWork | None, int]:
         """Check the file (its own status, reached without following links), skip it when its
-        size and time are unchanged, else read it from the one descriptor that was checked."""
+        size and time are unchanged, else read it from the one descriptor that was checked.
+        `key`: the path as stored, when the caller has it (`naming.stored_path`)."""
         path = entry.path
         info = folders.lstat(entry.real)
         if stat.S_ISLNK(info.st_mode):
@@ -254,12 +261,13 @@ class ImportRun:
         raw = read_regular(folders, entry.real, info, self.importer.max_file_bytes)
         file_hash = hashlib.sha256(raw).hexdigest()
         fresh = time.time_ns() - info.st_mtime_ns < RACY_NS
-        work = FileWork(stored_path(path), file_hash, info.st_size, None if fresh else info.st_mtime_ns, None)
+        key = stored_path(path) if key is None else key
+        work = FileWork(key, file_hash, info.st_size, None if fresh else info.st_mtime_ns, None)
         if known and known["file_hash"] == file_hash:
             work.item_count = int(known["item_count"])
             found.unchanged += work.item_count
             return work, len(raw)
-        if not raw.strip():
+        if not raw or raw.isspace():  # nothing but white space (`raw.strip()` would copy it)
             found.notice(path, "empty file skipped")
             work.items = []
             return work, len(raw)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -21,20 +20,32 @@ OPENED: ContextVar[tuple[Path, float] | None] = ContextVar("opened", default=Non
 """The file being parsed and its modification time, from the descriptor it was read from."""
 
 
-@contextmanager
-def opened_file(path: Path, mtime: float) -> Iterator[None]:
+class _Opened:
+    """`opened_file`'s context (a class: a generator's context costs more, once per file)."""
+
+    def __init__(self, path: Path, mtime: float) -> None:
+        self.opened = (path, mtime)
+        self.token: Token[tuple[Path, float] | None] | None = None
+
+    def __enter__(self) -> None:
+        self.token = OPENED.set(self.opened)
+
+    def __exit__(self, *_: object) -> None:
+        if self.token is not None:
+            OPENED.reset(self.token)
+
+
+def opened_file(path: Path, mtime: float) -> AbstractContextManager[None]:
     """While parsing `path`, its mtime is the one of the file that was read (`file_mtime` does
     not look the name up again: a link swapped in meanwhile is never asked)."""
-    token = OPENED.set((path, mtime))
-    try:
-        yield
-    finally:
-        OPENED.reset(token)
+    return _Opened(path, mtime)
 
 
 def file_mtime(path: Path) -> str:
     opened = OPENED.get()
-    mtime = opened[1] if opened is not None and opened[0] == path else path.stat().st_mtime
+    mtime = (
+        opened[1] if opened is not None and (opened[0] is path or opened[0] == path) else path.stat().st_mtime
+    )
     return iso(dt.datetime.fromtimestamp(mtime, tz=dt.UTC))
 
 

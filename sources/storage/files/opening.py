@@ -101,6 +101,8 @@ class Folders:
     def __init__(self) -> None:
         self._path = ""
         self._fd = -1
+        self._last: tuple[Path | None, str] = (None, "")
+        """The last file asked for and its name (a file is checked, then opened)."""
 
     def __enter__(self) -> Self:
         return self
@@ -111,7 +113,7 @@ class Folders:
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
-        self._path, self._fd = "", -1
+        self._path, self._fd, self._last = "", -1, (None, "")
 
     def folder(self, path: str) -> int:
         """The descriptor of the folder at `path` (kept until another folder is asked for)."""
@@ -123,8 +125,13 @@ class Folders:
 
     def _in_folder(self, path: Path) -> tuple[str, int]:
         """The file's name, and its folder's descriptor."""
-        folder, name = os.path.split(path)
-        return name, self.folder(folder)
+        last, name = self._last
+        if last is not path:
+            folder, name = os.path.split(path)
+            if folder != self._path:
+                self.folder(folder)
+            self._last = (path, name)
+        return name, self._fd
 
     def lstat(self, path: Path) -> os.stat_result:
         """The file's own status (a link is not followed), reached without following links."""

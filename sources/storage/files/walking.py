@@ -75,20 +75,21 @@ def iter_files(paths: Sequence[Path], extensions: frozenset[str]) -> Iterator[Pa
 
 
 def _walk_folder(root: Path, extensions: frozenset[str]) -> Iterator[Found | Skipped]:
-    found: list[tuple[str, os.DirEntry[str]]] = []
-    folders = [str(root)]
+    found: list[tuple[str, os.DirEntry[str], Path]] = []
+    folders = [root]
     while folders:
-        with os.scandir(folders.pop()) as entries:
+        folder = folders.pop()
+        with os.scandir(folder) as entries:
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    folders.append(entry.path)
+                    folders.append(folder / entry.name)
                 else:
-                    found.append((entry.path, entry))
-    found.sort(key=lambda pair: pair[0].split(os.sep))  # by path parts, as Path(...).parts sorts
-    for name, entry in found:
-        checked = _check(Path(name), entry, root, extensions)
+                    found.append((entry.path, entry, folder))
+    found.sort(key=lambda row: row[0].split(os.sep))  # by path parts, as Path(...).parts sorts
+    for _, entry, folder in found:
+        checked = _check(folder / entry.name, entry, root, extensions)  # `/`: one part to parse
         if checked is not None:
             yield checked
 
