@@ -44,6 +44,8 @@ INSERT_CHUNKS_SQL = """INSERT INTO {p}_chunks (item_rowid, chunk_index, chunk_uu
     end_offset, title, body, meta) VALUES """
 CHUNK_VALUES = "(?,?,?,?,?,?,?,?,?)"
 CHUNKS_PER_INSERT = 1000  # 9,000 bound values, well under SQLite's limit (32,766)
+LOOKUPS_PER_SELECT = 4000
+"""Values one `IN (...)` lookup binds (a batch's files in one or two trips to SQLite's thread)."""
 STALE_ITEMS_SQL = "SELECT id, origin FROM {p}_items WHERE source_path IN (?)"
 DELETE_ITEM_SQL = "DELETE FROM {p}_items WHERE id = ?"
 INSERT_FILES_SQL = "INSERT INTO {p}_files (path, file_hash, item_count, imported_at, size, mtime_ns) VALUES "
@@ -249,8 +251,8 @@ class Importer:
         self, conn: aiosqlite.Connection, template: str, origins: list[str]
     ) -> dict[str, aiosqlite.Row]:
         found: dict[str, aiosqlite.Row] = {}
-        for at in range(0, len(origins), 500):  # well under SQLite's bound-parameter limit
-            part = origins[at : at + 500]
+        for at in range(0, len(origins), LOOKUPS_PER_SELECT):
+            part = origins[at : at + LOOKUPS_PER_SELECT]
             sql = self.sql(template).replace("(?)", f"({','.join('?' * len(part))})")
             async with conn.execute(sql, part) as cursor:
                 found.update({row["origin"]: row for row in await cursor.fetchall()})
