@@ -9,7 +9,6 @@ most the open batch and a re-run completes it. `write_item` / `write_items` writ
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,14 @@ from typing import Any
 import aiosqlite
 
 from ..text import dates
-from ..text.jsontext import json_encoder
-from .chunking import DEFAULT_CHARS_PER_TOKEN, DEFAULT_CHUNK_TOKENS, chunk_text
 from .db import Database, storage_failure
 from .files.walking import iter_files
-from .items import ChunkSpan, ItemParser, ParsedItem
+from .items import ItemParser, ParsedItem
 from .naming import stored_path
+from .rows import chunk_rows, item_id_for, item_values
 from .runs import FileRecord, FileWork, ImportRun, ImportSummary
 
-__all__ = ["ImportSummary", "Importer", "chunk_rows", "item_id_for", "iter_files"]
+__all__ = ["ImportSummary", "Importer", "chunk_rows", "item_id_for", "item_values", "iter_files"]
 
 SELECT_ITEM_SQL = "SELECT id, item_id, content_hash, version FROM {p}_items WHERE origin = ?"
 SELECT_ITEMS_SQL = "SELECT id, item_id, content_hash, version, origin FROM {p}_items WHERE origin IN (?)"
@@ -54,58 +52,6 @@ UPSERT_FILES_SQL = """ ON CONFLICT(path) DO UPDATE SET file_hash=excluded.file_h
     mtime_ns=excluded.mtime_ns"""
 FILE_VALUES = "(?,?,?,?,?,?)"
 FILES_PER_INSERT = 1000  # 6,000 bound values
-
-
-_JSON = json_encoder(default=str)
-_TAGS_JSON = json_encoder()
-"""`json.dumps(..., ensure_ascii=False[, default=str])` with one encoder each, not one per call
-(the same text)."""
-
-
-def item_id_for(origin: str) -> str:
-    return hashlib.sha256(origin.encode()).hexdigest()[:16]
-
-
-def item_values(item: ParsedItem, content_hash: str, imported_at: str | None = None) -> tuple[Any, ...]:
-    """The columns an insert and an update of an item both set, in both statements' order:
-    title, content, content_hash, created_at, last_modified, tags, meta, imported_at (now, unless
-    given: a batch written in one transaction takes one time)."""
-    return (
-        item.title,
-        item.content,
-        content_hash,
-        item.created_at,
-        item.last_modified,
-        _TAGS_JSON(item.tags),
-        _JSON(item.meta),
-        imported_at or dates.now(),
-    )
-
-
-ONE_CHUNK_CHARS = DEFAULT_CHUNK_TOKENS * DEFAULT_CHARS_PER_TOKEN
-"""Content this long or shorter is one chunk (`chunk_text`'s, or the one an empty body gets)."""
-
-
-def chunk_rows(rowid: int | None, item_id: str, item: ParsedItem) -> list[tuple[Any, ...]]:
-    """The item's chunk rows: (item rowid, index, chunk uuid, field, start, end, title, body,
-    meta JSON). Every store writes these (SQLite here, PostgreSQL in `postgres.writing`)."""
-    spans, content = item.chunks, item.content
-    if spans is None and len(content) <= ONE_CHUNK_CHARS:  # most notes: one chunk, all of it
-        uuid = hashlib.sha256(f"{item_id}\x00\x00{content}".encode()).hexdigest()[:24]
-        return [(rowid, 0, uuid, None, 0, len(content), item.title, content, "{}")]
-    if spans is None:
-        # An item with no body (a note of only front matter) still gets one chunk, so its
-        # title is searchable.
-        spans = [ChunkSpan(c.start, c.end) for c in chunk_text(item.content)] or [
-            ChunkSpan(0, len(item.content))
-        ]
-    rows = []
-    for index, span in enumerate(spans):
-        body = item.content[span.start : span.end]
-        uuid = hashlib.sha256(f"{item_id}\x00{span.field or ''}\x00{body}".encode()).hexdigest()[:24]
-        meta = _JSON(span.meta) if span.meta else "{}"  # most chunks have no meta of their own
-        rows.append((rowid, index, uuid, span.field, span.start, span.end, item.title, body, meta))
-    return rows
 
 
 MAX_FILE_BYTES = 200 * 1024 * 1024
