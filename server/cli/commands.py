@@ -31,13 +31,12 @@ def import_command(settings: Settings, source_name: str, paths: list[Path], prun
     collection, and the youngest generation is collected less often: a folder's import allocates
     mostly rows and items that live until their batch is written (docs/performance.md, Build 5)."""
     threshold = gc.get_threshold()
-    gc.freeze()
+    gc.freeze()  # what was loaded since the command line (the source, the writer): kept for good
     gc.set_threshold(YOUNG_OBJECTS, *threshold[1:])
     try:
         return asyncio.run(run_import(settings, source_name, paths, prune))
     finally:
         gc.set_threshold(*threshold)
-        gc.unfreeze()
 
 
 async def run_import(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:

@@ -3,12 +3,15 @@ search code are never loaded by a command that only imports (docs/performance.md
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from knowledge_mcp.server.cli.commands import import_command
+from knowledge_mcp.server.config import load_settings
 from tests.conftest import FIXTURES
 
 SEARCH_CODE = ("knowledge_mcp.sources.search", "knowledge_mcp.sources.reading")
@@ -55,3 +58,15 @@ def test_an_import_of_utf8_notes_never_loads_the_charset_detector_or_the_score_f
     modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
     assert [m for m in modules if m.split(".")[0] == "charset_normalizer"] == []
     assert "knowledge_mcp.sources.wire" not in modules
+
+
+def test_an_import_runs_on_asyncio_alone_without_loading_anyio(tmp_path: Path) -> None:
+    modules = import_notes_in_a_fresh_process(tmp_path)["modules"]
+    assert [m for m in modules if m.split(".")[0] == "anyio"] == []
+
+
+def test_the_import_command_gives_the_collector_its_thresholds_back(tmp_path: Path) -> None:
+    before = gc.get_threshold()
+    summary = import_command(load_settings(None, data_dir=tmp_path), "notes", [FIXTURES / "notes"], False)
+    assert summary.added > 0 and summary.files_failed == 0
+    assert gc.get_threshold() == before

@@ -119,3 +119,29 @@ async def test_a_large_import_merges_the_index_into_one_segment_and_answers_the_
         assert not await importer.optimize_if_large()
     finally:
         await db.close()
+
+
+@pytest.mark.anyio
+async def test_new_items_after_the_largest_possible_rowid_still_get_their_own_chunks(tmp_path: Path) -> None:
+    """A batch names its new items' rowids (one more than the largest); where the largest leaves
+    no room, SQLite picks them, and each item still gets its own chunks."""
+    items = [b.item for b in generate(300, 2).items if b.source == "notes"][:3]  # two are written
+    db = await open_database(tmp_path / "notes.db", SOURCES["notes"].migrations)
+    try:
+        importer = Importer(SOURCES["notes"], db)
+        await db.write(
+            "INSERT INTO notes_items (id, item_id, origin, source_path, title, content, content_hash,"
+            " created_at, last_modified, imported_at) VALUES (?, 'x', 'last.md', 'last.md', 'Last', 'last',"
+            " 'h', 'c', 'm', 'i')",
+            (importing.MAX_ROWID,),
+        )
+        outcomes = await importer.write_items([(Path("a.md"), items[1]), (Path("b.md"), items[2])])
+        rows = await db.fetchall(
+            "SELECT i.origin, i.content, c.body FROM notes_items i JOIN notes_chunks c ON c.item_rowid = i.id"
+            " WHERE c.chunk_index = 0 ORDER BY i.origin"
+        )
+    finally:
+        await db.close()
+    assert outcomes == ["added", "added"]
+    assert [r["origin"] for r in rows] == ["a.md", "b.md"]
+    assert all(r["body"] == r["content"][: len(r["body"])] for r in rows)
