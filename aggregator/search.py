@@ -26,9 +26,9 @@ from knowledge_mcp.sources.source import SearchOptions
 from knowledge_mcp.sources.wire import rounded
 
 from .calls import AggregatorCall, Session
-from .diversity import capped, sorted_lists
 from .fanout import Answer, Stores, completed, fan_out
-from .merge import Candidates, SeenMode, cut_page, fetch_size
+from .merging.diversity import capped, sorted_lists
+from .merging.merge import Candidates, SeenMode, cut_page, fetch_size
 from .models import KnowledgeSearchResponse, SeenApplied
 
 DEFAULT_LIMIT = 20

@@ -30,7 +30,7 @@ from knowledge_mcp.sources.tooling import (
 from knowledge_mcp.sources.wire import GetOutput, SearchOutput
 
 from .calls import current_call
-from .merge import SeenMode
+from .merging.merge import SeenMode
 from .rendering import render_knowledge_get, render_knowledge_search
 from .routing import routed_get
 from .search import DEFAULT_LIMIT, KnowledgeQuery, knowledge_search

@@ -27,8 +27,8 @@ from knowledge_mcp.sources.characters.cards import PROMPT_FIELDS, TEXT_FIELDS
 from knowledge_mcp.sources.prompts.parsing import FIELDS as PROMPT_FILE_FIELDS
 from knowledge_mcp.sources.prompts.parsing import HEADINGS as PROMPT_HEADINGS
 from knowledge_mcp.sources.search.query import STOP_WORDS
-from knowledge_mcp.sources.storage.chunking import chunk_text
 from knowledge_mcp.sources.storage.items import ChunkSpan, ParsedItem
+from knowledge_mcp.sources.storage.records.chunking import chunk_text
 from knowledge_mcp.sources.text import dates
 from knowledge_mcp.sources.text.fields import Section, assemble
 

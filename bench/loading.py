@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from knowledge_mcp.sources.registry import SOURCES
-from knowledge_mcp.sources.storage import chunking, importing
+from knowledge_mcp.sources.storage import importing
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.importing import Importer
+from knowledge_mcp.sources.storage.records import chunking
 
 from . import corpus as bench_corpus
 from .corpus import BenchItem, Corpus, CorpusStream

@@ -20,7 +20,7 @@ from .db import Database, storage_failure
 from .files.walking import iter_files
 from .items import ItemParser, ParsedItem
 from .naming import stored_path
-from .rows import chunk_rows, item_id_for, item_values
+from .records.rows import chunk_rows, item_id_for, item_values
 from .runs import FileRecord, FileWork, ImportRun, ImportSummary
 
 __all__ = ["ImportSummary", "Importer", "chunk_rows", "item_id_for", "item_values", "iter_files"]

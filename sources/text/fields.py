@@ -17,8 +17,8 @@ import aiosqlite
 
 from ..errors import InvalidArgumentError
 from ..models import Loc
-from ..storage.chunking import chunk_text
 from ..storage.items import ChunkSpan
+from ..storage.records.chunking import chunk_text
 from .snippets import make_snippet
 
 SUMMARY_LENGTH = 200

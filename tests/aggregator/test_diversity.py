@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_mcp.aggregator.diversity import capped, sorted_lists
+from knowledge_mcp.aggregator.merging.diversity import capped, sorted_lists
 from knowledge_mcp.sources.models import NoteResult
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowledge_mcp.aggregator.merge import MAX_SEEN_EXTRA, Candidates, cut_page, fetch_size
+from knowledge_mcp.aggregator.merging.merge import MAX_SEEN_EXTRA, Candidates, cut_page, fetch_size
 from knowledge_mcp.sources.models import ResultItem
 
 

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...storage.chunking import chunk_text
 from ...storage.items import ChunkSpan, ParsedItem
+from ...storage.records.chunking import chunk_text
 from ...text import dates
 from ...text.decoding import decode_text
 from ...text.frontmatter import split_front_matter, string_list

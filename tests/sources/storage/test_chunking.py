@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from knowledge_mcp.sources.storage.chunking import Chunk, chunk_text
+from knowledge_mcp.sources.storage.records.chunking import Chunk, chunk_text
 
 WORDS = [
     "alpha",

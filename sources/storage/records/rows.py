@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..text import dates
-from ..text.jsontext import json_encoder
+from ...text import dates
+from ...text.jsontext import json_encoder
+from ..items import ChunkSpan, ParsedItem
 from .chunking import DEFAULT_CHARS_PER_TOKEN, DEFAULT_CHUNK_TOKENS, chunk_text
-from .items import ChunkSpan, ParsedItem
 
 _JSON = json_encoder(default=str)
 _TAGS_JSON = json_encoder()
