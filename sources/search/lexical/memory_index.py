@@ -19,7 +19,6 @@ filters, chunk filters and newest-first order leave the search to FTS5 (`fts.py`
 from __future__ import annotations
 
 import asyncio
-import itertools
 import math
 import sqlite3
 import threading
@@ -33,7 +32,7 @@ from loguru import logger
 
 from ...storage.db import Database, mmap_size
 from .sql import ident
-from .vocabulary import Vocabulary, read_vocabulary
+from .vocabulary import Vocabulary, read_postings, read_vocabulary
 
 MAX_CHUNKS = 20_000
 """Sources with more chunks than this search with FTS5 only (a copy's build time and memory grow
@@ -229,30 +228,21 @@ def _build(
         if max_chunks <= 0 or conn.execute(limited).fetchone()[0] > max_chunks:
             vocabulary = read_vocabulary(conn, p)
             return None if vocabulary is None else Vocabulary(0, vocabulary)
-        conn.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, '{p}_chunks_fts', 'instance')")
         pairs = conn.execute(f"SELECT id, item_rowid FROM {p}_chunks ORDER BY id").fetchall()
         rowids = np.fromiter((r[0] for r in pairs), dtype=np.int64, count=len(pairs))
         chunk_items = np.fromiter((r[1] for r in pairs), dtype=np.int64, count=len(pairs))
-        # SQLite groups the index's token instances into (term, chunk) postings in C, where the
-        # GIL is released: a copy built while the server answers searches barely slows them.
-        # Read straight into one array, row by row: a list of row tuples first would hold
-        # ~100 bytes per posting (SciFact's ~700,000: most of the process's peak while it builds).
-        postings = conn.execute(
-            "SELECT doc, sum(col = 'title'), count(*) FROM temp.vocab GROUP BY term, doc ORDER BY term, doc"
-        )
-        grid = np.fromiter(itertools.chain.from_iterable(postings), dtype=np.int64).reshape(-1, 3)
-        # Each term's number of chunks, in the same order: FTS5's own row counts.
-        conn.execute(f"CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, '{p}_chunks_fts', 'row')")
-        terms = conn.execute("SELECT term, doc FROM temp.terms ORDER BY term").fetchall()
+        # SQLite reads the index's token instances in C, where the GIL is released: a copy built
+        # while the server answers searches barely slows them (`vocabulary.read_postings`).
+        chunks, titles, counts, terms = read_postings(conn, p)
         conn.execute("COMMIT")
     finally:
         conn.close()
-    in_title, tokens = grid[:, 1].astype(np.float64), grid[:, 2].astype(np.float64)
+    in_title, tokens = titles.astype(np.float64), counts.astype(np.float64)
     f = weights[0] * in_title + weights[1] * (tokens - in_title)
-    at = np.searchsorted(rowids, grid[:, 0])
+    at = np.searchsorted(rowids, chunks)
     length = np.bincount(at, weights=tokens, minlength=len(rowids)).astype(np.float64, copy=False)
     avgdl = float(length.sum()) / max(1, len(rowids))
-    return from_postings(rowids, chunk_items, grid[:, 0], f, length, avgdl, terms)
+    return from_postings(rowids, chunk_items, chunks, f, length, avgdl, terms)
 
 
 def from_postings(

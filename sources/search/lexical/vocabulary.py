@@ -17,8 +17,12 @@ like a copy, used only while the database is unchanged.
 from __future__ import annotations
 
 import bisect
+import itertools
 import sqlite3
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from ..stemming import stems
 
@@ -73,3 +77,58 @@ def read_vocabulary(conn: sqlite3.Connection, p: str) -> list[str] | None:
     conn.execute(f"CREATE VIRTUAL TABLE temp.vocabulary USING fts5vocab(main, '{p}_chunks_fts', 'row')")
     terms = [term for (term,) in conn.execute(f"SELECT term FROM temp.vocabulary LIMIT {MAX_TERMS + 1}")]
     return terms if len(terms) <= MAX_TERMS else None
+
+
+Postings = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], list[tuple[str, int]]]
+"""Per (term, chunk) posting, in FTS5's order (term, then chunk): its chunk's rowid, its token
+instances in the title, its instances; and each term with its number of postings, in that order."""
+
+
+def read_postings(conn: sqlite3.Connection, p: str) -> Postings:
+    """Every posting of the FTS5 index `<p>_chunks_fts` (in the caller's read transaction).
+
+    Read as one integer per token instance from `fts5vocab`'s `instance` table, which FTS5 hands
+    over in term then chunk order, and grouped in numpy: SQLite's own `GROUP BY term, doc` sorted
+    every instance through a temporary B-tree first (SciFact's 1.2 million: 2.5 -> 1.5 s of CPU
+    for a copy). An index not in that order (or not counted as read) is grouped by SQLite."""
+    conn.execute(f"CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, '{p}_chunks_fts', 'row')")
+    conn.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, '{p}_chunks_fts', 'instance')")
+    rows = conn.execute("SELECT term, doc, cnt FROM temp.terms").fetchall()
+    terms = [(str(term), int(docs)) for term, docs, _ in rows]
+    per_term = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
+    total = int(per_term.sum())
+    cursor = conn.execute("SELECT doc * 2 + (col = 'title') FROM temp.vocab")
+    try:
+        codes = np.fromiter(itertools.chain.from_iterable(cursor), dtype=np.int64, count=total)
+    except ValueError:  # fewer instances than counted
+        return _grouped_by_sqlite(conn)
+    if cursor.fetchone() is not None:  # more than counted
+        return _grouped_by_sqlite(conn)
+    empty = np.zeros(0, dtype=np.int64)
+    if total == 0:
+        return empty, empty, empty, terms
+    in_title = codes & 1
+    codes >>= 1  # each instance's chunk rowid
+    term_starts = np.concatenate(([0], np.cumsum(per_term)[:-1]))
+    steps = np.diff(codes)
+    steps[term_starts[1:] - 1] = 0  # a term's first chunk may come before the last term's last
+    new = np.empty(total, dtype=bool)
+    new[0] = True
+    new[1:] = steps != 0
+    new[term_starts] = True
+    starts = np.flatnonzero(new)
+    postings_per_term = np.add.reduceat(new.astype(np.int64), term_starts)
+    if (steps < 0).any() or postings_per_term.tolist() != [n for _, n in terms]:
+        return _grouped_by_sqlite(conn)
+    titles = np.add.reduceat(in_title, starts)
+    counts = np.diff(np.append(starts, total))
+    return codes[starts], titles, counts, terms
+
+
+def _grouped_by_sqlite(conn: sqlite3.Connection) -> Postings:
+    postings = conn.execute(
+        "SELECT doc, sum(col = 'title'), count(*) FROM temp.vocab GROUP BY term, doc ORDER BY term, doc"
+    )
+    grid = np.fromiter(itertools.chain.from_iterable(postings), dtype=np.int64).reshape(-1, 3)
+    terms = [(str(t), int(n)) for t, n in conn.execute("SELECT term, doc FROM temp.terms ORDER BY term")]
+    return grid[:, 0].copy(), grid[:, 1].copy(), grid[:, 2].copy(), terms

@@ -216,3 +216,19 @@ async def test_the_server_setting_sets_which_sources_are_copied(
         assert found.count > 0
     finally:
         await pool.close()
+
+
+@pytest.mark.anyio
+async def test_the_postings_grouped_in_numpy_are_sqlites_own_grouping(notes_db: Database) -> None:
+    from knowledge_mcp.sources.search.lexical import vocabulary
+
+    conn = sqlite3.connect(notes_db.path)
+    try:
+        conn.execute("BEGIN")
+        *arrays, terms = vocabulary.read_postings(conn, "notes")
+        *grouped, grouped_terms = vocabulary._grouped_by_sqlite(conn)
+    finally:
+        conn.close()
+    assert len(arrays[0]) > 1000 and terms == grouped_terms and arrays[1].sum() > 0
+    for mine, sqlites in zip(arrays, grouped, strict=True):
+        assert mine.tolist() == sqlites.tolist()
