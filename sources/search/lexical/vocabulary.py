@@ -107,20 +107,21 @@ def read_postings(conn: sqlite3.Connection, p: str) -> Postings:
     empty = np.zeros(0, dtype=np.int64)
     if total == 0:
         return empty, empty, empty, terms
-    in_title = codes & 1
+    in_title = (codes & 1).astype(np.int8)
     codes >>= 1  # each instance's chunk rowid
     term_starts = np.concatenate(([0], np.cumsum(per_term)[:-1]))
-    steps = np.diff(codes)
-    steps[term_starts[1:] - 1] = 0  # a term's first chunk may come before the last term's last
-    new = np.empty(total, dtype=bool)
+    new = np.empty(total, dtype=bool)  # where a posting starts (bools: a few MB, not int64s)
     new[0] = True
-    new[1:] = steps != 0
+    np.not_equal(codes[1:], codes[:-1], out=new[1:])
+    back = codes[1:] < codes[:-1]
+    back[term_starts[1:] - 1] = False  # a term's first chunk may come before the last term's last
     new[term_starts] = True
-    starts = np.flatnonzero(new)
-    postings_per_term = np.add.reduceat(new.astype(np.int64), term_starts)
-    if (steps < 0).any() or postings_per_term.tolist() != [n for _, n in terms]:
+    postings_per_term = np.add.reduceat(new, term_starts, dtype=np.int64)
+    if back.any() or postings_per_term.tolist() != [n for _, n in terms]:
         return _grouped_by_sqlite(conn)
-    titles = np.add.reduceat(in_title, starts)
+    del back
+    starts = np.flatnonzero(new)
+    titles = np.add.reduceat(in_title, starts, dtype=np.int64)
     counts = np.diff(np.append(starts, total))
     return codes[starts], titles, counts, terms
 
