@@ -35,7 +35,7 @@ from mcp.server.mcpserver import MCPServer
 
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search.request import SearchMode, SearchRequest
+from knowledge_mcp.sources.search.request import SearchRequest
 
 from ..call import CallServices, RequestCall, serving
 from ..context import RequestContext
@@ -68,7 +68,7 @@ class WarmStart:
         self.task: asyncio.Task[None] | None = None
         self.stopped = False
         self.warmed: list[str] = []
-        """The sources searched (hybrid) so far."""
+        """The sources searched so far (hybrid)."""
         self.tool_warmed = False
         """Whether the search tool has answered once."""
 
@@ -83,12 +83,12 @@ class WarmStart:
             loop.call_soon_threadsafe(start)
 
     async def run(self) -> None:
-        await self._search_sources("hybrid", limit=1)  # the databases opened, the vectors read
+        await self._search_sources(limit=1)  # the databases opened, the vectors read
         if self.warmed:  # no database is made for the warm-up: only those the user has are read
             await self._search_tool(self.warmed)
         with contextlib.suppress(Exception):  # a copy that failed is logged by its builder
             await self.settled()
-        await self._search_sources("hybrid", limit=10)  # the copies' first use
+        await self._search_sources(limit=10)  # the copies' first use
 
     async def _search_tool(self, sources: list[str]) -> None:
         if self.tool is None:
@@ -99,15 +99,16 @@ class WarmStart:
         except Exception as error:  # the first real search tries again and says why
             logger.debug("warming up the search tool failed: {}", type(error).__name__)
 
-    async def _search_sources(self, mode: SearchMode, limit: int) -> None:
+    async def _search_sources(self, limit: int) -> None:
         paths = RequestContext.for_user(self.data_dir, self.user).db_paths
         for name, source in SOURCES.items():
             if not paths[name].exists():
                 continue  # no database yet (or the items are in PostgreSQL): nothing to warm
             try:
                 store = await self.items.read(self.user, name, paths[name])
-                await source.search(store, SearchRequest(WARM_QUERY, limit=limit, mode=mode), self.defaults)
-                if mode == "hybrid" and name not in self.warmed:
+                request = SearchRequest(WARM_QUERY, limit=limit, mode="hybrid")
+                await source.search(store, request, self.defaults)
+                if name not in self.warmed:
                     self.warmed.append(name)
             except Exception as error:  # the first real search tries again and says why
                 logger.debug("warming up {} failed: {}", name, type(error).__name__)
