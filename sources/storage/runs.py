@@ -244,11 +244,11 @@ class ImportRun:
         entry: Found,
         known: FileRecord | None,
         found: ImportSummary,
-        key: Path | None = None,
+        key: Path,
     ) -> tuple[FileWork | None, int]:
         """Check the file (its own status, reached without following links), skip it when its
         size and time are unchanged, else read it from the one descriptor that was checked.
-        `key`: the path as stored, when the caller has it (`naming.stored_path`)."""
+        `key`: the path as stored (`naming.stored_path`)."""
         path = entry.path
         info = folders.lstat(entry.real)
         if stat.S_ISLNK(info.st_mode):
@@ -261,7 +261,6 @@ class ImportRun:
         raw = read_regular(folders, entry.real, info, self.importer.max_file_bytes)
         file_hash = hashlib.sha256(raw).hexdigest()
         fresh = time.time_ns() - info.st_mtime_ns < RACY_NS
-        key = stored_path(path) if key is None else key
         work = FileWork(key, file_hash, info.st_size, None if fresh else info.st_mtime_ns, None)
         if known and known["file_hash"] == file_hash:
             work.item_count = int(known["item_count"])

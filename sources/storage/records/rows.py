@@ -44,11 +44,10 @@ ONE_CHUNK_CHARS = DEFAULT_CHUNK_TOKENS * DEFAULT_CHARS_PER_TOKEN
 def chunk_rows(rowid: int | None, item_id: str, item: ParsedItem) -> list[tuple[Any, ...]]:
     """The item's chunk rows: (item rowid, index, chunk uuid, field, start, end, title, body,
     meta JSON). Every store writes these (SQLite here, PostgreSQL in `postgres.writing`)."""
-    spans, content = item.chunks, item.content
-    if spans is None and len(content) <= ONE_CHUNK_CHARS:  # most notes: one chunk, all of it
-        uuid = hashlib.sha256(f"{item_id}\x00\x00{content}".encode()).hexdigest()[:24]
-        return [(rowid, 0, uuid, None, 0, len(content), item.title, content, "{}")]
-    if spans is None:
+    spans = item.chunks
+    if spans is None and len(item.content) <= ONE_CHUNK_CHARS:  # most notes: all of it, no chunker
+        spans = [ChunkSpan(0, len(item.content))]
+    elif spans is None:
         # An item with no body (a note of only front matter) still gets one chunk, so its
         # title is searchable.
         spans = [ChunkSpan(c.start, c.end) for c in chunk_text(item.content)] or [
