@@ -51,9 +51,9 @@ SearchScope: TypeAlias = "tuple[list[Filter], tuple[FtsColumn, ...] | None]"
 @functools.cache
 def search_response(result_model: type[R]) -> type[SearchResponse[R]]:
     """`SearchResponse[result_model]`, made once and kept. Pydantic holds the models it makes for
-    `Generic[...]` only weakly, so one the garbage collector has freed was built again (~8 ms a
-    source, ~40 ms for a `knowledge_search`) by whichever search came next: after start, often
-    the first (docs/performance.md, "The first call, measured again")."""
+    `Generic[...]` only weakly, so one the garbage collector has freed was built again by
+    whichever search came next: after start, often the first (`docs/performance.md`, "The first
+    call, found")."""
     return SearchResponse[result_model]  # type: ignore[valid-type]
 
 

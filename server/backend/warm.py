@@ -17,9 +17,9 @@ loop, like any request (a request made meanwhile is served beside it), and never
 
 Steps 2 and 3 take off the user's first search what it still did once: the session store
 opened, the glossary read, the tool's models built, the copies' first reads (`docs/performance.md`,
-"The first call, measured again"). The copies are not started before the model is loaded: built
-beside the load, they slowed a lexical answer asked right after `initialize` (load ~3.5: median
-690 -> 1147 ms) and did not make the first hybrid one faster.
+"The first call, found"). The copies are not started before the model is loaded: built beside
+the load, they slowed a lexical answer asked right after `initialize` and did not make the first
+hybrid one faster (measured there).
 """
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ term pages pays for (`docs/performance.md`, fourth pass).
 MAP_FROM_BYTES = 256 << 20
 """A smaller file is read through read calls and a small page cache (`CACHE_KIB`): the OS keeps
 its pages in its own file cache either way, but mapped pages a process has touched count in its
-resident memory (a 60 MB notes database: ~55–95 MB of the server's RSS), and at this size read
-calls cost no measurable search time (`docs/performance.md`, "Memory of the server process")."""
+resident memory, and at this size read calls cost no measurable search time
+(`docs/performance.md`, "A small database file read, not mapped")."""
 
 CACHE_KIB = 8192
 """Each connection's own page cache (`PRAGMA cache_size`), KiB: it holds written pages and an

@@ -88,9 +88,9 @@ def read_postings(conn: sqlite3.Connection, p: str) -> Postings:
     """Every posting of the FTS5 index `<p>_chunks_fts` (in the caller's read transaction).
 
     Read as one integer per token instance from `fts5vocab`'s `instance` table, which FTS5 hands
-    over in term then chunk order, and grouped in numpy: SQLite's own `GROUP BY term, doc` sorted
-    every instance through a temporary B-tree first (SciFact's 1.2 million: 2.5 -> 1.5 s of CPU
-    for a copy). An index not in that order (or not counted as read) is grouped by SQLite."""
+    over in term then chunk order, and grouped in numpy: SQLite's own `GROUP BY term, doc` sorts
+    every instance through a temporary B-tree first (`docs/performance.md`, "The index copy's
+    build"). An index not in that order (or not counted as read) is grouped by SQLite."""
     conn.execute(f"CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, '{p}_chunks_fts', 'row')")
     conn.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, '{p}_chunks_fts', 'instance')")
     rows = conn.execute("SELECT term, doc, cnt FROM temp.terms").fetchall()
