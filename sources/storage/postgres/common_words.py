@@ -28,8 +28,11 @@ from .pool import PgDatabase
 from .postings import positions
 from .schema import on_postings
 
-MIN_DOCS = 2_048
-"""Words in at least this many chunks of a source (16 full blocks) are read whole and kept."""
+MIN_DOCS = 8_192
+"""Words in at least this many chunks of a source (64 full blocks) are read whole and kept: a rarer
+word's windows read few blocks."""
+NEAR_SHARE = 4
+"""A word's postings are cut to a rarer word's chunks when those are under a quarter of them."""
 BUDGET_MB = 64
 """What the kept words of one process hold together at most, in MB (`Word.size`)."""
 CACHE = "common_words"
@@ -91,11 +94,14 @@ class Word:
         """How many of its chunks are older (lower) than `until`."""
         return int(np.searchsorted(self.chunks, until))
 
-    def postings(self, since: int, until: int, rows: bool = True) -> Postings:
+    def postings(self, since: int, until: int, rows: bool = True, near: np.ndarray | None = None) -> Postings:
         """Its postings in chunks [since, until) as `phrase_match.read` gives them (without `rows`,
-        no items and lengths). Not cut to a rarer word's chunks: a key of a chunk without it
-        starts no phrase and is the place of none (`phrase_match.starts` looks keys up)."""
+        no items and lengths). With `near` (a rarer word's chunks there, ascending), only in those
+        when they are a small share (`_among`); else not cut to them: a key of a chunk without
+        the rarer word starts no phrase and is the place of none (`phrase_match.starts`)."""
         low, high = (int(n) for n in np.searchsorted(self.chunks, [since, until]))
+        if near is not None and len(near) * NEAR_SHARE < high - low:
+            return self._among(near, rows)
         numbers = self.numbers[self.starts[low] : self.starts[high]]
         keys = np.repeat(self.bases[2 * low : 2 * high], self.lengths[2 * low : 2 * high])
         keys += numbers
@@ -103,6 +109,21 @@ class Word:
         if not rows:
             return Postings(chunks, chunks[:0], chunks[:0], keys.astype(np.uint64))
         return Postings(chunks, self.items[low:high], self.dls[low:high], keys.astype(np.uint64))
+
+    def _among(self, near: np.ndarray, rows: bool) -> Postings:
+        """Its postings in the chunks `near` (ascending) alone: only their places converted."""
+        at = np.minimum(np.searchsorted(self.chunks, near), max(len(self.chunks) - 1, 0))
+        mine = at[self.chunks[at] == near] if len(self.chunks) else at[:0]
+        counts = self.starts[mine + 1] - self.starts[mine]
+        moved = self.starts[mine] - (np.cumsum(counts) - counts)
+        numbers = self.numbers[np.repeat(moved, counts) + np.arange(int(counts.sum()))]
+        pairs = np.column_stack((2 * mine, 2 * mine + 1)).ravel()
+        keys = np.repeat(self.bases[pairs], self.lengths[pairs])
+        keys += numbers
+        chunks = self.chunks[mine]
+        if not rows:
+            return Postings(chunks, chunks[:0], chunks[:0], keys.astype(np.uint64))
+        return Postings(chunks, self.items[mine], self.dls[mine], keys.astype(np.uint64))
 
 
 Key = tuple[str, str, str]
@@ -158,7 +179,8 @@ def kept_window(words: dict[str, Word], lexemes: list[str], window: int, until: 
     low = max(0, high - window)
     since = 0 if low == 0 else int(rarest.chunks[low])
     found = {lexemes[0]: rarest.postings(since, until)}
-    found |= {lexeme: words[lexeme].postings(since, until, rows=False) for lexeme in lexemes[1:]}
+    near = found[lexemes[0]].chunks
+    found |= {lexeme: words[lexeme].postings(since, until, False, near) for lexeme in lexemes[1:]}
     return Window(found, since, high - low, low == 0)
 
 

@@ -122,8 +122,9 @@ class NewestPhrase:
         else:
             rest = [lexeme for lexeme in lexemes if lexeme not in common]
             read = await read_window(conn, self.user_id, self.source, rest, window, self.until)
+            near = read.by_word[lexemes[0]].chunks
             for lexeme, word in common.items():
-                read.by_word[lexeme] = word.postings(read.since, self.until, rows=False)
+                read.by_word[lexeme] = word.postings(read.since, self.until, False, near)
         self.hits += within(starts(self.words, read.by_word, lexemes[0]), read.since, self.until)
         self.read += read.read
         self.until, self.everything = read.since, read.everything

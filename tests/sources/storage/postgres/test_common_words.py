@@ -51,6 +51,9 @@ def test_a_kept_word_gives_the_postings_its_blocks_give_over_any_chunk_range() -
             assert list(part.items) == list(read.items[inside]) and list(part.dls) == list(read.dls[inside])
             owners = read.keys >> np.uint64(32)
             assert list(part.keys) == list(read.keys[(owners >= since) & (owners < until)])
+            near = np.asarray(sorted(rng.sample(ids, 3)), dtype=np.int64)  # a rarer word's few chunks
+            cut, reference = kept.postings(0, 2**62, False, near), postings(rows, near)
+            assert list(cut.chunks) == list(reference.chunks) and list(cut.keys) == list(reference.keys)
 
 
 def test_windows_of_kept_words_find_every_phrase_the_per_chunk_reference_finds() -> None:
