@@ -3,12 +3,12 @@ the merge keeps it.
 
 knowledge_search fetches `offset + limit + 1` hits of every source and keeps `limit` of them.
 Building each source's result (its pydantic model, its type-aware fields parsed from the item's
-JSON, its `loc`) for every fetched hit was about a quarter of the call (`docs/performance.md`,
-"knowledge_search: one source's time"). With `SearchRequest.deferred`, `results.describe` hands
-over a `DeferredResult` per hit instead: the fields the merge sorts, pages and collapses on
-(uri, score, last_modified, the content key, the e-mail thread), and the item and chunk rows the
-source's result is made from, by `build` — the same call `describe` would have made, with the
-score and rank the merge settled on.
+JSON, its `loc`) for every fetched hit was about a quarter of the call's loop time
+(`docs/performance.md`, "Session 13: only the page is described"). With
+`SearchRequest.deferred`, `results.describe` hands over a `DeferredResult` per hit instead: the
+fields the merge sorts, pages and collapses on (uri, score, last_modified, the content key, the
+e-mail thread), and the item and chunk rows the source's result is made from, by `build` — the
+same call `describe` would have made, with the score and rank the merge settled on.
 """
 
 from __future__ import annotations
