@@ -89,7 +89,7 @@ async def fan_out(
                 if request.shared is not None:
                     # Every source's counts first (SQLite on the loop's thread), then the searches
                     # (statements on worker threads): the counts no longer wait for the GIL
-                    # behind the searches' threads (`docs/performance.md`, "fanout_ratio").
+                    # behind the searches' threads (`docs/performance.md`, "Session 13").
                     await request.shared.settled()
                 response = await source.search(store, request, defaults)
             answer.response = response
