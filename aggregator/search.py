@@ -188,8 +188,7 @@ def merged_response(
         seen_mode=q.seen,
         fetched=fetched,
     )
-    for result in page.results:
-        fill_details(result)
+    fill_details(page.results)
     warnings += page.warnings
     if not page.results and any(
         a.response is not None and FLOOR_WARNING in a.response.warnings for a in answers

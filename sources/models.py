@@ -63,7 +63,7 @@ class ResultItem(BaseModel):
     _details: Details | None = PrivateAttr(default=None)
     """What its snippet and matched terms are made of, when a search left them for later
     (`search/describe/details.fill_details`; a copy keeps it: `model_copy` shares it)."""
-    _content_key: str | None = PrivateAttr(default=None)
+    _content_key: tuple[str, str] | None = PrivateAttr(default=None)
     _keep: frozenset[str] = PrivateAttr(default=frozenset())
     """The search's `fields`: what its wire form keeps beyond the compact default (`wire.brief`)."""
     _passage: bool = PrivateAttr(default=False)

@@ -11,7 +11,7 @@ import re
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..storage.schema import TOKENIZER
@@ -88,16 +88,18 @@ class QueryMatcher:
     def _is_match(self, stem: str, word: str) -> bool:
         return stem in self._wanted or (bool(self._prefixes) and word.startswith(self._prefixes))
 
-    def _candidates(self, text: str) -> list[tuple[int, str]]:
-        """(position, lowercased word) of the words of `text` that start with a wanted head.
+    def _candidates(self, text: str, heads: Iterable[str] | None = None) -> list[tuple[int, str]]:
+        """(position, lowercased word) of the words of `text` that start with a wanted head (or
+        one of `heads`), in order.
 
         `str.find` per head runs in C over the text; only its hits are looked at in Python.
         """
+        heads = self._heads if heads is None else heads
         lowered = text.lower()
         if len(lowered) != len(text):  # a character whose lowercase is longer: no positions
-            return [(-1, m.group()) for m in _WORD.finditer(lowered) if m.group()[:3] in self._heads]
+            return [(-1, m.group()) for m in _WORD.finditer(lowered) if m.group()[:3] in heads]
         out: dict[int, str] = {}
-        for head in self._heads:
+        for head in heads:
             at = lowered.find(head)
             while at >= 0:
                 if at == 0 or not _is_word_char(lowered[at - 1]):
@@ -117,29 +119,30 @@ class QueryMatcher:
 
     def first_match(self, text: str, terms: Iterable[str] | None = None) -> int | None:
         """Where the first word of `text` matching a query term starts (None: none, or no
-        position survives Unicode folding). Each head stops at its first match, so this reads
-        far less than `find`; `terms` (query term texts, as `Matches.terms`) narrows the search
-        to the terms the text is known to contain."""
+        position survives Unicode folding); `terms` (query term texts, as `Matches.terms`)
+        narrows the search to the terms the text is known to contain."""
+        return self.first_matches([(text, terms)])[0]
+
+    def first_matches(self, texts: Sequence[tuple[str, Iterable[str] | None]]) -> list[int | None]:
+        """`first_match` for many (text, terms) pairs: the candidate words of all the texts are
+        stemmed at once (one statement for the words not seen before, not one per word)."""
+        scanned = [self._starts(text, terms) for text, terms in texts]
+        stem_of = dict(zip(*_stemmed(w for starts in scanned for _, w in starts), strict=True))
+        return [next((at for at, w in starts if self._is_match(stem_of[w], w)), None) for starts in scanned]
+
+    def _starts(self, text: str, terms: Iterable[str] | None) -> list[tuple[int, str]]:
+        """The candidate words of `text` with their positions, none when no position survives
+        Unicode folding."""
         heads = self._heads if terms is None else {h for t in terms for h in self._heads_of.get(t, ())}
+        if not heads:
+            return []
         if not text.isascii():
             folded = unicodedata.normalize("NFKC", text)
             if len(folded) != len(text):
-                return None
+                return []
             text = folded
-        lowered = text.lower()
-        if len(lowered) != len(text):
-            return None
-        first: int | None = None
-        for head in heads:
-            at = lowered.find(head)
-            while at >= 0 and (first is None or at < first):
-                if at == 0 or not _is_word_char(lowered[at - 1]):
-                    word = _WORD.match(lowered, at)
-                    if word is not None and self._is_match(_STEMMER.stem(word.group()), word.group()):
-                        first = at
-                        break
-                at = lowered.find(head, at + 1)
-        return first
+        found = self._candidates(text, heads)
+        return [] if found and found[0][0] < 0 else found
 
     def find(self, *texts: str) -> Matches:
         """Position of the first match in the first text, and the query terms found in any text."""
@@ -148,8 +151,7 @@ class QueryMatcher:
     def find_all(self, groups: list[tuple[str, ...]]) -> list[Matches]:
         """`find` for many groups of texts, stemming all their candidate words at once."""
         scanned = [[self._scan(t) for t in texts] for texts in groups]
-        words = [w for group in scanned for cands in group for _, w in cands]
-        stem_of = dict(zip(words, stems(words), strict=True))
+        stem_of = dict(zip(*_stemmed(w for group in scanned for cands in group for _, w in cands), strict=True))
         return [self._matches(group, stem_of) for group in scanned]
 
     def _matches(self, group: list[list[tuple[int, str]]], stem_of: dict[str, str]) -> Matches:
@@ -171,6 +173,12 @@ class QueryMatcher:
             if all(s in found for s in whole) and (not term.prefix or term.words[-1] + "*" in found):
                 terms.append(term.text)
         return Matches(first, terms)
+
+
+def _stemmed(words: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The distinct `words` and their stems, in one batch."""
+    distinct = list(dict.fromkeys(words))
+    return distinct, stems(distinct)
 
 
 def _is_word_char(char: str) -> bool:

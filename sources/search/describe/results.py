@@ -16,7 +16,6 @@ so pages never overlap or skip; a page can show fewer than `limit` results.
 
 from __future__ import annotations
 
-from hashlib import blake2b
 from typing import Any
 
 from ...models import ResultItem, ScoreType, SearchResponse
@@ -63,8 +62,7 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
         for result, details in zip(results, records, strict=True):
             result._details = details
     elif found.terms_of is not None:
-        for result, details in zip(results, records, strict=True):
-            describe_later(result, details)
+        describe_later(list(zip(results, records, strict=True)))
     else:
         matches = matcher.find_all([(c["body"], c["title"]) for c in hit_chunks])
         for result, details, match in zip(results, records, matches, strict=True):
@@ -112,11 +110,12 @@ def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any])
     )
 
 
-def content_key(title: str, body: str) -> str:
+def content_key(title: str, body: str) -> tuple[str, str]:
     """What makes two hits the same content: the title and the hit chunk's text, whitespace
-    collapsed (a message mailed twice, a file imported from two folders)."""
-    text = collapse_whitespace(title) + "\0" + collapse_whitespace(str(body))
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    collapsed (a message mailed twice, a file imported from two folders). The texts themselves,
+    not a digest of them: a dict hashes a string once, where a digest read every character
+    again per hit."""
+    return collapse_whitespace(title), collapse_whitespace(str(body))
 
 
 def collapse(results: list[Any]) -> list[Any]:
@@ -124,7 +123,7 @@ def collapse(results: list[Any]) -> list[Any]:
     in that one's `duplicates`; a hit of an e-mail thread an earlier hit belongs to is counted in
     that one's `thread_hits`. Each decision depends only on the hits before it, so a longer list
     collapses its first part the same way."""
-    by_content: dict[str, ResultItem] = {}
+    by_content: dict[tuple[str, str], ResultItem] = {}
     by_thread: dict[tuple[str, str], ResultItem] = {}
     kept: list[Any] = []
     for result in results:
