@@ -151,7 +151,8 @@ class QueryMatcher:
     def find_all(self, groups: list[tuple[str, ...]]) -> list[Matches]:
         """`find` for many groups of texts, stemming all their candidate words at once."""
         scanned = [[self._scan(t) for t in texts] for texts in groups]
-        stem_of = dict(zip(*_stemmed(w for group in scanned for cands in group for _, w in cands), strict=True))
+        words = (w for group in scanned for cands in group for _, w in cands)
+        stem_of = dict(zip(*_stemmed(words), strict=True))
         return [self._matches(group, stem_of) for group in scanned]
 
     def _matches(self, group: list[list[tuple[int, str]]], stem_of: dict[str, str]) -> Matches:
