@@ -17,7 +17,10 @@ def sorted_lists(lists: list[list[ResultItem]], order_by: OrderBy) -> list[list[
     """Each source's list in the order the merge expects, passages placed by their own score."""
     if order_by != "relevance":
         return lists  # an item's passages share its date: they already follow it
-    return [sorted(one, key=lambda r: -r.score) if any(r._passage for r in one) else one for one in lists]
+    return [
+        sorted(one, key=lambda r: -r.score) if any(r.private["_passage"] for r in one) else one
+        for one in lists
+    ]
 
 
 def capped(results: list[ResultItem], per_item: int) -> list[ResultItem]:

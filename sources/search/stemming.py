@@ -29,6 +29,11 @@ class _Stemmer:
         self._lock = threading.Lock()
         self._cache: dict[str, str] = {}
 
+    @property
+    def cache(self) -> dict[str, str]:
+        """Each lowercased word seen so far and its stem."""
+        return self._cache
+
     def stem(self, word: str) -> str:
         """One lowercased word's stem (a dictionary lookup once it has been seen)."""
         found = self._cache.get(word)
@@ -124,25 +129,48 @@ class QueryMatcher:
         return self.first_matches([(text, terms)])[0]
 
     def first_matches(self, texts: Sequence[tuple[str, Iterable[str] | None]]) -> list[int | None]:
-        """`first_match` for many (text, terms) pairs: the candidate words of all the texts are
-        stemmed at once (one statement for the words not seen before, not one per word)."""
-        scanned = [self._starts(text, terms) for text, terms in texts]
-        stem_of = dict(zip(*_stemmed(w for starts in scanned for _, w in starts), strict=True))
-        return [next((at for at, w in starts if self._is_match(stem_of[w], w)), None) for starts in scanned]
+        """`first_match` for many (text, terms) pairs: the words not stemmed before, of all the
+        texts, are stemmed at once (one statement, not one per word)."""
+        looked = [self._first_known(text, terms) for text, terms in texts]
+        stem_of = dict(zip(*_stemmed(w for _, unknown in looked for _, w in unknown), strict=True))
+        firsts: list[int | None] = []
+        for first, unknown in looked:
+            at = next((at for at, w in unknown if self._is_match(stem_of[w], w)), None)
+            firsts.append(first if at is None or (first is not None and first < at) else at)
+        return firsts
 
-    def _starts(self, text: str, terms: Iterable[str] | None) -> list[tuple[int, str]]:
-        """The candidate words of `text` with their positions, none when no position survives
-        Unicode folding."""
+    def _first_known(
+        self, text: str, terms: Iterable[str] | None
+    ) -> tuple[int | None, list[tuple[int, str]]]:
+        """The first match in `text` among the words whose stem is known, and the words before it
+        whose stem is not (position, word; in order), each head's search stopping at its first
+        match. No match and no words when no position survives Unicode folding."""
         heads = self._heads if terms is None else {h for t in terms for h in self._heads_of.get(t, ())}
-        if not heads:
-            return []
         if not text.isascii():
             folded = unicodedata.normalize("NFKC", text)
             if len(folded) != len(text):
-                return []
+                return None, []
             text = folded
-        found = self._candidates(text, heads)
-        return [] if found and found[0][0] < 0 else found
+        lowered = text.lower()
+        if len(lowered) != len(text):
+            return None, []
+        first: int | None = None
+        unknown: list[tuple[int, str]] = []
+        cache = _STEMMER.cache
+        for head in heads:
+            at = lowered.find(head)
+            while at >= 0 and (first is None or at < first):
+                if at == 0 or not _is_word_char(lowered[at - 1]):
+                    word = _WORD.match(lowered, at)
+                    if word is not None:
+                        stem = cache.get(w := word.group())
+                        if stem is None:
+                            unknown.append((at, w))
+                        elif self._is_match(stem, w):
+                            first = at
+                            break
+                at = lowered.find(head, at + 1)
+        return first, sorted(u for u in unknown if first is None or u[0] < first)
 
     def find(self, *texts: str) -> Matches:
         """Position of the first match in the first text, and the query terms found in any text."""

@@ -40,7 +40,8 @@ def fill_details(results: Iterable[ResultItem]) -> None:
     (or a copy of one: `model_copy` keeps the record) is filled once."""
     later = []
     for result in results:
-        details, result._details = result._details, None
+        private = result.private
+        details, private["_details"] = private["_details"], None
         if details is not None:
             later.append((result, details))
     describe_later(later)

@@ -50,17 +50,18 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
             hit = {"score": min(lead.score, lexical), "rank": lead.rank}
             hit["match_count"] = lead.match_count
         result = ctx.source.result(row, chunk, **hit)
-        result._content_key = content_key(result.title, chunk["body"])
-        result._keep = ctx.request.fields
+        private = result.private
+        private["_content_key"] = content_key(result.title, chunk["body"])
+        private["_keep"] = ctx.request.fields
         if lead is None:
             leads[row["id"]] = result
         else:
-            result._passage = True
+            private["_passage"] = True
         results.append(result)
     records = [_record(ctx, query, matcher, found, r, c) for r, c in zip(results, hit_chunks, strict=True)]
     if not ctx.request.details:
         for result, details in zip(results, records, strict=True):
-            result._details = details
+            result.private["_details"] = details
     elif found.terms_of is not None:
         describe_later(list(zip(results, records, strict=True)))
     else:
@@ -75,7 +76,7 @@ def _record(
 ) -> Details:
     """What `result`'s details are made of: its hit chunk, and the terms the ranking knows the
     chunk matches (not a further passage's: its own chunk is looked through)."""
-    known = None if found.terms_of is None or result._passage else found.terms_of(chunk["id"])
+    known = None if found.terms_of is None or result.private["_passage"] else found.terms_of(chunk["id"])
     return Details(chunk, query, matcher, ctx.snippet_length, ctx.request.fields, known)
 
 
@@ -127,8 +128,8 @@ def collapse(results: list[Any]) -> list[Any]:
     by_thread: dict[tuple[str, str], ResultItem] = {}
     kept: list[Any] = []
     for result in results:
-        key = result._content_key
-        thread = getattr(result, "thread_id", None)
+        key = result.private["_content_key"]
+        thread = result.__dict__.get("thread_id")  # a field of e-mail hits only
         thread_key = (result.source, thread) if thread else None
         if key is not None and key in by_content:
             leader = by_content[key]
