@@ -55,7 +55,7 @@ async def counted(stores: Stores, name: str, request: SearchRequest) -> Store:
     """Source `name`'s store; first, with a shared scale (`SearchRequest.shared`), its counts of
     the query's terms handed to the scale and to its own search, whose FTS5 plan then need not
     read them again. A source that cannot say is left out of the scale (its search, or its
-    store, then reports why); it is always heard from, so no other source waits for it."""
+    store, then reports why); it is always heard from, so no other source waits on it for long."""
     shared = request.shared
     stats: IndexStats | None = None
     try:
@@ -86,6 +86,11 @@ async def fan_out(
         try:
             with anyio.fail_after(timeout_s):
                 store = await counted(stores, answer.source, request)
+                if request.shared is not None:
+                    # Every source's counts first (SQLite on the loop's thread), then the searches
+                    # (statements on worker threads): the counts no longer wait for the GIL
+                    # behind the searches' threads (`docs/performance.md`, "Session 13").
+                    await request.shared.settled()
                 response = await source.search(store, request, defaults)
             answer.response = response
         except InvalidArgumentError as exc:  # the caller's to fix: a tool error, not a degraded source

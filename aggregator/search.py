@@ -14,9 +14,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from knowledge_mcp.sources.errors import InvalidArgumentError, SessionWriteError
-from knowledge_mcp.sources.models import OrderBy, ResultItem
+from knowledge_mcp.sources.models import OrderBy
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.dense.fusion import FLOOR_WARNING
+from knowledge_mcp.sources.search.describe.deferred import DeferredResult
 from knowledge_mcp.sources.search.describe.details import fill_details
 from knowledge_mcp.sources.search.lexical.term_stats import SharedScale
 from knowledge_mcp.sources.search.query import parse_query
@@ -28,7 +29,7 @@ from knowledge_mcp.sources.wire import rounded
 from .calls import AggregatorCall, Session
 from .fanout import Answer, Stores, completed, fan_out
 from .merging.diversity import capped, sorted_lists
-from .merging.merge import Candidates, SeenMode, cut_page, fetch_size
+from .merging.merge import Candidates, Merged, SeenMode, cut_page, fetch_size
 from .models import KnowledgeSearchResponse, SeenApplied
 
 DEFAULT_LIMIT = 20
@@ -119,8 +120,10 @@ async def knowledge_search(
             databases=stores,
             mode=q.mode,
         )
-        # Snippets only for the page the merge keeps (below), not for every fetched hit.
+        # Results (and their snippets) only for the page the merge keeps (below), not for every
+        # fetched hit: each source hands over deferred ones (`describe.deferred`).
         requests[name].details = False
+        requests[name].deferred = True
         requests[name].rerank = q.rerank
         requests[name].expand = q.expand
         requests[name].per_item = q.per_item
@@ -166,7 +169,7 @@ def seen_before_this_query(session: Session | None, q: KnowledgeQuery) -> list[s
 def merged_response(
     answers: list[Answer], q: KnowledgeQuery, order_by: OrderBy, seen: set[str], fetched: int
 ) -> KnowledgeSearchResponse:
-    lists: list[list[ResultItem]] = []
+    lists: list[list[Merged]] = []
     warnings: list[str] = []
     truncated, total = False, 0
     for a in answers:
@@ -188,7 +191,8 @@ def merged_response(
         seen_mode=q.seen,
         fetched=fetched,
     )
-    fill_details(page.results)
+    results = [r.build() if isinstance(r, DeferredResult) else r for r in page.results]
+    fill_details(results)
     warnings += page.warnings
     if not page.results and any(
         a.response is not None and FLOOR_WARNING in a.response.warnings for a in answers
@@ -209,12 +213,12 @@ def merged_response(
     ]
     return KnowledgeSearchResponse(
         seen_applied=applied,
-        results=page.results,
-        count=len(page.results),
+        results=results,
+        count=len(results),
         has_more=page.has_more,
         next_offset=page.next_offset,
         total_estimated=page.total_estimated,
-        top_score=max((r.score for r in page.results), default=None),
+        top_score=max((r.score for r in results), default=None),
         warnings=list(dict.fromkeys(warnings)),
         expanded_terms=next((a.response.expanded_terms for a in answers if a.response is not None), None),
         query_type=next((a.response.query_type for a in answers if a.response is not None), None),

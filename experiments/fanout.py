@@ -9,13 +9,13 @@ The bench's corpus of `--size` chunks is copied from `--cache-dir` (as `knowledg
 own fan-out phase (`bench_aggregator(..., fanout=True)`: every query through `knowledge_search`,
 then through each source's own tool, on one in-memory client) N times and prints each run's
 `fanout_ratio` and latencies. `--pages` writes every page `knowledge_search` returns for the
-bench's queries in several shapes (top 10; 5 at offset 5; notes and media only; recent first),
-to compare two trees' rankings (`--compare A.json B.json`). `--phases N`: p50 ms of
-knowledge_search's steps over N calls; `--stages N`: each source searched alone, one after
-another, p50 ms per pipeline stage and per source; `--tools N`: each search tool alone and
-knowledge_search, wall and CPU ms; `--profile N`: cProfile's top functions over N calls (on
-stderr). Prints JSON. Another checkout's code runs the same module when its packages come first
-on the path (a before/after in the same minutes).
+bench's queries in several shapes (top 10; 5 at offset 5; notes and media only; recent first;
+two passages an item with every field), to compare two trees' rankings (`--compare A.json
+B.json`). `--phases N`: p50 ms of knowledge_search's steps over N calls; `--stages N`: each
+source searched alone, one after another, p50 ms per pipeline stage and per source; `--tools N`:
+each search tool alone and knowledge_search, wall and CPU ms; `--profile N`: cProfile's top
+functions over N calls (on stderr). Prints JSON. Another checkout's code runs the same module
+when its packages come first on the path (a before/after in the same minutes).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ SHAPES: list[dict[str, Any]] = [
     {"limit": 5, "offset": 5},
     {"limit": 10, "sources": ["notes", "media"]},
     {"limit": 10, "order_by": "recent"},
+    {"limit": 10, "per_item": 2, "fields": ["content", "headings", "summary", "reason"]},
 ]
 VOLATILE = {"elapsed_ms", "took_ms"}
 
@@ -242,6 +243,7 @@ async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
             for name, source in SOURCES.items():
                 request = await source.search_request(q, None, limit=11)
                 request.details = False
+                request.deferred = True  # as knowledge_search asks (main: an unknown attribute, ignored)
                 t1 = time.perf_counter()
                 await source.search(stores[name], request, defaults)
                 spent[name] = (time.perf_counter() - t1) * 1000

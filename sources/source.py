@@ -85,6 +85,10 @@ class ChunkedSource(Generic[R]):
         """Type-aware result fields of this source, from the item's meta and the hit chunk."""
         return {}
 
+    def thread_of(self, item: aiosqlite.Row) -> str | None:
+        """The e-mail thread of an item row, as its result's `thread_id` says it (None: none)."""
+        return None
+
     def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc:
         return Loc(chunk_index=chunk["chunk_index"], approx_offset=chunk["start_offset"])
 

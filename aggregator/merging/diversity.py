@@ -10,10 +10,12 @@ order, so the best of each item, and the top hit, always stay.
 
 from __future__ import annotations
 
-from knowledge_mcp.sources.models import OrderBy, ResultItem
+from knowledge_mcp.sources.models import OrderBy
+
+from .merge import Merged
 
 
-def sorted_lists(lists: list[list[ResultItem]], order_by: OrderBy) -> list[list[ResultItem]]:
+def sorted_lists(lists: list[list[Merged]], order_by: OrderBy) -> list[list[Merged]]:
     """Each source's list in the order the merge expects, passages placed by their own score."""
     if order_by != "relevance":
         return lists  # an item's passages share its date: they already follow it
@@ -23,10 +25,10 @@ def sorted_lists(lists: list[list[ResultItem]], order_by: OrderBy) -> list[list[
     ]
 
 
-def capped(results: list[ResultItem], per_item: int) -> list[ResultItem]:
+def capped(results: list[Merged], per_item: int) -> list[Merged]:
     """`results` (best first) with at most `per_item` of any one item; the first of each stays."""
     count: dict[str, int] = {}
-    kept: list[ResultItem] = []
+    kept: list[Merged] = []
     for result in results:
         n = count.get(result.uri, 0)
         if n < per_item:

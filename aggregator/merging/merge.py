@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from knowledge_mcp.sources.models import OrderBy, ResultItem
+from knowledge_mcp.sources.search.describe.deferred import DeferredResult
 from knowledge_mcp.sources.search.describe.results import collapse
 
 SeenMode = Literal["hide", "downrank", "show"]
+Merged = ResultItem | DeferredResult
+"""A source's hit as the merge reads it: knowledge_search's sources hand over deferred ones, built
+once the page is cut (`describe.deferred`)."""
 DOWNRANK = 0.5
 MAX_SEEN_EXTRA = 200
 """Each source hands over at most this many extra hits to make up for seen ones: a long session
@@ -31,14 +35,14 @@ class Candidates:
     """Every source's fetched hits (one list each, in the source's order), and whether any
     source holds more than it handed over."""
 
-    lists: list[list[ResultItem]]
+    lists: list[list[Merged]]
     truncated: bool
     total: int
 
 
 @dataclass
 class Page:
-    results: list[ResultItem]
+    results: list[Merged]
     has_more: bool
     next_offset: int | None
     total_estimated: int
@@ -53,7 +57,7 @@ def fetch_size(offset: int, limit: int, seen_mode: SeenMode, seen: Sequence[str]
     return offset + limit + 1 + (min(len(seen), MAX_SEEN_EXTRA) if seen_mode != "show" else 0)
 
 
-def ranked(lists: list[list[ResultItem]], order_by: OrderBy) -> list[ResultItem]:
+def ranked(lists: list[list[Merged]], order_by: OrderBy) -> list[Merged]:
     """The sources' lists merged; relevance: score, then last_modified desc, then uri; recent:
     last_modified desc first.
 
@@ -62,7 +66,7 @@ def ranked(lists: list[list[ResultItem]], order_by: OrderBy) -> list[ResultItem]
     """
     recent = order_by == "recent"
 
-    def compare(a: ResultItem, b: ResultItem) -> int:
+    def compare(a: Merged, b: Merged) -> int:
         first = (a.last_modified, a.score) if recent else (a.score, a.last_modified)
         second = (b.last_modified, b.score) if recent else (b.score, b.last_modified)
         if first != second:
@@ -72,7 +76,7 @@ def ranked(lists: list[list[ResultItem]], order_by: OrderBy) -> list[ResultItem]
     return list(heapq.merge(*lists, key=functools.cmp_to_key(compare)))
 
 
-def downranked(results: list[ResultItem], seen: set[str], order_by: OrderBy) -> list[ResultItem]:
+def downranked(results: list[Merged], seen: set[str], order_by: OrderBy) -> list[Merged]:
     """Seen hits at half their score, merged back into the unseen ones.
 
     A merge, not a sort: each part keeps the source's own order, so the first N hits depend only
@@ -154,7 +158,7 @@ def cut_page(
 
 
 def _downranked_here(
-    lists: list[list[ResultItem]], seen: set[str], offset: int, limit: int, order_by: OrderBy
+    lists: list[list[Merged]], seen: set[str], offset: int, limit: int, order_by: OrderBy
 ) -> list[str]:
     """The seen URIs this page would show at their full score (down-ranking moves them)."""
     shown = ranked(lists, order_by)[offset : offset + limit]
@@ -169,7 +173,7 @@ class _Taken:
     end: int
 
 
-def _take(merged: list[ResultItem], offset: int, limit: int, hidden: set[str]) -> _Taken:
+def _take(merged: list[Merged], offset: int, limit: int, hidden: set[str]) -> _Taken:
     """Up to `limit` positions from `offset` on, skipping hidden hits; and where to go on."""
     positions: list[int] = []
     for index in range(offset, len(merged)):

@@ -113,6 +113,10 @@ class MediaSource(ChunkedSource[MediaResult]):
             out.update({k: chunk_meta[k] for k in ("page", "start_s", "end_s") if k in chunk_meta})
         return out
 
+    def thread_of(self, item: aiosqlite.Row) -> str | None:
+        meta = json.loads(item["meta"])
+        return meta.get("thread_id") if meta.get("media_type") == "email" else None
+
     def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc:
         return Loc(media_id=item["item_id"], chunk_index=chunk["chunk_index"], chunk_uuid=chunk["chunk_uuid"])
 

@@ -48,6 +48,9 @@ class SearchRequest:
     details: bool = True
     """False: leave each result's snippet and matched terms to `details.fill_details`, for
     callers (knowledge_search) that keep only some of the results."""
+    deferred: bool = False
+    """True: each result is a `describe.deferred.DeferredResult` (no details either), the source's
+    result built only when the caller keeps it (knowledge_search's merge)."""
     shared: SharedScale | None = None
     """knowledge_search: the bm25 scale and norm of all the user's sources together, which the
     lexical stage waits for once it has ranked (`SharedScale`)."""
@@ -73,7 +76,8 @@ class SearchRequest:
 
 class SearchedSource(Protocol):
     """What the pipeline needs of a source: its name and bm25 column weights (the tables and
-    the ranking), and how to turn an item row and its hit chunk into the source's result."""
+    the ranking), how to turn an item row and its hit chunk into the source's result, and the
+    e-mail thread an item row belongs to (its results fold into one: `results.collapse`)."""
 
     @property
     def name(self) -> str: ...
@@ -82,6 +86,8 @@ class SearchedSource(Protocol):
     def weights(self) -> tuple[float, float]: ...
 
     def result(self, item: Row, chunk: Row | None, **hit: Any) -> Any: ...
+
+    def thread_of(self, item: Row) -> str | None: ...
 
 
 @dataclass

@@ -20,6 +20,7 @@ from .db import Database, storage_failure
 from .files.walking import iter_files
 from .items import ItemParser, ParsedItem
 from .naming import stored_path
+from .records.fts_buffer import bulk_fts_buffer
 from .records.rows import chunk_rows, item_id_for, item_values
 from .runs import FileRecord, FileWork, ImportRun, ImportSummary
 
@@ -41,7 +42,9 @@ DELETE_CHUNKS_SQL = "DELETE FROM {p}_chunks WHERE item_rowid = ?"
 INSERT_CHUNKS_SQL = """INSERT INTO {p}_chunks (item_rowid, chunk_index, chunk_uuid, field, start_offset,
     end_offset, title, body, meta) VALUES """
 CHUNK_VALUES = "(?,?,?,?,?,?,?,?,?)"
-CHUNKS_PER_INSERT = 1000  # 9,000 bound values, well under SQLite's limit (32,766)
+CHUNKS_PER_INSERT = 3640  # 32,760 bound values: SQLite's limit (32,766), one statement for a batch
+"""Each statement that writes chunks ends with FTS5 writing its buffered terms as a segment (then
+merged): fewer, larger statements write fewer segments (docs/performance.md, Build 5, fifth pass)."""
 LOOKUPS_PER_SELECT = 4000
 """Values one `IN (...)` lookup binds (a batch's files in one or two trips to SQLite's thread)."""
 STALE_ITEMS_SQL = "SELECT id, origin FROM {p}_items WHERE source_path IN (?)"
@@ -151,7 +154,7 @@ class Importer:
         item. All or nothing: an error rolls the whole batch back. A batch naming one origin
         twice is written item by item instead, in the same transaction.
         """
-        async with self.db.transaction() as conn:
+        async with self.db.transaction() as conn, bulk_fts_buffer(conn, self.p, len(items)):
             return await self._write_items_in(conn, items)
 
     async def _write_items_in(
@@ -296,7 +299,8 @@ class Importer:
         records the file's size and time again."""
         pairs = [(work.key, item) for work in works for item in work.items or ()]
         async with self.db.transaction() as conn:
-            outcomes = await self._write_items_in(conn, pairs)
+            async with bulk_fts_buffer(conn, self.p, len(pairs)):
+                outcomes = await self._write_items_in(conn, pairs)
             await self._record_files(conn, works)
         per_file: list[list[str]] = []
         for work in works:

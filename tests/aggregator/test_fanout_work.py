@@ -1,6 +1,7 @@
 """Work knowledge_search does once, not once per source or per fetched hit: a hit's fields
 that need another source (a chat's character card) are filled after the merge for the page's
-hits only, as the source's own tool fills them; the glossaries are read once a call."""
+hits only, as the source's own tool fills them; the glossaries are read once a call; only the
+page's hits are built as results; every source's term counts are read before the searches."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from knowledge_mcp.aggregator import fanout
 from knowledge_mcp.sources.chats.links import CharacterLinks
+from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.glossary import expand
 from knowledge_mcp.sources.search.glossary.file import GLOSSARY_FILE, Glossary
+from knowledge_mcp.sources.search.lexical.term_stats import index_stats
+from knowledge_mcp.sources.source import ChunkedSource
 from tests.aggregator.conftest import structured
 
 pytestmark = pytest.mark.anyio
@@ -87,3 +92,47 @@ async def test_the_users_glossary_is_read_once_a_call_and_expands_the_query_as_o
         (user / GLOSSARY_FILE).unlink()
     assert read == [user / GLOSSARY_FILE]  # five sources, one look at the user's glossary
     assert found["expanded_terms"] == alone["expanded_terms"] == ["sourdough → levain"]
+
+
+async def test_only_the_hits_the_merge_keeps_are_built_as_results(
+    connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[str] = []
+    result = ChunkedSource.result
+
+    def counted(self: ChunkedSource[Any], item: Any, chunk: Any, **hit: Any) -> Any:
+        built.append(self.uri(item["item_id"]))
+        return result(self, item, chunk, **hit)
+
+    async with connect() as client:
+        whole = structured(await client.call_tool("knowledge_search", {"query": "the", "seen": "show"}))
+        monkeypatch.setattr(ChunkedSource, "result", counted)
+        found = structured(
+            await client.call_tool("knowledge_search", {"query": "the", "seen": "show", "limit": 2})
+        )
+    assert whole["count"] > 2  # the sources fetched more hits than the page keeps ...
+    assert built == [r["uri"] for r in found["results"]]  # ... and only the page's were built
+    assert found["results"] == whole["results"][:2]
+
+
+async def test_every_source_hands_in_its_term_counts_before_any_source_searches(
+    connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps: list[str] = []
+    search = ChunkedSource.search
+
+    async def counted(store: Any, name: str, query: Any) -> Any:
+        steps.append("count")
+        return await index_stats(store, name, query)
+
+    async def searched(self: ChunkedSource[Any], *args: Any) -> Any:
+        steps.append("search")
+        return await search(self, *args)
+
+    async with connect() as client:
+        await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
+        monkeypatch.setattr(fanout, "index_stats", counted)
+        monkeypatch.setattr(ChunkedSource, "search", searched)
+        await client.call_tool("knowledge_search", {"query": "sourdough starter", "seen": "show"})
+    # No count (SQLite on the loop's thread) waits on a search's statements on a worker thread.
+    assert steps == ["count"] * len(SOURCES) + ["search"] * len(SOURCES)

@@ -25,6 +25,7 @@ from ..query import ParsedQuery
 from ..request import Found, SearchContext
 from ..scoring import calibrated
 from ..stemming import QueryMatcher
+from .deferred import DeferredResult
 from .details import Details, describe_later, describe_with
 
 
@@ -49,7 +50,10 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
         else:  # a further passage: its own bm25, never above its item's score
             hit = {"score": min(lead.score, lexical), "rank": lead.rank}
             hit["match_count"] = lead.match_count
-        result = ctx.source.result(row, chunk, **hit)
+        if ctx.request.deferred:  # knowledge_search builds only the results its merge keeps
+            result = DeferredResult(ctx.source, row, chunk, hit)
+        else:
+            result = ctx.source.result(row, chunk, **hit)
         private = result.private
         private["_content_key"] = content_key(result.title, chunk["body"])
         private["_keep"] = ctx.request.fields
@@ -59,7 +63,7 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
             private["_passage"] = True
         results.append(result)
     records = [_record(ctx, query, matcher, found, r, c) for r, c in zip(results, hit_chunks, strict=True)]
-    if not ctx.request.details:
+    if not ctx.request.details or ctx.request.deferred:
         for result, details in zip(results, records, strict=True):
             result.private["_details"] = details
     elif found.terms_of is not None:
@@ -99,7 +103,9 @@ def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any])
     items = len({r.uri for r in results})
     has_more = len({row["id"] for row in found.rows}) > ctx.request.limit
     shown = collapse(results)
-    return model(  # type: ignore[no-any-return]
+    # Deferred results are checked when built (`deferred.py`): the response holds them as they are.
+    make = model.model_construct if ctx.request.deferred else model
+    return make(  # type: ignore[no-any-return]
         results=shown,
         count=len(shown),
         has_more=has_more,
@@ -129,7 +135,8 @@ def collapse(results: list[Any]) -> list[Any]:
     kept: list[Any] = []
     for result in results:
         key = result.private["_content_key"]
-        thread = result.__dict__.get("thread_id")  # a field of e-mail hits only
+        # a slot of a deferred hit; a field of e-mail results only (no pydantic `__getattr__`)
+        thread = result.thread_id if isinstance(result, DeferredResult) else result.__dict__.get("thread_id")
         thread_key = (result.source, thread) if thread else None
         if key is not None and key in by_content:
             leader = by_content[key]

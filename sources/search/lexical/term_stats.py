@@ -86,10 +86,11 @@ class SharedScale:
     """knowledge_search's shared bm25 scale for one query, put together while the sources search.
 
     Each source's search reads its own term counts first (`Store.index_stats`, which its FTS5
-    plan then reuses) and hands them in (`add`); its lexical stage ranks, and only then waits
-    for the other sources' counts (`of`) to scale its bm25 and take the query's norm over them
-    all. So no source waits for the others before it starts, and the scale is the one all of
-    them together give (`SharedStats`), whatever order they answer in. A source that cannot
+    plan then reuses) and hands them in (`add`); the fan-out starts the searches once every
+    source has (`settled`: the counts are read on the loop's thread, and do not wait there for
+    the GIL behind the searches' worker threads); each lexical stage then takes its factor and
+    the query's norm over them all (`of`). The scale is the one all of them together give
+    (`SharedStats`), whatever order they answer in. A source that cannot
     count hands in None: it is left out, and keeps its own scale and norm.
     """
 
@@ -111,6 +112,10 @@ class SharedScale:
         self._waiting.discard(name)
         if not self._waiting:
             self._settled.set()
+
+    async def settled(self) -> None:
+        """Once every source has handed in its counts."""
+        await self._settled.wait()
 
     async def of(self, name: str) -> tuple[float, Norm] | None:
         """Source `name`'s bm25 factor and the query's norm over every source that counted, once

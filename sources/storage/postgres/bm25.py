@@ -97,6 +97,8 @@ class Known:
     tokens: int
     docs: dict[str, int]
     prefixes: dict[str, int]
+    generation: int | None = None
+    """The source's generation these counts are of (None: no statistics row)."""
 
 
 @dataclass(frozen=True)

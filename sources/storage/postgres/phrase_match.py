@@ -107,8 +107,23 @@ def postings(rows: Sequence[Row], keep: np.ndarray | None = None) -> Postings:
     chunks = _ints([r[0] for r in rows])
     titles, bodies = _ints([r[3] for r in rows]), _ints([r[4] for r in rows])
     items, dls = _ints([r[1] for r in rows]), _ints([r[2] for r in rows])  # empty: not read
+    return keyed(chunks, items, dls, titles, bodies, positions.numbers([bytes(r[5]) for r in rows]), keep)
+
+
+def keyed(
+    chunks: np.ndarray,
+    items: np.ndarray,
+    dls: np.ndarray,
+    titles: np.ndarray,
+    bodies: np.ndarray,
+    numbers: np.ndarray,
+    keep: np.ndarray | None = None,
+) -> Postings:
+    """A word's postings from its arrays (`numbers`: its places end to end, as
+    `positions.numbers` reads them; `items` and `dls` may be empty: not read); only in the
+    chunks `keep` (ascending) when given."""
     kept = None if keep is None else np.isin(chunks, keep)
-    places = positions.decode([bytes(r[5]) for r in rows], titles, bodies, kept)
+    places = positions.decode_numbers(numbers, titles, bodies, kept)
     if kept is not None:
         chunks, titles, bodies = chunks[kept], titles[kept], bodies[kept]
         items, dls = (items[kept], dls[kept]) if len(items) else (items, dls)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...search.query import Term
 from ...search.stemming import stems
+from .common_words import CommonWords, Word, kept_window
 from .phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, starts, within
 
 TOP = "\U0010ffff"
@@ -58,31 +59,38 @@ class NewestPhrase:
     """A phrase of whole words' hits, newest first, read in windows of its rarest word's chunks
     that go back in time: each window reads only blocks older than the last (a word's blocks
     hold disjoint chunk ranges), and is sized from the share of chunks that held the phrase so
-    far. A sample of a phrase of common words reads its newest chunks, not all."""
+    far. A sample of a phrase of common words reads its newest chunks, not all. With `kept` (the
+    process's `CommonWords`) and the source's `generation`, its words in `kept.min_docs` chunks
+    or more are read whole once and their windows cut in memory."""
 
-    def __init__(self, user_id: str, source: str, term: Term, docs: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        user_id: str,
+        source: str,
+        term: Term,
+        docs: dict[str, int] | None = None,
+        kept: CommonWords | None = None,
+        generation: int | None = None,
+    ) -> None:
         self.user_id, self.source = user_id, source
         self.words = stems(term.words)
         self.docs = docs
         """The words' chunk counts when read already (`bm25.Known`); else read at the first window."""
+        self.kept = kept if generation is not None else None
+        self.generation = generation or 0
         self.hits: list[Hit] = []
         self.until = EVERY
         self.read = 0
         """Chunks of the rarest word read so far."""
         self.everything = False
         self._lexemes: list[str] | None = None
+        self._common: dict[str, Word] = {}
 
     async def at_least(self, conn: Any, enough: int) -> tuple[PhraseHits, bool]:
         """The hits read so far, at least `enough` of them when the phrase has that many, newest
         first; and whether they are all its hits."""
         if self._lexemes is None:
-            params = {"user": self.user_id, "source": self.source, "lexemes": sorted(set(self.words))}
-            if self.docs is None:
-                docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
-            else:
-                docs = {lexeme: self.docs[lexeme] for lexeme in params["lexemes"] if lexeme in self.docs}
-            self._lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-            self.everything = len(docs) < len(params["lexemes"])  # a word no chunk holds
+            await self._start(conn)
         window = max(1, enough)
         while not self.everything and len(self.hits) < enough:
             if self.hits:  # as many chunks again as the hits still missing need, at the rate so far
@@ -91,11 +99,33 @@ class NewestPhrase:
             window *= 4 if self.hits else 8  # no hit yet: the rate is not known
         return PhraseHits(sorted(self.hits, reverse=True)), self.everything
 
+    async def _start(self, conn: Any) -> None:
+        """The words' counts (read unless known), rarest first, and the common ones kept."""
+        params = {"user": self.user_id, "source": self.source, "lexemes": sorted(set(self.words))}
+        if self.docs is None:
+            docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+        else:
+            docs = {lexeme: self.docs[lexeme] for lexeme in params["lexemes"] if lexeme in self.docs}
+        self._lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
+        self.everything = len(docs) < len(params["lexemes"])  # a word no chunk holds
+        if self.kept is not None and not self.everything:
+            for lexeme in (w for w in self._lexemes if docs[w] >= self.kept.min_docs):
+                word = await self.kept.word(conn, self.user_id, self.source, lexeme, self.generation)
+                self._common[lexeme] = word
+
     async def _window(self, conn: Any, window: int) -> None:
         """The hits in the newest `window` chunks of the rarest word older than those read."""
         assert self._lexemes is not None
-        read = await read_window(conn, self.user_id, self.source, self._lexemes, window, self.until)
-        self.hits += within(starts(self.words, read.by_word, self._lexemes[0]), read.since, self.until)
+        lexemes, common = self._lexemes, self._common
+        if lexemes[0] in common:  # the others are as common
+            read = kept_window(common, lexemes, window, self.until)
+        else:
+            rest = [lexeme for lexeme in lexemes if lexeme not in common]
+            read = await read_window(conn, self.user_id, self.source, rest, window, self.until)
+            near = read.by_word[lexemes[0]].chunks
+            for lexeme, word in common.items():
+                read.by_word[lexeme] = word.postings(read.since, self.until, False, near)
+        self.hits += within(starts(self.words, read.by_word, lexemes[0]), read.since, self.until)
         self.read += read.read
         self.until, self.everything = read.since, read.everything
 

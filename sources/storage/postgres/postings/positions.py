@@ -46,8 +46,9 @@ def is_wide(data: bytes) -> bool:
     return len(data) % 2 == 1
 
 
-def _numbers(blocks: Sequence[bytes]) -> Ints | npt.NDArray[np.uint16]:
-    """Every place in blocks' bytes, end to end (narrow blocks read as one buffer)."""
+def numbers(blocks: Sequence[bytes]) -> Ints | npt.NDArray[np.uint16]:
+    """Every place in blocks' bytes, end to end (narrow blocks read as one buffer): what
+    `decode_numbers` reads."""
     if not any(map(is_wide, blocks)):
         return np.frombuffer(b"".join(blocks), dtype=NARROW)
     return np.concatenate(
@@ -72,7 +73,16 @@ def decode(
     BODY) of the postings of `blocks` (their bytes, in order; `titles` and `bodies`: every
     posting's counts, in the same order), in posting order; only the `kept` postings' when given
     (the others' places are never converted)."""
-    places = _numbers(blocks)
+    return decode_numbers(numbers(blocks), titles, bodies, kept)
+
+
+def decode_numbers(
+    places: Ints | npt.NDArray[np.uint16],
+    titles: Ints,
+    bodies: Ints,
+    kept: npt.NDArray[np.bool_] | None = None,
+) -> Ints:
+    """`decode` of places already read as numbers (`numbers`)."""
     counts = titles + bodies
     if len(places) != int(counts.sum()):
         raise ValueError("posting blocks' places do not match their counts")

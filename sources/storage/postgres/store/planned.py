@@ -30,6 +30,7 @@ from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
 from ....search.stemming import stems
 from ..bm25 import Known, Restriction, rank
+from ..common_words import common_words
 from ..phrases import TOP, NewestPhrase, newest_phrase_hits, phrase_hits
 from ..pool import read_as
 from ..schema import as_user, on_postings
@@ -79,7 +80,7 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     within = norm(df.values(), stats.chunks)
     read = plan.cap or 0
     if plan.flat_score is not None and plan.sample_items is not None:
-        sample = await _sample(store, plan.scored[0], plan.cap or 0, plan.sample_items, known.docs)
+        sample = await _sample(store, plan.scored[0], plan.cap or 0, plan.sample_items, known)
         rows = await _flat_page(store, ctx, sample, plan.flat_score)
         read = sample.read
         if sample.complete:
@@ -179,13 +180,17 @@ async def _newest_of(
     return rows[:cap], everything or len(rows) >= cap
 
 
-async def _sample(store: PgStore, term: Term, cap: int, want: int, docs: dict[str, int]) -> Sample:
+async def _sample(store: PgStore, term: Term, cap: int, want: int, known: Known) -> Sample:
     """The newest chunks of `term` read as FTS5 reads them (`plan.Sample`), from its newest chunks
     read once. A phrase's newest hits are looked for in windows of its rarest word's chunks
-    that go back until the batches are served, each window read once (its words' counts: `docs`,
-    read with the plan's statistics)."""
+    that go back until the batches are served, each window read once (its words' counts and the
+    source's generation: `known`, read with the plan's statistics; its common words kept in
+    memory: `common_words.py`)."""
     whole_phrase = len(term.words) > 1 and not term.prefix
-    phrase = NewestPhrase(store.user_id, store.source, term, docs) if whole_phrase else None
+    phrase = None
+    if whole_phrase:
+        kept = common_words(store.pg)
+        phrase = NewestPhrase(store.user_id, store.source, term, known.docs, kept, known.generation)
     enough = want
     async with AsyncExitStack() as held:
         conn = None

@@ -84,7 +84,8 @@ async def index_sizes(
             df[key] = docs.get(stems(term.words)[0], 0)
         else:  # a multi-word prefix phrase: its rarest word
             df[key] = min(docs.get(s, 0) for s in stems(term.words)) if term.words else 0
-    return IndexStats(chunks, count, df), Known(chunks, tokens, docs, by_prefix)
+    at = None if generation is None else int(generation)
+    return IndexStats(chunks, count, df), Known(chunks, tokens, docs, by_prefix, at)
 
 
 def _keyed(term: Term) -> list[tuple[str, Term]]:

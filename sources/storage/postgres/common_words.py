@@ -1,0 +1,190 @@
+"""A source's common words' postings kept in memory, for phrases (`phrases.NewestPhrase`).
+
+A phrase of common words (`"the of"`, `"the naix"`) is looked for in windows of its rarest word's
+chunks (`phrase_match.read_window`); each window read the other words' blocks that hold one of
+those chunks: for a word in most chunks, nearly all of its blocks. Profiled at 100k chunks
+(notes), most of such a phrase's time was the server turning those blocks' chunk and count arrays
+into text and the client parsing them back, window after window, query after query, for the
+same few dozen words. Here a word in at least `MIN_DOCS` chunks of a source is read once, whole
+(its arrays and its places as numbers, `Word`), and kept per process within `BUDGET_MB`
+together, the least recently used dropped first; a window of it is then a slice of arrays.
+
+A word is kept with the source's `generation` read in the same statement (moved by every write
+transaction, `writing.LOCK_STATS_SQL`); it is used only while the plan's statistics, read at the
+start of each search, report that same generation, so a search never reads a word older than the
+database.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .phrase_match import BODY, Postings, Window
+from .pool import PgDatabase
+from .postings import positions
+from .schema import on_postings
+
+MIN_DOCS = 8_192
+"""Words in at least this many chunks of a source (64 full blocks) are read whole and kept: a rarer
+word's windows read few blocks."""
+NEAR_SHARE = 4
+"""A word's postings are cut to a rarer word's chunks when those are under a quarter of them."""
+BUDGET_MB = 64
+"""What the kept words of one process hold together at most, in MB (`Word.size`)."""
+CACHE = "common_words"
+"""The `PgDatabase.caches` key of the process's `CommonWords`."""
+WORD_SQL = """SELECT
+        (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
+        array_to_string(chunks, ','), array_to_string(items, ','), array_to_string(dls, ','),
+        array_to_string(tf_titles, ','), array_to_string(tf_bodies, ','), places
+    FROM {postings} WHERE source = %(source)s AND lexeme = %(lexeme)s ORDER BY block"""
+"""Every block of a word, in chunk order (a word's blocks hold disjoint, ascending chunk
+ranges), each with the source's generation (the same snapshot); read in binary (the places)."""
+
+
+def _ints(parts: list[str]) -> np.ndarray:
+    text = ",".join(p for p in parts if p)
+    if not text:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(np.fromstring(text, dtype=np.int64, sep=","), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word's postings in a source: per posting its chunk (ascending), item and length, and
+    where its places start in `numbers` (one more at the end); per posting and column (the title,
+    then the body), the key its places are added to (`chunk << 32`, plus BODY in the body) and
+    how many places it has there."""
+
+    chunks: np.ndarray
+    items: np.ndarray
+    dls: np.ndarray
+    starts: np.ndarray
+    bases: np.ndarray
+    lengths: np.ndarray
+    numbers: np.ndarray
+
+    @staticmethod
+    def of(rows: list[tuple[Any, ...]]) -> Word:
+        """From `WORD_SQL`'s rows (without the generation)."""
+        chunks = _ints([r[0] for r in rows])
+        titles, bodies = _ints([r[3] for r in rows]), _ints([r[4] for r in rows])
+        starts = np.zeros(len(chunks) + 1, dtype=np.int64)
+        np.cumsum(titles + bodies, out=starts[1:])
+        numbers = positions.numbers([bytes(r[5]) for r in rows])
+        if len(numbers) != int(starts[-1]):
+            raise ValueError("posting blocks' places do not match their counts")
+        owners = chunks << 32
+        bases = np.column_stack((owners, owners + BODY)).ravel()
+        lengths = np.column_stack((titles, bodies)).ravel()
+        items, dls = _ints([r[1] for r in rows]), _ints([r[2] for r in rows])
+        return Word(chunks, items, dls, starts, bases, lengths, numbers)
+
+    @property
+    def size(self) -> int:
+        """Its arrays' bytes."""
+        arrays = (self.chunks, self.items, self.dls, self.starts, self.bases, self.lengths, self.numbers)
+        return sum(a.nbytes for a in arrays)
+
+    def older(self, until: int) -> int:
+        """How many of its chunks are older (lower) than `until`."""
+        return int(np.searchsorted(self.chunks, until))
+
+    def postings(self, since: int, until: int, rows: bool = True, near: np.ndarray | None = None) -> Postings:
+        """Its postings in chunks [since, until) as `phrase_match.read` gives them (without `rows`,
+        no items and lengths). With `near` (a rarer word's chunks there, ascending), only in those
+        when they are a small share (`_among`); else not cut to them: a key of a chunk without
+        the rarer word starts no phrase and is the place of none (`phrase_match.starts`)."""
+        low, high = (int(n) for n in np.searchsorted(self.chunks, [since, until]))
+        if near is not None and len(near) * NEAR_SHARE < high - low:
+            return self._among(near, rows)
+        numbers = self.numbers[self.starts[low] : self.starts[high]]
+        keys = np.repeat(self.bases[2 * low : 2 * high], self.lengths[2 * low : 2 * high])
+        keys += numbers
+        chunks = self.chunks[low:high]
+        if not rows:
+            return Postings(chunks, chunks[:0], chunks[:0], keys.astype(np.uint64))
+        return Postings(chunks, self.items[low:high], self.dls[low:high], keys.astype(np.uint64))
+
+    def _among(self, near: np.ndarray, rows: bool) -> Postings:
+        """Its postings in the chunks `near` (ascending) alone: only their places converted."""
+        at = np.minimum(np.searchsorted(self.chunks, near), max(len(self.chunks) - 1, 0))
+        mine = at[self.chunks[at] == near] if len(self.chunks) else at[:0]
+        counts = self.starts[mine + 1] - self.starts[mine]
+        moved = self.starts[mine] - (np.cumsum(counts) - counts)
+        numbers = self.numbers[np.repeat(moved, counts) + np.arange(int(counts.sum()))]
+        pairs = np.column_stack((2 * mine, 2 * mine + 1)).ravel()
+        keys = np.repeat(self.bases[pairs], self.lengths[pairs])
+        keys += numbers
+        chunks = self.chunks[mine]
+        if not rows:
+            return Postings(chunks, chunks[:0], chunks[:0], keys.astype(np.uint64))
+        return Postings(chunks, self.items[mine], self.dls[mine], keys.astype(np.uint64))
+
+
+Key = tuple[str, str, str]
+
+
+class CommonWords:
+    """The kept words of a process: (user, source, lexeme) → (generation, `Word`), least
+    recently used first, within `budget` bytes together; words in `min_docs` chunks or more."""
+
+    def __init__(self, budget_mb: float = BUDGET_MB, min_docs: int = MIN_DOCS) -> None:
+        self.budget = int(budget_mb * 1024 * 1024)
+        self.min_docs = min_docs
+        """Words in fewer chunks are read by window from the postings, not kept."""
+        self._words: OrderedDict[Key, tuple[int, Word]] = OrderedDict()
+        self._size = 0
+
+    async def word(self, conn: Any, user_id: str, source: str, lexeme: str, generation: int) -> Word:
+        """The word's postings at `generation`: kept, else read (on `conn`, a transaction as the
+        user) and kept when they fit."""
+        key = (user_id, source, lexeme)
+        kept = self._words.get(key)
+        if kept is not None and kept[0] == generation:
+            self._words.move_to_end(key)
+            return kept[1]
+        params = {"user": user_id, "source": source, "lexeme": lexeme}
+        rows = await (await conn.execute(on_postings(WORD_SQL, user_id), params, binary=True)).fetchall()
+        word = Word.of([tuple(r[1:]) for r in rows])
+        read_at = int(rows[0][0]) if rows and rows[0][0] is not None else None
+        self._drop(key)
+        if read_at is not None and word.size <= self.budget:
+            self._words[key] = (read_at, word)
+            self._size += word.size
+            while self._size > self.budget:
+                self._drop(next(iter(self._words)))
+        return word
+
+    def _drop(self, key: Key) -> None:
+        kept = self._words.pop(key, None)
+        if kept is not None:
+            self._size -= kept[1].size
+
+    @property
+    def size(self) -> int:
+        """The kept words' bytes together."""
+        return self._size
+
+
+def kept_window(words: dict[str, Word], lexemes: list[str], window: int, until: int) -> Window:
+    """`phrase_match.read_window` of words all kept here (`lexemes`, rarest first): the rarest
+    word's newest `window` chunks older than `until`, the others' postings in those chunks."""
+    rarest = words[lexemes[0]]
+    high = rarest.older(until)
+    low = max(0, high - window)
+    since = 0 if low == 0 else int(rarest.chunks[low])
+    found = {lexemes[0]: rarest.postings(since, until)}
+    near = found[lexemes[0]].chunks
+    found |= {lexeme: words[lexeme].postings(since, until, False, near) for lexeme in lexemes[1:]}
+    return Window(found, since, high - low, low == 0)
+
+
+def common_words(pg: PgDatabase) -> CommonWords:
+    """The process's kept words for the database `pg` (made on first use)."""
+    kept: CommonWords = pg.caches.setdefault(CACHE, CommonWords())
+    return kept

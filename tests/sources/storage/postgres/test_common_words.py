@@ -1,0 +1,147 @@
+"""A source's common words kept in memory (`common_words.py`) find a phrase where its posting
+blocks find it: the same postings over any chunk range (pure), the same newest hits window by
+window, and the same pages as SQLite's FTS5 on the bench corpus; a write moves the generation
+and the word is read again; the kept words stay within their budget."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from knowledge_mcp.bench import loading
+from knowledge_mcp.bench.corpus import CorpusStream
+from knowledge_mcp.bench.postgres import writes
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.storage.db import database_path, open_database
+from knowledge_mcp.sources.storage.postgres.common_words import CACHE, CommonWords, Word, kept_window
+from knowledge_mcp.sources.storage.postgres.migrations import migrate
+from knowledge_mcp.sources.storage.postgres.phrase_match import postings, starts, within
+from knowledge_mcp.sources.storage.postgres.pool import open_pg
+from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, as_user
+from knowledge_mcp.sources.storage.postgres.store import PgStore
+from knowledge_mcp.sources.storage.postgres.store.memory import CACHE as COPIES
+from knowledge_mcp.sources.storage.postgres.store.memory import MemoryCopies
+from knowledge_mcp.sources.storage.postgres.tokens import index, phrase_starts
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
+
+from .test_phrase_match import WORDS, blocks, chunks
+
+SIZE = 3000
+USER = loading.USER
+
+
+def test_a_kept_word_gives_the_postings_its_blocks_give_over_any_chunk_range() -> None:
+    texts = chunks(11, 80)
+    indexed = index(texts)
+    ids = [5 + 2 * n for n in range(len(texts))]
+    rng = random.Random(11)
+    for word in WORDS:
+        rows = blocks(indexed.postings[word], ids, size=8)
+        kept, read = Word.of(rows), postings(rows)
+        for _ in range(20):
+            since, until = sorted(rng.sample(range(ids[-1] + 3), 2))
+            inside = (read.chunks >= since) & (read.chunks < until)
+            part = kept.postings(since, until)
+            assert list(part.chunks) == list(read.chunks[inside])
+            assert list(part.items) == list(read.items[inside]) and list(part.dls) == list(read.dls[inside])
+            owners = read.keys >> np.uint64(32)
+            assert list(part.keys) == list(read.keys[(owners >= since) & (owners < until)])
+            near = np.asarray(sorted(rng.sample(ids, 3)), dtype=np.int64)  # a rarer word's few chunks
+            cut, reference = kept.postings(0, 2**62, False, near), postings(rows, near)
+            assert list(cut.chunks) == list(reference.chunks) and list(cut.keys) == list(reference.keys)
+
+
+def test_windows_of_kept_words_find_every_phrase_the_per_chunk_reference_finds() -> None:
+    found = 0
+    for seed in range(4):
+        texts = chunks(seed, 70)
+        indexed = index(texts)
+        ids = [3 + 4 * n for n in range(len(texts))]
+        words = {w: Word.of(blocks(indexed.postings[w], ids, size=8)) for w in WORDS}
+        places = {w: {c: {int(p) for p in t.split(",")} for c, _, _, t in indexed.postings[w]} for w in WORDS}
+        rng = random.Random(seed)
+        for _ in range(15):
+            phrase = rng.choices(WORDS, k=rng.randint(2, 3))
+            lexemes = sorted(set(phrase), key=lambda w: (len(words[w].chunks), w))
+            expected = []
+            for c in range(len(texts)):
+                if all(c in places[w] for w in phrase):
+                    in_title, in_body = phrase_starts([places[w][c] for w in phrase])
+                    if in_title or in_body:
+                        expected.append((ids[c], 1000 + ids[c], in_title, in_body, 10 + c))
+            hits, until, everything = [], 2**62, False
+            while not everything:  # windows of 7 chunks of the rarest word, back in time
+                window = kept_window(words, lexemes, 7, until)
+                hits += within(starts(phrase, window.by_word, lexemes[0]), window.since, until)
+                until, everything = window.since, window.everything
+            assert sorted(hits) == expected, phrase
+            found += len(expected)
+    assert found > 50
+
+
+@pytest.fixture
+async def loaded(pg_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The bench corpus of SIZE chunks in PostgreSQL (memory copies off) and in SQLite."""
+    await loading.load(CorpusStream(SIZE, 1), tmp_path)
+    pg = await open_pg(pg_url)
+    try:
+        await migrate(pg, COMPONENT, MIGRATIONS)
+        stream = CorpusStream(SIZE, 1)
+        await writes.load(pg, USER, stream, True)
+        pg.caches[COPIES] = MemoryCopies(max_chunks=0)
+        yield pg, tmp_path, stream.corpus.queries
+    finally:
+        await pg.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("min_docs", [1, 40])
+async def test_phrases_of_kept_words_give_the_page_fts5_gives_on_sqlite(loaded, min_docs: int) -> None:  # type: ignore[no-untyped-def]
+    pg, folder, queries = loaded
+    kept = pg.caches[CACHE] = CommonWords(min_docs=min_docs)  # 1: every word; 40: rare ones by window
+    phrases = [q for kind, q in queries if kind == "phrase"]
+    for name in ("notes", "media"):
+        source = SOURCES[name]
+        db = await open_database(database_path(folder, USER, name), source.migrations)
+        db.memory_index_max_chunks = 0
+        try:
+            lite, store = SqliteStore(db, name), PgStore(pg, USER, name, folder)
+            for query in phrases:
+                ours = await source.search(store, SearchRequest(query, limit=10), Defaults())
+                theirs = await source.search(lite, SearchRequest(query, limit=10), Defaults())
+                assert [r.title for r in ours.results] == [r.title for r in theirs.results], query
+        finally:
+            await db.close()
+    assert kept.size > 0  # the phrases' words were kept
+
+
+GENERATION_SQL = "SELECT generation FROM pg_corpus_stats WHERE user_id = %s AND source = 'notes'"
+MOVE_SQL = "UPDATE pg_corpus_stats SET generation = generation + 1 WHERE user_id = %s AND source = 'notes'"
+
+
+@pytest.mark.anyio
+async def test_a_kept_word_is_read_again_at_a_new_generation_and_kept_within_its_budget(loaded) -> None:  # type: ignore[no-untyped-def]
+    pg, _, _ = loaded
+    kept = CommonWords(min_docs=1)
+    async with pg.transaction() as conn:
+        await as_user(conn, USER)
+        generation = int((await (await conn.execute(GENERATION_SQL, [USER])).fetchone())[0])
+        first = await kept.word(conn, USER, "notes", "the", generation)
+        assert await kept.word(conn, USER, "notes", "the", generation) is first
+        assert kept.size == first.size and len(first.chunks) > 0
+        await conn.execute(MOVE_SQL, [USER])  # as every write transaction does
+        again = await kept.word(conn, USER, "notes", "the", generation + 1)
+        assert again is not first and await kept.word(conn, USER, "notes", "the", generation + 1) is again
+        assert list(again.chunks) == list(first.chunks) and kept.size == again.size
+        small = CommonWords(budget_mb=2 * again.size / 2**20)
+        for lexeme in ("the", "of", "and", "to", "is"):
+            await small.word(conn, USER, "notes", lexeme, generation + 1)
+            assert 0 < small.size <= small.budget
+        tiny = CommonWords(budget_mb=again.size / 2**21)
+        assert (await tiny.word(conn, USER, "notes", "the", generation + 1)).size == again.size
+        assert tiny.size == 0  # larger than the budget: read, not kept
