@@ -192,8 +192,7 @@ def merged_response(
         fetched=fetched,
     )
     results = [r.build() if isinstance(r, DeferredResult) else r for r in page.results]
-    for result in results:
-        fill_details(result)
+    fill_details(results)
     warnings += page.warnings
     if not page.results and any(
         a.response is not None and FLOOR_WARNING in a.response.warnings for a in answers

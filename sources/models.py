@@ -6,7 +6,7 @@ Fields that do not apply are left as None and dropped from the wire (`dump`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -63,11 +63,18 @@ class ResultItem(BaseModel):
     _details: Details | None = PrivateAttr(default=None)
     """What its snippet and matched terms are made of, when a search left them for later
     (`search/describe/details.fill_details`; a copy keeps it: `model_copy` shares it)."""
-    _content_key: str | None = PrivateAttr(default=None)
+    _content_key: tuple[str, str] | None = PrivateAttr(default=None)
     _keep: frozenset[str] = PrivateAttr(default=frozenset())
     """The search's `fields`: what its wire form keeps beyond the compact default (`wire.brief`)."""
     _passage: bool = PrivateAttr(default=False)
     """A further passage of an item listed before it (`per_item`)."""
+
+    @property
+    def private(self) -> dict[str, Any]:
+        """The private attributes above as one dict (`_keep`, `_details`…), for the loops over a
+        page's every hit: `result._keep` goes through pydantic's `__getattr__`, about 4 µs a read
+        or a write."""
+        return cast(dict[str, Any], self.__pydantic_private__)
 
     def lead(self, matched: bool) -> tuple[str, Loc] | None:
         """The text a search snippet shows, and where it is, in place of the hit chunk's:

@@ -160,7 +160,7 @@ class ChunkedSource(Generic[R]):
             "created_at": item["created_at"],
             "last_modified": item["last_modified"],
             "version": item["version"],
-            "tags": json.loads(item["tags"]),
+            "tags": [] if item["tags"] == "[]" else json.loads(item["tags"]),  # most items have none
             "loc": self.loc(item, chunk) if chunk is not None else None,
             "snippet": hit.pop("snippet", ""),
             "score": hit.pop("score", 0.0),

@@ -75,7 +75,7 @@ def dump(model: BaseModel) -> dict[str, Any]:
             del data["meta"]["source"]  # the uri's scheme says it
     digits = SCORE_DIGITS
     if isinstance(data.get("results"), list):
-        kept: list[frozenset[str]] = [getattr(r, "_keep", frozenset()) for r in getattr(model, "results", [])]
+        kept: list[frozenset[str]] = [_kept(r) for r in getattr(model, "results", [])]
         kept += [frozenset()] * (len(data["results"]) - len(kept))
         digits = score_digits(hit.get("score") for hit in data["results"])
         pairs = zip(data["results"], kept, strict=True)
@@ -84,6 +84,12 @@ def dump(model: BaseModel) -> dict[str, Any]:
     if isinstance(data.get("top_score"), float):
         data["top_score"] = rounded(data["top_score"], digits)
     return data
+
+
+def _kept(result: object) -> frozenset[str]:
+    """The fields a hit's search asked to keep (`ResultItem._keep`), read past pydantic's
+    `__getattr__`."""
+    return result.private["_keep"] if isinstance(result, ResultItem) else frozenset()
 
 
 def score_digits(scores: Iterable[object]) -> int:

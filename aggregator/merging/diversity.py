@@ -19,7 +19,10 @@ def sorted_lists(lists: list[list[Merged]], order_by: OrderBy) -> list[list[Merg
     """Each source's list in the order the merge expects, passages placed by their own score."""
     if order_by != "relevance":
         return lists  # an item's passages share its date: they already follow it
-    return [sorted(one, key=lambda r: -r.score) if any(r._passage for r in one) else one for one in lists]
+    return [
+        sorted(one, key=lambda r: -r.score) if any(r.private["_passage"] for r in one) else one
+        for one in lists
+    ]
 
 
 def capped(results: list[Merged], per_item: int) -> list[Merged]:

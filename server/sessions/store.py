@@ -112,6 +112,7 @@ MIGRATIONS = (
         END;
         """,
     ),
+    timeline.APPEND_MIGRATION,
 )
 
 SELECT_SQL = """SELECT viewed, cited, recent_queries, defaults, expires_at, current

@@ -44,12 +44,30 @@ MIGRATION = Migration(
     """,
 )
 
-INSERT_EVENT_SQL = "INSERT INTO session_events (session_id, kind, payload, created_at) VALUES (?, ?, ?, ?)"
-TOUCH_RESEARCH_SQL = "UPDATE research SET updated_at = ? WHERE session_id = ?"
-COUNT_EVENTS_SQL = "SELECT COUNT(*) FROM session_events WHERE session_id = ?"
-DROP_OLDEST_SQL = """DELETE FROM session_events WHERE id IN (
-    SELECT id FROM session_events WHERE session_id = ? AND kind IN ('search', 'get', 'verify')
-    ORDER BY id LIMIT ?)"""
+APPEND_MIGRATION = Migration(
+    4,
+    "sessions: an event logged as one statement (the research session touched, the log bounded)",
+    """
+    -- One trip to the connection's thread, and atomic: the event inserted, its research session's
+    -- updated_at moved, and past event_limit the oldest searches, gets and verifications dropped.
+    CREATE VIEW session_event_writes (session_id, kind, payload, created_at, event_limit)
+        AS SELECT NULL, NULL, NULL, NULL, NULL;
+    CREATE TRIGGER session_event_writes_insert INSTEAD OF INSERT ON session_event_writes BEGIN
+        INSERT INTO session_events (session_id, kind, payload, created_at)
+            VALUES (NEW.session_id, NEW.kind, NEW.payload, NEW.created_at);
+        UPDATE research SET updated_at = NEW.created_at WHERE session_id = NEW.session_id;
+        DELETE FROM session_events WHERE id IN (
+            SELECT id FROM session_events
+            WHERE session_id = NEW.session_id AND kind IN ('search', 'get', 'verify')
+            ORDER BY id
+            LIMIT max(0, (SELECT COUNT(*) FROM session_events WHERE session_id = NEW.session_id)
+                - NEW.event_limit)
+        );
+    END;
+    """,
+)
+
+APPEND_EVENT_SQL = "INSERT INTO session_event_writes VALUES (?, ?, ?, ?, ?)"
 EVENTS_SQL = "SELECT kind, payload, created_at FROM session_events WHERE session_id = ? ORDER BY id"
 EVENTS_OF_KIND_SQL = """SELECT kind, payload, created_at FROM session_events
 WHERE session_id = ? AND kind = ? ORDER BY id"""
@@ -101,15 +119,9 @@ def clip(text: str) -> str:
 
 
 async def append(db: Database, session_id: str, kind: str, payload: dict[str, Any], at: str) -> None:
-    """Log one event (and make room past `EVENT_LIMIT`), in one transaction."""
-    async with db.transaction() as conn:
-        await conn.execute(INSERT_EVENT_SQL, (session_id, kind, json.dumps(payload, ensure_ascii=False), at))
-        await conn.execute(TOUCH_RESEARCH_SQL, (at, session_id))
-        async with conn.execute(COUNT_EVENTS_SQL, (session_id,)) as cursor:
-            row = await cursor.fetchone()
-        extra = int(row[0]) - EVENT_LIMIT if row is not None else 0
-        if extra > 0:
-            await conn.execute(DROP_OLDEST_SQL, (session_id, extra))
+    """Log one event (and make room past `EVENT_LIMIT`), in one statement (`APPEND_MIGRATION`)."""
+    text = json.dumps(payload, ensure_ascii=False)
+    await db.write(APPEND_EVENT_SQL, (session_id, kind, text, at, EVENT_LIMIT))
 
 
 async def events(db: Database, session_id: str, kind: str | None = None) -> list[Event]:

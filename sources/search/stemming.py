@@ -11,7 +11,7 @@ import re
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..storage.schema import TOKENIZER
@@ -28,6 +28,11 @@ class _Stemmer:
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         self._lock = threading.Lock()
         self._cache: dict[str, str] = {}
+
+    @property
+    def cache(self) -> dict[str, str]:
+        """Each lowercased word seen so far and its stem."""
+        return self._cache
 
     def stem(self, word: str) -> str:
         """One lowercased word's stem (a dictionary lookup once it has been seen)."""
@@ -88,16 +93,18 @@ class QueryMatcher:
     def _is_match(self, stem: str, word: str) -> bool:
         return stem in self._wanted or (bool(self._prefixes) and word.startswith(self._prefixes))
 
-    def _candidates(self, text: str) -> list[tuple[int, str]]:
-        """(position, lowercased word) of the words of `text` that start with a wanted head.
+    def _candidates(self, text: str, heads: Iterable[str] | None = None) -> list[tuple[int, str]]:
+        """(position, lowercased word) of the words of `text` that start with a wanted head (or
+        one of `heads`), in order.
 
         `str.find` per head runs in C over the text; only its hits are looked at in Python.
         """
+        heads = self._heads if heads is None else heads
         lowered = text.lower()
         if len(lowered) != len(text):  # a character whose lowercase is longer: no positions
-            return [(-1, m.group()) for m in _WORD.finditer(lowered) if m.group()[:3] in self._heads]
+            return [(-1, m.group()) for m in _WORD.finditer(lowered) if m.group()[:3] in heads]
         out: dict[int, str] = {}
-        for head in self._heads:
+        for head in heads:
             at = lowered.find(head)
             while at >= 0:
                 if at == 0 or not _is_word_char(lowered[at - 1]):
@@ -117,29 +124,53 @@ class QueryMatcher:
 
     def first_match(self, text: str, terms: Iterable[str] | None = None) -> int | None:
         """Where the first word of `text` matching a query term starts (None: none, or no
-        position survives Unicode folding). Each head stops at its first match, so this reads
-        far less than `find`; `terms` (query term texts, as `Matches.terms`) narrows the search
-        to the terms the text is known to contain."""
+        position survives Unicode folding); `terms` (query term texts, as `Matches.terms`)
+        narrows the search to the terms the text is known to contain."""
+        return self.first_matches([(text, terms)])[0]
+
+    def first_matches(self, texts: Sequence[tuple[str, Iterable[str] | None]]) -> list[int | None]:
+        """`first_match` for many (text, terms) pairs: the words not stemmed before, of all the
+        texts, are stemmed at once (one statement, not one per word)."""
+        looked = [self._first_known(text, terms) for text, terms in texts]
+        stem_of = dict(zip(*_stemmed(w for _, unknown in looked for _, w in unknown), strict=True))
+        firsts: list[int | None] = []
+        for first, unknown in looked:
+            at = next((at for at, w in unknown if self._is_match(stem_of[w], w)), None)
+            firsts.append(first if at is None or (first is not None and first < at) else at)
+        return firsts
+
+    def _first_known(
+        self, text: str, terms: Iterable[str] | None
+    ) -> tuple[int | None, list[tuple[int, str]]]:
+        """The first match in `text` among the words whose stem is known, and the words before it
+        whose stem is not (position, word; in order), each head's search stopping at its first
+        match. No match and no words when no position survives Unicode folding."""
         heads = self._heads if terms is None else {h for t in terms for h in self._heads_of.get(t, ())}
         if not text.isascii():
             folded = unicodedata.normalize("NFKC", text)
             if len(folded) != len(text):
-                return None
+                return None, []
             text = folded
         lowered = text.lower()
         if len(lowered) != len(text):
-            return None
+            return None, []
         first: int | None = None
+        unknown: list[tuple[int, str]] = []
+        cache = _STEMMER.cache
         for head in heads:
             at = lowered.find(head)
             while at >= 0 and (first is None or at < first):
                 if at == 0 or not _is_word_char(lowered[at - 1]):
                     word = _WORD.match(lowered, at)
-                    if word is not None and self._is_match(_STEMMER.stem(word.group()), word.group()):
-                        first = at
-                        break
+                    if word is not None:
+                        stem = cache.get(w := word.group())
+                        if stem is None:
+                            unknown.append((at, w))
+                        elif self._is_match(stem, w):
+                            first = at
+                            break
                 at = lowered.find(head, at + 1)
-        return first
+        return first, sorted(u for u in unknown if first is None or u[0] < first)
 
     def find(self, *texts: str) -> Matches:
         """Position of the first match in the first text, and the query terms found in any text."""
@@ -148,8 +179,8 @@ class QueryMatcher:
     def find_all(self, groups: list[tuple[str, ...]]) -> list[Matches]:
         """`find` for many groups of texts, stemming all their candidate words at once."""
         scanned = [[self._scan(t) for t in texts] for texts in groups]
-        words = [w for group in scanned for cands in group for _, w in cands]
-        stem_of = dict(zip(words, stems(words), strict=True))
+        words = (w for group in scanned for cands in group for _, w in cands)
+        stem_of = dict(zip(*_stemmed(words), strict=True))
         return [self._matches(group, stem_of) for group in scanned]
 
     def _matches(self, group: list[list[tuple[int, str]]], stem_of: dict[str, str]) -> Matches:
@@ -171,6 +202,12 @@ class QueryMatcher:
             if all(s in found for s in whole) and (not term.prefix or term.words[-1] + "*" in found):
                 terms.append(term.text)
         return Matches(first, terms)
+
+
+def _stemmed(words: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The distinct `words` and their stems, in one batch."""
+    distinct = list(dict.fromkeys(words))
+    return distinct, stems(distinct)
 
 
 def _is_word_char(char: str) -> bool:

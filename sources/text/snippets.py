@@ -23,9 +23,25 @@ def collapse(text: str) -> str:
 
 def is_collapsed(text: str) -> bool:
     """`text` is its own `collapse`: no whitespace but single spaces between words (most chunks
-    of prose: told in a few C scans, where splitting and joining copies every word).
-    `isprintable` is false for every whitespace character `str.split` splits at but the space."""
-    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+    of prose: told in a few C scans, where splitting and joining copies every word). An ASCII
+    text (`isascii` reads a flag) is looked through for each character `str.split` splits at
+    besides the space, one `memchr` each; any other by `isprintable`, false for every whitespace
+    character `str.split` splits at but the space (and slower: a table lookup per character)."""
+    if text[:1] == " " or text[-1:] == " " or "  " in text:
+        return False
+    if not text.isascii():
+        return text.isprintable()
+    return not (
+        "\n" in text
+        or "\r" in text
+        or "\t" in text
+        or "\x0b" in text
+        or "\x0c" in text
+        or "\x1c" in text
+        or "\x1d" in text
+        or "\x1e" in text
+        or "\x1f" in text
+    )
 
 
 def _collapse_with_position(text: str, position: int) -> tuple[str, int]:

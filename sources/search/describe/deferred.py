@@ -22,7 +22,6 @@ from ...storage.store import Row
 
 if TYPE_CHECKING:
     from ..request import SearchedSource
-    from .details import Details
 
 
 class DeferredResult:
@@ -30,15 +29,12 @@ class DeferredResult:
 
     __slots__ = (
         "_chunk",
-        "_content_key",
-        "_details",
         "_hit",
-        "_keep",
-        "_passage",
         "_row",
         "_source",
         "duplicates",
         "last_modified",
+        "private",
         "rank",
         "score",
         "source",
@@ -58,10 +54,9 @@ class DeferredResult:
         self.thread_id: str | None = source.thread_of(row)
         self.duplicates: list[str] | None = None
         self.thread_hits: int | None = None
-        self._content_key: str | None = None
-        self._keep: frozenset[str] = frozenset()
-        self._passage = False
-        self._details: Details | None = None
+        self.private: dict[str, Any] = {"_content_key": None, "_keep": frozenset(), "_passage": False}
+        """The result's private attributes as `ResultItem.private` holds them (`_details`…)."""
+        self.private["_details"] = None
 
     @property
     def title(self) -> str:
@@ -74,6 +69,7 @@ class DeferredResult:
     def model_copy(self, update: Mapping[str, Any] | None = None) -> DeferredResult:
         """A copy with `update`'s attributes (as `ResultItem.model_copy`: shallow, not checked)."""
         out = copy.copy(self)
+        out.private = dict(self.private)
         for name, value in (update or {}).items():
             setattr(out, name, value)
         return out
@@ -84,7 +80,6 @@ class DeferredResult:
         result: ResultItem = self._source.result(
             self._row, self._chunk, score=self.score, rank=self.rank, **self._hit
         )
-        result._content_key, result._keep, result._passage = self._content_key, self._keep, self._passage
-        result._details = self._details
+        result.private.update(self.private)
         result.duplicates, result.thread_hits = self.duplicates, self.thread_hits
         return result

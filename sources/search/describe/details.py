@@ -9,7 +9,7 @@ keep only some results (knowledge_search merges several sources' pages first).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,23 +35,34 @@ class Details:
     """The terms the ranking knows the chunk matches (None: looked for in its text)."""
 
 
-def fill_details(result: ResultItem) -> None:
-    """Compute the details a search left on `result` for later (`details = False`); a result
+def fill_details(results: Iterable[ResultItem]) -> None:
+    """Compute the details a search left on `results` for later (`details = False`); a result
     (or a copy of one: `model_copy` keeps the record) is filled once."""
-    details, result._details = result._details, None
-    if details is not None:
-        describe_later(result, details)
+    later = []
+    for result in results:
+        private = result.private
+        details, private["_details"] = private["_details"], None
+        if details is not None:
+            later.append((result, details))
+    describe_later(later)
 
 
-def describe_later(result: ResultItem, details: Details) -> None:
-    """`result`'s details, its chunk's matches found now (only the snippet's place when the
-    ranking knows the chunk's terms)."""
-    chunk = details.chunk
-    if details.terms is None:
-        found = details.matcher.find(chunk["body"], chunk["title"])
-    else:
-        found = Matches(details.matcher.first_match(chunk["body"], details.terms), details.terms)
-    describe_with(result, details, found)
+def describe_later(later: Sequence[tuple[ResultItem, Details]]) -> None:
+    """Each result's details, its chunk's matches found now (only the snippet's place when the
+    ranking knows the chunk's terms), each query matcher's texts looked through at once."""
+    by_matcher: dict[int, list[tuple[ResultItem, Details]]] = {}
+    for pair in later:
+        by_matcher.setdefault(id(pair[1].matcher), []).append(pair)
+    for pairs in by_matcher.values():
+        matcher = pairs[0][1].matcher
+        known = [(r, d) for r, d in pairs if d.terms is not None]
+        firsts = matcher.first_matches([(d.chunk["body"], d.terms) for _, d in known])
+        for (result, details), first in zip(known, firsts, strict=True):
+            describe_with(result, details, Matches(first, details.terms or []))
+        unknown = [(r, d) for r, d in pairs if d.terms is None]
+        found = matcher.find_all([(d.chunk["body"], d.chunk["title"]) for _, d in unknown])
+        for (result, details), matches in zip(unknown, found, strict=True):
+            describe_with(result, details, matches)
 
 
 def describe_with(result: ResultItem, details: Details, found: Matches) -> None:

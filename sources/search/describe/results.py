@@ -16,7 +16,6 @@ so pages never overlap or skip; a page can show fewer than `limit` results.
 
 from __future__ import annotations
 
-from hashlib import blake2b
 from typing import Any
 
 from ...models import ResultItem, ScoreType, SearchResponse
@@ -55,20 +54,20 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
             result = DeferredResult(ctx.source, row, chunk, hit)
         else:
             result = ctx.source.result(row, chunk, **hit)
-        result._content_key = content_key(result.title, chunk["body"])
-        result._keep = ctx.request.fields
+        private = result.private
+        private["_content_key"] = content_key(result.title, chunk["body"])
+        private["_keep"] = ctx.request.fields
         if lead is None:
             leads[row["id"]] = result
         else:
-            result._passage = True
+            private["_passage"] = True
         results.append(result)
     records = [_record(ctx, query, matcher, found, r, c) for r, c in zip(results, hit_chunks, strict=True)]
     if not ctx.request.details or ctx.request.deferred:
         for result, details in zip(results, records, strict=True):
-            result._details = details
+            result.private["_details"] = details
     elif found.terms_of is not None:
-        for result, details in zip(results, records, strict=True):
-            describe_later(result, details)
+        describe_later(list(zip(results, records, strict=True)))
     else:
         matches = matcher.find_all([(c["body"], c["title"]) for c in hit_chunks])
         for result, details, match in zip(results, records, matches, strict=True):
@@ -81,7 +80,7 @@ def _record(
 ) -> Details:
     """What `result`'s details are made of: its hit chunk, and the terms the ranking knows the
     chunk matches (not a further passage's: its own chunk is looked through)."""
-    known = None if found.terms_of is None or result._passage else found.terms_of(chunk["id"])
+    known = None if found.terms_of is None or result.private["_passage"] else found.terms_of(chunk["id"])
     return Details(chunk, query, matcher, ctx.snippet_length, ctx.request.fields, known)
 
 
@@ -118,11 +117,12 @@ def page(ctx: SearchContext, results: list[Any], found: Found, model: type[Any])
     )
 
 
-def content_key(title: str, body: str) -> str:
+def content_key(title: str, body: str) -> tuple[str, str]:
     """What makes two hits the same content: the title and the hit chunk's text, whitespace
-    collapsed (a message mailed twice, a file imported from two folders)."""
-    text = collapse_whitespace(title) + "\0" + collapse_whitespace(str(body))
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    collapsed (a message mailed twice, a file imported from two folders). The texts themselves,
+    not a digest of them: a dict hashes a string once, where a digest read every character
+    again per hit."""
+    return collapse_whitespace(title), collapse_whitespace(str(body))
 
 
 def collapse(results: list[Any]) -> list[Any]:
@@ -130,12 +130,13 @@ def collapse(results: list[Any]) -> list[Any]:
     in that one's `duplicates`; a hit of an e-mail thread an earlier hit belongs to is counted in
     that one's `thread_hits`. Each decision depends only on the hits before it, so a longer list
     collapses its first part the same way."""
-    by_content: dict[str, ResultItem] = {}
+    by_content: dict[tuple[str, str], ResultItem] = {}
     by_thread: dict[tuple[str, str], ResultItem] = {}
     kept: list[Any] = []
     for result in results:
-        key = result._content_key
-        thread = getattr(result, "thread_id", None)
+        key = result.private["_content_key"]
+        # a slot of a deferred hit; a field of e-mail results only (no pydantic `__getattr__`)
+        thread = result.thread_id if isinstance(result, DeferredResult) else result.__dict__.get("thread_id")
         thread_key = (result.source, thread) if thread else None
         if key is not None and key in by_content:
             leader = by_content[key]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge_mcp.sources.search import stemming
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.stemming import QueryMatcher
 
@@ -60,3 +61,27 @@ def test_find_all_matches_each_group_on_its_own() -> None:
     first, second = matcher.find_all([("Solar power.", ""), ("Panel wiring.", "Solar roof")])
     assert (first.first, first.terms) == (0, ["solar"])
     assert (second.first, second.terms) == (0, ["solar", "panels"])
+
+
+def test_first_matches_of_a_page_agree_with_each_text_alone() -> None:
+    matcher = QueryMatcher(parse_query("kneading dough oven ferment*"))
+    texts = [
+        ("Preheat the oven, then knead the dough.", None),
+        ("Preheat the oven, then knead the dough.", ["dough"]),
+        ("A slow fermentation; the dough rests.", ["ferment*", "dough"]),
+        ("ﬁne dough", None),  # NFKC changes its length: no position
+        ("Nothing here.", None),
+        ("Ovens and doughs.", []),
+    ]
+    assert matcher.first_matches(texts) == [matcher.first_match(t, terms) for t, terms in texts]
+    assert matcher.first_matches(texts) == [12, 33, 7, None, None, None]
+
+
+def test_a_pages_unseen_words_are_stemmed_in_one_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    words = [f"zqx{n}quill" for n in range(20)]  # never seen before: none is in the stemmer's cache
+    matcher = QueryMatcher(parse_query("zqxquill"))
+    calls = []
+    stems = stemming._STEMMER.stems
+    monkeypatch.setattr(stemming._STEMMER, "stems", lambda ws: calls.append(list(ws)) or stems(ws))
+    matcher.first_matches([(f"the {word} here", None) for word in words])
+    assert [sorted(c) for c in calls if c] == [sorted(words)]

@@ -14,6 +14,7 @@ from knowledge_mcp.sources.text.snippets import (
     clamp,
     clamp_snippet_length,
     collapse,
+    is_collapsed,
     make_snippet,
 )
 
@@ -203,3 +204,11 @@ def test_a_long_text_gives_the_same_snippet_as_if_it_were_read_whole() -> None:
         length = rng.choice([50, 120, 300, 1000])
         match_at = rng.choice([None, 0, rng.randrange(len(text)), len(text) - 1])
         assert make_snippet(text, length, match_at) == _make_snippet(text, length, match_at)
+
+
+def test_a_text_is_told_collapsed_only_when_splitting_and_joining_leaves_it_as_it_is() -> None:
+    ascii_texts = [f"a{chr(c)}b" for c in range(0x80)] + ["", " a", "a ", "a  b", "a b c"]
+    for text in ascii_texts:
+        assert is_collapsed(text) == (" ".join(text.split()) == text), repr(text)
+    for text in [f"é{chr(c)}b" for c in range(0x3100)]:  # any other text: never told wrongly
+        assert not is_collapsed(text) or " ".join(text.split()) == text, repr(text)
