@@ -73,6 +73,8 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     stats, known = await index_sizes(store.pg, store.user_id, store.source, query)
     if stats.chunks <= copied_up_to(store.pg):
         return None
+    if known.generation is not None:  # the phrases' common words, at first use
+        common_words(store.pg).read_ahead(store.pg, store.user_id, store.source, known.generation)
     df = estimated_df(query.terms, stats.df)
     plan = plan_search(query.terms, df, stats.chunks, ctx.depth)
     if plan is None:

@@ -20,7 +20,14 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.query import Term, parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import database_path, open_database
-from knowledge_mcp.sources.storage.postgres.common_words import CACHE, CommonWords, Word, kept_window
+from knowledge_mcp.sources.storage.postgres.common_words import (
+    AHEAD_MOST,
+    AHEAD_SHARE,
+    CACHE,
+    CommonWords,
+    Word,
+    kept_window,
+)
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.phrase_match import postings, starts, within
 from knowledge_mcp.sources.storage.postgres.phrases import phrase_hits
@@ -189,3 +196,49 @@ async def test_queries_of_several_phrases_give_the_same_page_with_words_kept_or_
         assert (kept.size > 0) == (min_docs == 1)
     assert pages[0] == pages[1]
     assert sum(len(page) for page in pages[0]) > 50
+
+
+COMMON_SQL = """SELECT lexeme FROM pg_term_docs WHERE user_id = %s AND source = 'notes' AND docs >= 40
+    ORDER BY docs DESC, lexeme"""
+
+
+async def _is_kept(kept: CommonWords, lexeme: str, generation: int) -> bool:
+    """Whether `kept` has the word at `generation` (it is then given without a statement)."""
+    try:
+        await kept.word(None, USER, "notes", lexeme, generation)
+    except AttributeError:  # a statement on no connection: not kept
+        return False
+    return True
+
+
+@pytest.mark.anyio
+async def test_a_source_s_most_common_words_are_read_ahead_once_a_generation_within_their_share(
+    loaded,
+) -> None:  # type: ignore[no-untyped-def]
+    pg, _, _ = loaded
+    async with pg.transaction() as conn:
+        await as_user(conn, USER)
+        generation = int((await (await conn.execute(GENERATION_SQL, [USER])).fetchone())[0])
+        common = [r[0] for r in await (await conn.execute(COMMON_SQL, [USER])).fetchall()]
+        reference = await CommonWords(min_docs=40).word(conn, USER, "notes", common[0], generation)
+    kept = CommonWords(min_docs=40)
+    kept.read_ahead(pg, USER, "notes", generation)
+    assert kept.task is not None
+    await kept.wait()
+    assert kept.task is None and 0 < kept.size <= kept.budget // AHEAD_SHARE
+    assert len(common) > AHEAD_MOST
+    assert all([await _is_kept(kept, lexeme, generation) for lexeme in common[:AHEAD_MOST]])
+    assert not await _is_kept(kept, common[AHEAD_MOST], generation)
+    first = await kept.word(None, USER, "notes", common[0], generation)
+    assert list(first.chunks) == list(reference.chunks) and list(first.numbers) == list(reference.numbers)
+    kept.read_ahead(pg, USER, "notes", generation)
+    assert kept.task is None  # once a generation
+    async with pg.transaction() as conn:
+        await conn.execute(MOVE_SQL, [USER])  # as every write transaction does
+    kept.read_ahead(pg, USER, "notes", generation + 1)
+    await kept.wait()
+    assert await _is_kept(kept, common[0], generation + 1)
+    small = CommonWords(budget_mb=3 * reference.size / 2**20, min_docs=40)
+    small.read_ahead(pg, USER, "notes", generation + 1)
+    await small.wait()
+    assert 0 < small.size <= small.budget // AHEAD_SHARE
