@@ -28,6 +28,7 @@ from ...search.query import ParsedQuery
 from ...search.scoring import Norm, norm
 from ...search.stemming import stems
 from ..db import validate_user_id
+from .common_words import common_words
 from .phrases import TOP, PhraseHits, phrase_hits
 from .pool import PgDatabase, Statement
 from .postings import terms as term_plan
@@ -46,8 +47,10 @@ SIZES_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user
     ARRAY(SELECT lexeme FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
         AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
     ARRAY(SELECT docs FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
-        AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme)"""
-"""The source's chunks and tokens, and the query words' chunk counts (those in any chunk)."""
+        AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
+    (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s)"""
+"""The source's chunks and tokens, the query words' chunk counts (those in any chunk) and the
+source's generation (its phrases' common words are kept at one: `common_words.py`)."""
 PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT c.chunk) FROM {postings} p
         CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
         WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
@@ -184,7 +187,9 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     chunks, tokens = int(stats[0] or 0), int(stats[1] or 0)
     docs = {str(lexeme): int(n) for lexeme, n in zip(stats[2], stats[3], strict=True)}
     rows = await _rows(conn, source, user_id, terms, query, docs)
-    hits = await phrase_hits(conn, source, user_id, [t for _, t in terms.phrases], docs)
+    phrases = [t for _, t in terms.phrases]
+    generation = None if stats[4] is None else int(stats[4])
+    hits = await phrase_hits(conn, source, user_id, phrases, docs, common_words(db), generation)
     for (n, _), phrase in zip(terms.phrases, hits, strict=True):
         rows[n] = len(phrase.chunks)
     scoring, weights = await _in_columns(

@@ -17,11 +17,14 @@ database.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import psycopg
+from loguru import logger
 
 from .phrase_match import BODY, Postings, Window
 from .pool import PgDatabase
@@ -44,6 +47,16 @@ WORD_SQL = """SELECT
     FROM {postings} WHERE source = %(source)s AND lexeme = %(lexeme)s ORDER BY block"""
 """Every block of a word, in chunk order (a word's blocks hold disjoint, ascending chunk
 ranges), each with the source's generation (the same snapshot); read in binary (the places)."""
+AHEAD_SHARE = 2
+"""A source's words read ahead (`CommonWords.read_ahead`) fill at most this share of the budget
+(1/2): a second large source's still fit beside them."""
+AHEAD_MOST = 64
+"""At most this many words of a source are read ahead."""
+AHEAD_SQL = """SELECT set_config('knowledge.user_id', %(user)s, true),
+    ARRAY(SELECT lexeme FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
+        AND docs >= %(min_docs)s ORDER BY docs DESC, lexeme LIMIT %(most)s)"""
+"""The user (`schema.as_user`) and the source's common words, the most common first."""
+BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 
 def _ints(parts: list[str]) -> np.ndarray:
@@ -139,6 +152,10 @@ class CommonWords:
         """Words in fewer chunks are read by window from the postings, not kept."""
         self._words: OrderedDict[Key, tuple[int, Word]] = OrderedDict()
         self._size = 0
+        self.ahead: dict[tuple[str, str], int] = {}
+        """Each (user, source) whose words were read ahead, and the generation it was asked at."""
+        self.task: asyncio.Task[None] | None = None
+        """The running read ahead (one at a time in the process)."""
 
     async def word(self, conn: Any, user_id: str, source: str, lexeme: str, generation: int) -> Word:
         """The word's postings at `generation`: kept, else read (on `conn`, a transaction as the
@@ -153,12 +170,49 @@ class CommonWords:
         word = Word.of([tuple(r[1:]) for r in rows])
         read_at = int(rows[0][0]) if rows and rows[0][0] is not None else None
         self._drop(key)
-        if read_at is not None and word.size <= self.budget:
-            self._words[key] = (read_at, word)
-            self._size += word.size
-            while self._size > self.budget:
-                self._drop(next(iter(self._words)))
+        if read_at is not None:
+            self._keep(key, read_at, word)
         return word
+
+    def _keep(self, key: Key, read_at: int, word: Word) -> None:
+        """Keep `word` (read at generation `read_at`) when it fits, dropping the least recently used."""
+        if word.size > self.budget:
+            return
+        self._words[key] = (read_at, word)
+        self._size += word.size
+        while self._size > self.budget:
+            self._drop(next(iter(self._words)))
+
+    def read_ahead(self, pg: PgDatabase, user_id: str, source: str, generation: int) -> None:
+        """Start reading `source`'s most common words in the background (once a generation, one
+        source at a time), as the memory copies of small sources are built: a search meanwhile
+        reads a word it needs itself. Read in a worker thread on a connection of its own, in one
+        snapshot, within `AHEAD_SHARE` of the budget."""
+        key = (user_id, source)
+        if self.task is not None or self.ahead.get(key) == generation or self.budget <= 0:
+            return
+        self.ahead[key] = generation
+        self.task = asyncio.get_running_loop().create_task(self._ahead(pg.url, user_id, source))
+
+    async def _ahead(self, url: str, user_id: str, source: str) -> None:
+        try:
+            share = self.budget // AHEAD_SHARE
+            read_at, words = await asyncio.to_thread(_read_ahead, url, user_id, source, self.min_docs, share)
+            for lexeme, word in words:
+                key = (user_id, source, lexeme)
+                known = self._words.get(key)
+                if read_at is not None and (known is None or known[0] < read_at):  # unless read since
+                    self._drop(key)
+                    self._keep(key, read_at, word)
+        except Exception as error:  # without them, a search reads the words it needs
+            logger.warning("common words of {} not read ahead: {}", source, type(error).__name__)
+        finally:
+            self.task = None
+
+    async def wait(self) -> None:
+        """Until the running read ahead (if any) is done."""
+        if self.task is not None:
+            await asyncio.shield(self.task)
 
     def _drop(self, key: Key) -> None:
         kept = self._words.pop(key, None)
@@ -169,6 +223,31 @@ class CommonWords:
     def size(self) -> int:
         """The kept words' bytes together."""
         return self._size
+
+
+def _read_ahead(
+    url: str, user_id: str, source: str, min_docs: int, budget: int
+) -> tuple[int | None, list[tuple[str, Word]]]:
+    """The source's generation and its most common words (in `min_docs` chunks or more) that fit
+    in `budget` bytes together, read in one snapshot."""
+    words: list[tuple[str, Word]] = []
+    size, read_at = 0, None
+    params: dict[str, Any] = {"user": user_id, "source": source, "min_docs": min_docs, "most": AHEAD_MOST}
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(BEGIN_SQL)
+        [(_, lexemes)] = conn.execute(AHEAD_SQL, params).fetchall()
+        for lexeme in lexemes:
+            sql = on_postings(WORD_SQL, user_id)
+            rows = conn.execute(sql, params | {"lexeme": lexeme}, binary=True).fetchall()  # type: ignore[call-overload]
+            if not rows or rows[0][0] is None:
+                break
+            word = Word.of([tuple(r[1:]) for r in rows])
+            if size + word.size > budget:
+                break
+            words.append((str(lexeme), word))
+            size, read_at = size + word.size, int(rows[0][0])
+        conn.execute("COMMIT")
+    return read_at, words
 
 
 def kept_window(words: dict[str, Word], lexemes: list[str], window: int, until: int) -> Window:

@@ -16,9 +16,9 @@ phrase ending in a prefix takes the places of every lexeme the prefix starts as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -204,6 +204,13 @@ async def read(
     return {lexeme: postings(blocks, near) for lexeme, blocks in by_word.items()}
 
 
+class Kept(Protocol):
+    """A word's postings held in memory (`common_words.Word`)."""
+
+    def postings(self, since: int, until: int, rows: bool = True, near: np.ndarray | None = None) -> Postings:
+        """Its postings in chunks [since, until), as `read` gives them (see `common_words`)."""
+
+
 async def read_phrase(
     conn: Any,
     user_id: str,
@@ -212,18 +219,26 @@ async def read_phrase(
     since: int = 0,
     until: int = EVERY,
     prefix: tuple[str, str] | None = None,
+    kept: Mapping[str, Kept] | None = None,
 ) -> dict[str, Postings]:
     """The postings of a phrase's distinct whole words `lexemes` (rarest first) over [since,
     until): the rarest word's, then the other words' in its chunks alone (read from the blocks
     that hold them when they are few), without their items and lengths (a hit's are the rarest
     word's: `starts(…, rows_of=lexemes[0])`); with `prefix`, its lexemes' there too, as one word
-    (`PREFIXED`)."""
-    rarest = await read(conn, user_id, source, lexemes[:1], since, until)
+    (`PREFIXED`). The words in `kept` are cut from memory, not read."""
+    kept = kept or {}
+    if lexemes[0] in kept:
+        rarest = {lexemes[0]: kept[lexemes[0]].postings(since, until)}
+    else:
+        rarest = await read(conn, user_id, source, lexemes[:1], since, until)
     near = rarest[lexemes[0]].chunks
     rest = list(lexemes[1:])
     if not len(near):
         return rarest | {lexeme: postings([]) for lexeme in [*rest, *([PREFIXED] if prefix else [])]}
-    found = dict(rarest)
+    found = rarest | {
+        lexeme: kept[lexeme].postings(since, until, False, near) for lexeme in rest if lexeme in kept
+    }
+    rest = [lexeme for lexeme in rest if lexeme not in kept]
     if rest:
         found |= await read(conn, user_id, source, rest, since, until, near, with_rows=False)
     if prefix is not None:

@@ -32,14 +32,31 @@ class PhraseHits:
 
 
 async def phrase_hits(
-    conn: Any, source: str, user_id: str, terms: list[Term], known: dict[str, int] | None = None
+    conn: Any,
+    source: str,
+    user_id: str,
+    terms: list[Term],
+    known: dict[str, int] | None = None,
+    kept: CommonWords | None = None,
+    generation: int | None = None,
 ) -> list[PhraseHits]:
     """Each phrase's hits among `user_id`'s chunks of `source`. `known`: the chunk counts of
-    (at least) the phrases' words, read already (a word missing there is in no chunk)."""
-    return [await _hits(conn, source, user_id, term, known) for term in terms]
+    (at least) the phrases' words, read already (a word missing there is in no chunk). With
+    `kept` (the process's `CommonWords`) and the source's `generation` in the snapshot `conn`
+    reads, the words in `kept.min_docs` chunks or more are taken from memory (read whole once)."""
+    kept = kept if generation is not None else None
+    return [await _hits(conn, source, user_id, term, known, kept, generation or 0) for term in terms]
 
 
-async def _hits(conn: Any, source: str, user_id: str, term: Term, known: dict[str, int] | None) -> PhraseHits:
+async def _hits(
+    conn: Any,
+    source: str,
+    user_id: str,
+    term: Term,
+    known: dict[str, int] | None,
+    kept: CommonWords | None,
+    generation: int,
+) -> PhraseHits:
     words = stems(term.words)
     whole = words[:-1] if term.prefix else words
     prefix = (words[-1], words[-1] + TOP) if term.prefix else None
@@ -51,7 +68,11 @@ async def _hits(conn: Any, source: str, user_id: str, term: Term, known: dict[st
     if len(docs) < len(params["lexemes"]):
         return PhraseHits([])  # a word no chunk holds
     lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-    by_word = await read_phrase(conn, user_id, source, lexemes, prefix=prefix)
+    common: dict[str, Word] = {}
+    if kept is not None:
+        for lexeme in (w for w in lexemes if docs[w] >= kept.min_docs):
+            common[lexeme] = await kept.word(conn, user_id, source, lexeme, generation)
+    by_word = await read_phrase(conn, user_id, source, lexemes, prefix=prefix, kept=common)
     return PhraseHits(starts([*whole, PREFIXED] if prefix else words, by_word, lexemes[0]))
 
 
@@ -128,11 +149,3 @@ class NewestPhrase:
         self.hits += within(starts(self.words, read.by_word, lexemes[0]), read.since, self.until)
         self.read += read.read
         self.until, self.everything = read.since, read.everything
-
-
-async def newest_phrase_hits(
-    conn: Any, source: str, user_id: str, term: Term, enough: int
-) -> tuple[PhraseHits, bool]:
-    """A phrase of whole words' hits among the newest chunks of its rarest word, at least `enough`
-    of them when it has that many, and whether they are all its hits (`NewestPhrase`)."""
-    return await NewestPhrase(user_id, source, term).at_least(conn, enough)

@@ -31,7 +31,7 @@ from ....search.scoring import norm
 from ....search.stemming import stems
 from ..bm25 import Known, Restriction, rank
 from ..common_words import common_words
-from ..phrases import TOP, NewestPhrase, newest_phrase_hits, phrase_hits
+from ..phrases import TOP, NewestPhrase, phrase_hits
 from ..pool import read_as
 from ..schema import as_user, on_postings
 from . import rows as statements
@@ -73,6 +73,8 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     stats, known = await index_sizes(store.pg, store.user_id, store.source, query)
     if stats.chunks <= copied_up_to(store.pg):
         return None
+    if known.generation is not None:  # the phrases' common words, at first use
+        common_words(store.pg).read_ahead(store.pg, store.user_id, store.source, known.generation)
     df = estimated_df(query.terms, stats.df)
     plan = plan_search(query.terms, df, stats.chunks, ctx.depth)
     if plan is None:
@@ -89,7 +91,7 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
         candidates = None
         if plan.candidate_terms is not None or plan.cap is not None:
             picking = plan.candidate_terms or plan.scored
-            candidates = await _newest(store, picking, plan.cap)
+            candidates = await _newest(store, picking, plan.cap, known)
         rows = await _ranked(store, ctx, plan.scored, candidates, known)
     if len(rows) <= request.limit and plan.refill is not None:
         plan = plan.every_match()
@@ -119,14 +121,17 @@ async def _ranked(
     return ordered(rows, False)[ctx.request.offset : ctx.depth + 1]
 
 
-async def _newest(store: PgStore, terms: tuple[Term, ...], cap: int | None) -> list[int]:
+async def _newest(store: PgStore, terms: tuple[Term, ...], cap: int | None, known: Known) -> list[int]:
     """The chunks any of `terms` matches (the newest `cap` of them, when given)."""
-    found = await _newest_rows(store, terms, cap)
+    found = await _newest_rows(store, terms, cap, known)
     return [chunk for chunk, _ in found]
 
 
-async def _newest_rows(store: PgStore, terms: tuple[Term, ...], cap: int | None) -> list[tuple[int, int]]:
-    """(chunk, item) of the chunks any of `terms` matches, newest first (at most `cap`)."""
+async def _newest_rows(
+    store: PgStore, terms: tuple[Term, ...], cap: int | None, known: Known | None = None
+) -> list[tuple[int, int]]:
+    """(chunk, item) of the chunks any of `terms` matches, newest first (at most `cap`); a
+    phrase's common words from memory when `known` gives the source's generation."""
     parts: list[str] = []
     params: dict[str, Any] = {"source": store.source, "cap": cap or 0}
     phrased: list[tuple[int, int]] = []
@@ -142,7 +147,7 @@ async def _newest_rows(store: PgStore, terms: tuple[Term, ...], cap: int | None)
             sql = (NEWEST_WORD if cap else WORD_CHUNKS).replace("%(lexeme)s", f"%(lexeme{n})s")
         parts.append(f"({sql})")
     if phrases:
-        phrased = await _phrase_rows(store, phrases, cap)
+        phrased = await _phrase_rows(store, phrases, cap, known)
     found: list[tuple[int, int]] = []
     if parts:
         limit = " LIMIT %(cap)s" if cap else ""
@@ -153,16 +158,22 @@ async def _newest_rows(store: PgStore, terms: tuple[Term, ...], cap: int | None)
     return merged[:cap] if cap else merged
 
 
-async def _phrase_rows(store: PgStore, phrases: list[Term], cap: int | None) -> list[tuple[int, int]]:
+async def _phrase_rows(
+    store: PgStore, phrases: list[Term], cap: int | None, known: Known | None
+) -> list[tuple[int, int]]:
     """(chunk, item) of the chunks the phrases occur in: with `cap`, of the newest chunks of each
-    phrase's rarest word, enough to hold its newest `cap` hits."""
+    phrase's rarest word, enough to hold its newest `cap` hits. With `known` (the plan's
+    statistics), the words' counts are not read again and the common ones come from memory."""
     user, source = store.user_id, store.source
+    kept = common_words(store.pg)
+    docs, generation = (None, None) if known is None else (known.docs, known.generation)
     async with store.pg.transaction() as conn:
         await as_user(conn, user)
         if cap and all(not t.prefix for t in phrases):
-            hits = [(await newest_phrase_hits(conn, source, user, t, cap))[0] for t in phrases]
+            newest = [NewestPhrase(user, source, t, docs, kept, generation) for t in phrases]
+            hits = [(await phrase.at_least(conn, cap))[0] for phrase in newest]
         else:
-            hits = await phrase_hits(conn, source, user, phrases)
+            hits = await phrase_hits(conn, source, user, phrases, docs, kept, generation)
     return [(c[0], c[1]) for h in hits for c in h.chunks]
 
 

@@ -6,6 +6,7 @@ and the word is read again; the kept words stay within their budget."""
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +17,20 @@ from knowledge_mcp.bench.corpus import CorpusStream
 from knowledge_mcp.bench.postgres import writes
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.query import Term, parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import database_path, open_database
-from knowledge_mcp.sources.storage.postgres.common_words import CACHE, CommonWords, Word, kept_window
+from knowledge_mcp.sources.storage.postgres.common_words import (
+    AHEAD_MOST,
+    AHEAD_SHARE,
+    CACHE,
+    CommonWords,
+    Word,
+    kept_window,
+)
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.phrase_match import postings, starts, within
+from knowledge_mcp.sources.storage.postgres.phrases import phrase_hits
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, as_user
 from knowledge_mcp.sources.storage.postgres.store import PgStore
@@ -145,3 +155,90 @@ async def test_a_kept_word_is_read_again_at_a_new_generation_and_kept_within_its
         tiny = CommonWords(budget_mb=again.size / 2**21)
         assert (await tiny.word(conn, USER, "notes", "the", generation + 1)).size == again.size
         assert tiny.size == 0  # larger than the budget: read, not kept
+
+
+GENERATION_OF_SQL = "SELECT generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("min_docs", [1, 40])
+async def test_a_phrase_counted_with_kept_words_has_the_hits_its_blocks_give(loaded, min_docs: int) -> None:  # type: ignore[no-untyped-def]
+    pg, _, queries = loaded
+    phrases = [parse_query(q).terms[0] for kind, q in queries if kind == "phrase"]
+    terms = phrases + [Term(t.words, prefix=True) for t in phrases]  # the last word a prefix too
+    kept = CommonWords(min_docs=min_docs)
+    counted = 0
+    async with pg.transaction() as conn:
+        await as_user(conn, USER)
+        for name in ("notes", "media"):
+            generation = int((await (await conn.execute(GENERATION_OF_SQL, [USER, name])).fetchone())[0])
+            ours = await phrase_hits(conn, name, USER, terms, None, kept, generation)
+            theirs = await phrase_hits(conn, name, USER, terms)
+            for term, mine, read in zip(terms, ours, theirs, strict=True):
+                assert mine.chunks == read.chunks, term
+                counted += len(read.chunks)
+    assert counted > 100 and kept.size > 0
+
+
+@pytest.mark.anyio
+async def test_queries_of_several_phrases_give_the_same_page_with_words_kept_or_read(loaded) -> None:  # type: ignore[no-untyped-def]
+    pg, folder, queries = loaded
+    phrases = [q for kind, q in queries if kind == "phrase"]
+    asked = [f"{a} {b}" for a, b in pairwise(phrases)][:20]
+    rare = [q for kind, q in queries if kind == "rare"]
+    asked += [f"{a} {b}" for a, b in zip(phrases, rare, strict=False)][:20]  # a phrase and a word
+    pages: list[list[list[str]]] = []
+    for min_docs in (1, 10**9):  # every word kept; none
+        kept = pg.caches[CACHE] = CommonWords(min_docs=min_docs)
+        store = PgStore(pg, USER, "notes", folder)
+        found = [await SOURCES["notes"].search(store, SearchRequest(q, limit=10), Defaults()) for q in asked]
+        pages.append([[r.title for r in page.results] for page in found])
+        assert (kept.size > 0) == (min_docs == 1)
+    assert pages[0] == pages[1]
+    assert sum(len(page) for page in pages[0]) > 50
+
+
+COMMON_SQL = """SELECT lexeme FROM pg_term_docs WHERE user_id = %s AND source = 'notes' AND docs >= 40
+    ORDER BY docs DESC, lexeme"""
+
+
+async def _is_kept(kept: CommonWords, lexeme: str, generation: int) -> bool:
+    """Whether `kept` has the word at `generation` (it is then given without a statement)."""
+    try:
+        await kept.word(None, USER, "notes", lexeme, generation)
+    except AttributeError:  # a statement on no connection: not kept
+        return False
+    return True
+
+
+@pytest.mark.anyio
+async def test_a_source_s_most_common_words_are_read_ahead_once_a_generation_within_their_share(
+    loaded,
+) -> None:  # type: ignore[no-untyped-def]
+    pg, _, _ = loaded
+    async with pg.transaction() as conn:
+        await as_user(conn, USER)
+        generation = int((await (await conn.execute(GENERATION_SQL, [USER])).fetchone())[0])
+        common = [r[0] for r in await (await conn.execute(COMMON_SQL, [USER])).fetchall()]
+        reference = await CommonWords(min_docs=40).word(conn, USER, "notes", common[0], generation)
+    kept = CommonWords(min_docs=40)
+    kept.read_ahead(pg, USER, "notes", generation)
+    assert kept.task is not None
+    await kept.wait()
+    assert kept.task is None and 0 < kept.size <= kept.budget // AHEAD_SHARE
+    assert len(common) > AHEAD_MOST
+    assert all([await _is_kept(kept, lexeme, generation) for lexeme in common[:AHEAD_MOST]])
+    assert not await _is_kept(kept, common[AHEAD_MOST], generation)
+    first = await kept.word(None, USER, "notes", common[0], generation)
+    assert list(first.chunks) == list(reference.chunks) and list(first.numbers) == list(reference.numbers)
+    kept.read_ahead(pg, USER, "notes", generation)
+    assert kept.task is None  # once a generation
+    async with pg.transaction() as conn:
+        await conn.execute(MOVE_SQL, [USER])  # as every write transaction does
+    kept.read_ahead(pg, USER, "notes", generation + 1)
+    await kept.wait()
+    assert await _is_kept(kept, common[0], generation + 1)
+    small = CommonWords(budget_mb=3 * reference.size / 2**20, min_docs=40)
+    small.read_ahead(pg, USER, "notes", generation + 1)
+    await small.wait()
+    assert 0 < small.size <= small.budget // AHEAD_SHARE
