@@ -28,10 +28,10 @@ from ...search.query import ParsedQuery
 from ...search.scoring import Norm, norm
 from ...search.stemming import stems
 from ..db import validate_user_id
-from .common_words import common_words
 from .phrases import TOP, PhraseHits, phrase_hits
 from .pool import PgDatabase, Statement
 from .postings import terms as term_plan
+from .postings.common_words import common_words
 from .postings.ranking import rank_sql
 from .postings.terms import TermPlan, bit, norm_rows, plan, ranked
 from .schema import on_postings, partition_name
@@ -50,7 +50,7 @@ SIZES_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user
         AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
     (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s)"""
 """The source's chunks and tokens, the query words' chunk counts (those in any chunk) and the
-source's generation (its phrases' common words are kept at one: `common_words.py`)."""
+source's generation (its phrases' common words are kept at one: `postings/common_words.py`)."""
 PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT c.chunk) FROM {postings} p
         CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
         WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)

@@ -30,9 +30,9 @@ from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
 from ....search.stemming import stems
 from ..bm25 import Known, Restriction, rank
-from ..common_words import common_words
 from ..phrases import TOP, NewestPhrase, phrase_hits
 from ..pool import read_as
+from ..postings.common_words import common_words
 from ..schema import as_user, on_postings
 from . import rows as statements
 from .memory import copied_up_to
@@ -196,7 +196,7 @@ async def _sample(store: PgStore, term: Term, cap: int, want: int, known: Known)
     read once. A phrase's newest hits are looked for in windows of its rarest word's chunks
     that go back until the batches are served, each window read once (its words' counts and the
     source's generation: `known`, read with the plan's statistics; its common words kept in
-    memory: `common_words.py`)."""
+    memory: `postings/common_words.py`)."""
     whole_phrase = len(term.words) > 1 and not term.prefix
     phrase = None
     if whole_phrase:
