@@ -133,6 +133,28 @@ async def open_pg(
     return PgDatabase(pool, url)
 
 
+GENERATIONS = "pg_generations"
+"""`PgDatabase.caches` key: each (user, source)'s generation as this process last read it (the
+statistics every search reads first, `store/stats.index_sizes`), or None for no statistics row."""
+
+
+def saw_generation(db: PgDatabase, user_id: str, source: str, generation: int | None) -> None:
+    """Note `source`'s generation just read (a later search's dense stage compares it)."""
+    db.caches.setdefault(GENERATIONS, {})[(user_id, source)] = generation
+
+
+def seen_generation(db: PgDatabase, user_id: str, source: str) -> tuple[int | None] | None:
+    """The generation this process last read of `source` (in a 1-tuple), or None if unknown."""
+    seen: dict[tuple[str, str], int | None] = db.caches.get(GENERATIONS, {})
+    key = (user_id, source)
+    return (seen[key],) if key in seen else None
+
+
+def forget_generation(db: PgDatabase, user_id: str, source: str) -> None:
+    """This process has just moved `source`'s generation (a write): the one noted is old."""
+    db.caches.get(GENERATIONS, {}).pop((user_id, source), None)
+
+
 SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
 """`schema.as_user`'s statement: the row policies admit this user's rows until the transaction ends."""
 

@@ -31,7 +31,7 @@ from ..db import validate_user_id
 from ..importing import MAX_FILE_BYTES, chunk_rows, item_id_for, item_values
 from ..items import ItemParser, ParsedItem
 from ..runs import FileRecord, FileWork, ImportRun, ImportSummary
-from .pool import PgDatabase
+from .pool import PgDatabase, forget_generation
 from .postings import blocks
 from .schema import as_user, ensure_user
 from .tokens import Indexed, index
@@ -185,6 +185,7 @@ class PgItemWriter:
             batch = Batch()
             yield conn, batch
             await self._flush(conn, batch)
+        forget_generation(self.db, self.user_id, self.p)  # committed: the generation noted is old
 
     async def _flush(self, conn: Any, batch: Batch) -> None:
         """Write the batch's postings, add its term counts and sizes, and empty it."""

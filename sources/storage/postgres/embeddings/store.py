@@ -1,13 +1,15 @@
 """The `VectorStore` of one user's source in the PostgreSQL item store: its SQL is `vectors.py`'s
 (pgvector's HNSW index, or an exact scan without the extension or after it crashed).
 
-A search's coverage is remembered while the source's chunk and token counts stay the same (one
-row read instead of counting every chunk and vector, which grows with the source:
-`docs/performance.md`, "PostgreSQL"), for at most `COVERAGE_TTL_S` seconds once complete and
-`BUILDING_TTL_S` while not (vectors arrive without the counts changing: the percent may lag
-that long). Writing vectors forgets it. A background embedding run holds a session advisory
-lock per user and source: another process (a second server on the same database) skips what
-one is embedding.
+A search's coverage is remembered while the source's generation stays the same (moved by every
+write; one row read instead of counting every chunk and vector, which grows with the source:
+`docs/performance.md`, "PostgreSQL"). That row is not read either while the generation this
+process last saw (the statistics every search reads, `store/stats.index_sizes`) is the one the
+coverage was counted at: a write by another process is then seen one search later. At most
+`COVERAGE_TTL_S` seconds once complete and `BUILDING_TTL_S` while not (vectors arrive without
+the generation moving: the percent may lag that long). Writing vectors forgets it. A background
+embedding run holds a session advisory lock per user and source: another process (a second
+server on the same database) skips what one is embedding.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ...vector_store import Coverage, DenseHits, MissingChunk, Vectors, VectorStore
-from ..pool import PgDatabase
+from ..pool import PgDatabase, seen_generation
 from . import vectors
 
 COVERAGE_KEY = "pg_dense_complete"
@@ -59,12 +61,15 @@ class PgVectorStore:
         known = self.caches.setdefault(COVERAGE_KEY, {})
         key = (self.user_id, self.source)
         now = time.monotonic()
-        stamp = await self.stamp()
         held = known.get(key)
-        if held is not None and held[0] == stamp:
-            ttl = COVERAGE_TTL_S if held[2].complete else BUILDING_TTL_S
-            if now - held[1] < ttl:
+        if held is not None and now - held[1] < (COVERAGE_TTL_S if held[2].complete else BUILDING_TTL_S):
+            if held[0] == seen_generation(self.pg, self.user_id, self.source):
+                return held[2], True  # no write seen since: no round trip
+            stamp = await self.stamp()
+            if held[0] == stamp:
                 return held[2], True
+        else:
+            stamp = await self.stamp()
         cover = await self.coverage()
         known[key] = (stamp, now, cover)
         return cover, True

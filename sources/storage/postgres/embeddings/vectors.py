@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from ...db import validate_user_id
 from ...vector_store import Coverage
-from ..pool import PgDatabase, read_as
+from ..pool import PgDatabase, read_as, saw_generation
 from ..schema import as_user, ensure_user
 from .vector_mode import column, guarded, writable
 from .vector_mode import has_pgvector as has_pgvector  # where the dense stage and tests read it
@@ -48,7 +48,7 @@ COVERAGE_SQL = """SELECT
     (SELECT count(*) FROM pg_chunks WHERE user_id = %(user)s AND source = %(source)s) AS chunks,
     (SELECT count(*) FROM pg_chunk_vectors
         WHERE user_id = %(user)s AND source = %(source)s AND window_index = 0) AS embedded"""
-STAMP_SQL = "SELECT chunks, tokens FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
+STAMP_SQL = "SELECT generation FROM pg_corpus_stats WHERE user_id = %s AND source = %s"
 MISSING_SQL = """SELECT c.id, c.item, c.title, c.body FROM pg_chunks AS c
     WHERE c.user_id = %s AND c.source = %s AND c.id > %s AND NOT EXISTS (
         SELECT 1 FROM pg_chunk_vectors AS v WHERE v.user_id = c.user_id AND v.chunk = c.id)
@@ -84,10 +84,13 @@ async def coverage(db: PgDatabase, user_id: str, source: str) -> Coverage:
     return Coverage(int(rows[0][0]), int(rows[0][1]))
 
 
-async def stamp(db: PgDatabase, user_id: str, source: str) -> tuple[int, int]:
-    """The source's chunk and token counts (one row, kept by every write): changes with its chunks."""
+async def stamp(db: PgDatabase, user_id: str, source: str) -> tuple[int | None]:
+    """The source's generation (one row, moved by every write; None: no row yet), noted as seen
+    (`pool.saw_generation`)."""
     rows = await _as_user(db, user_id, STAMP_SQL, (user_id, source))
-    return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+    generation = int(rows[0][0]) if rows else None
+    saw_generation(db, user_id, source, generation)
+    return (generation,)
 
 
 async def missing(db: PgDatabase, user_id: str, source: str, after: int, limit: int) -> list[Any]:

@@ -18,7 +18,7 @@ from ....search.lexical.term_stats import IndexStats
 from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
 from ..bm25 import Known
-from ..pool import PgDatabase, read_as
+from ..pool import PgDatabase, read_as, saw_generation
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
@@ -85,6 +85,7 @@ async def index_sizes(
         else:  # a multi-word prefix phrase: its rarest word
             df[key] = min(docs.get(s, 0) for s in stems(term.words)) if term.words else 0
     at = None if generation is None else int(generation)
+    saw_generation(pg, user_id, source, at)
     return IndexStats(chunks, count, df), Known(chunks, tokens, docs, by_prefix, at)
 
 
