@@ -74,10 +74,7 @@ async def _hits(
     if len(docs) < len(params["lexemes"]):
         return PhraseHits([])  # a word no chunk holds
     lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
-    common: dict[str, Word] = {}
-    if kept is not None:
-        for lexeme in (w for w in lexemes if docs[w] >= kept.min_docs):
-            common[lexeme] = await kept.word(conn, user_id, source, lexeme, generation)
+    common = {} if kept is None else await kept.words(conn, user_id, source, lexemes, docs, generation)
     by_word = await read_phrase(conn, user_id, source, lexemes, prefix=prefix, kept=common)
     return PhraseHits(starts([*whole, PREFIXED] if prefix else words, by_word, lexemes[0]))
 
@@ -151,9 +148,9 @@ class NewestPhrase:
         self._lexemes = sorted(docs, key=lambda lexeme: (docs[lexeme], lexeme))
         self.everything = len(docs) < len(params["lexemes"])  # a word no chunk holds
         if self.kept is not None and not self.everything:
-            for lexeme in (w for w in self._lexemes if docs[w] >= self.kept.min_docs):
-                word = await self.kept.word(conn, self.user_id, self.source, lexeme, self.generation)
-                self._common[lexeme] = word
+            self._common = await self.kept.words(
+                conn, self.user_id, self.source, self._lexemes, docs, self.generation
+            )
 
     async def _window(self, conn: Any, window: int) -> None:
         """The hits in the newest `window` chunks of the rarest word older than those read."""

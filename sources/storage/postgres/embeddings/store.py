@@ -62,14 +62,13 @@ class PgVectorStore:
         key = (self.user_id, self.source)
         now = time.monotonic()
         held = known.get(key)
-        if held is not None and now - held[1] < (COVERAGE_TTL_S if held[2].complete else BUILDING_TTL_S):
-            if held[0] == seen_generation(self.pg, self.user_id, self.source):
-                return held[2], True  # no write seen since: no round trip
-            stamp = await self.stamp()
-            if held[0] == stamp:
-                return held[2], True
-        else:
-            stamp = await self.stamp()
+        if held is not None and now - held[1] >= (COVERAGE_TTL_S if held[2].complete else BUILDING_TTL_S):
+            held = None  # expired
+        if held is not None and held[0] == seen_generation(self.pg, self.user_id, self.source):
+            return held[2], True  # no write seen since: no round trip
+        stamp = await self.stamp()
+        if held is not None and held[0] == stamp:
+            return held[2], True
         cover = await self.coverage()
         known[key] = (stamp, now, cover)
         return cover, True

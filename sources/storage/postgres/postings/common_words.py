@@ -167,12 +167,19 @@ class CommonWords:
             return kept[1]
         params = {"user": user_id, "source": source, "lexeme": lexeme}
         rows = await (await conn.execute(on_postings(WORD_SQL, user_id), params, binary=True)).fetchall()
-        word = Word.of([tuple(r[1:]) for r in rows])
-        read_at = int(rows[0][0]) if rows and rows[0][0] is not None else None
+        read_at, word = _read(rows)
         self._drop(key)
         if read_at is not None:
             self._keep(key, read_at, word)
         return word
+
+    async def words(
+        self, conn: Any, user_id: str, source: str, lexemes: list[str], docs: dict[str, int], generation: int
+    ) -> dict[str, Word]:
+        """Those of `lexemes` in `min_docs` chunks or more (`docs`: their chunk counts), in that
+        order, each as `word` gives it."""
+        common = (lexeme for lexeme in lexemes if docs[lexeme] >= self.min_docs)
+        return {lexeme: await self.word(conn, user_id, source, lexeme, generation) for lexeme in common}
 
     def _keep(self, key: Key, read_at: int, word: Word) -> None:
         """Keep `word` (read at generation `read_at`) when it fits, dropping the least recently used."""
@@ -239,15 +246,20 @@ def _read_ahead(
         for lexeme in lexemes:
             sql = on_postings(WORD_SQL, user_id)
             rows = conn.execute(sql, params | {"lexeme": lexeme}, binary=True).fetchall()  # type: ignore[call-overload]
-            if not rows or rows[0][0] is None:
-                break
-            word = Word.of([tuple(r[1:]) for r in rows])
-            if size + word.size > budget:
+            at, word = _read(rows)
+            if at is None or size + word.size > budget:
                 break
             words.append((str(lexeme), word))
-            size, read_at = size + word.size, int(rows[0][0])
+            size, read_at = size + word.size, at
         conn.execute("COMMIT")
     return read_at, words
+
+
+def _read(rows: list[Any]) -> tuple[int | None, Word]:
+    """`WORD_SQL`'s rows as the generation they were read at (None: no statistics row) and the
+    word."""
+    read_at = int(rows[0][0]) if rows and rows[0][0] is not None else None
+    return read_at, Word.of([tuple(r[1:]) for r in rows])
 
 
 def kept_window(words: dict[str, Word], lexemes: list[str], window: int, until: int) -> Window:
