@@ -54,9 +54,13 @@ class DeferredResult:
         self.thread_id: str | None = source.thread_of(row)
         self.duplicates: list[str] | None = None
         self.thread_hits: int | None = None
-        self.private: dict[str, Any] = {"_content_key": None, "_keep": frozenset(), "_passage": False}
-        """The result's private attributes as `ResultItem.private` holds them (`_details`…)."""
-        self.private["_details"] = None
+        self.private: dict[str, Any] = {
+            "_details": None,
+            "_content_key": None,
+            "_keep": frozenset(),
+            "_passage": False,
+        }
+        """The result's private attributes as `ResultItem.private` holds them."""
 
     @property
     def title(self) -> str:
