@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
@@ -61,6 +61,20 @@ def publish_tools(mcp: MCPServer, profile: ToolProfile) -> None:
         tool.parameters = lean_schema(tool.parameters)
         if tool.fn_metadata.output_schema is not None:
             tool.fn_metadata.output_schema = inline_refs(lean_schema(tool.fn_metadata.output_schema))
+            if builds_own_result(tool.fn):
+                tool.fn_metadata.output_model = None  # published, not checked again (below)
+
+
+def builds_own_result(fn: Callable[..., Any]) -> bool:
+    """`fn` returns a `CallToolResult` it built (`tooling.tool_result`: the wire form of a
+    validated response model): the SDK would validate its structured content against the output
+    model once more on every call (~1 ms a top-100 page, as long as the rest of the call's
+    serialisation; docs/performance.md), which a schema published without a model skips. The
+    host's client still checks it against the published schema."""
+    hint = get_type_hints(inspect.unwrap(fn), include_extras=True).get("return")
+    if get_origin(hint) is Annotated:
+        hint = get_args(hint)[0]
+    return hint is CallToolResult
 
 
 def lean_schema(schema: Any) -> Any:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import tiktoken
 from mcp import Client
+from mcp_types import CallToolResult
 
 from knowledge_mcp.server.app import build_server
 from knowledge_mcp.server.config import Settings
-from knowledge_mcp.server.tool_list import COMPACT_TOOLS, lean_schema
+from knowledge_mcp.server.tool_list import COMPACT_TOOLS, builds_own_result, lean_schema
+from knowledge_mcp.sources.wire import SearchOutput
 
 FULL_BUDGET = 10_000
 COMPACT_BUDGET = 4_000
@@ -103,3 +105,31 @@ LEAN_CASES = [
 @pytest.mark.parametrize(("case", "schema", "lean"), LEAN_CASES, ids=[c[0] for c in LEAN_CASES])
 def test_lean_schema(case: str, schema: dict[str, Any], lean: dict[str, Any]) -> None:
     assert lean_schema(schema) == lean
+
+
+@pytest.mark.anyio
+async def test_a_tool_that_builds_its_result_publishes_its_schema_and_is_not_checked_twice(
+    data_dir: Path,
+) -> None:
+    mcp, host = build_server(Settings(data_dir=data_dir))
+    try:
+        tools = {t.name: t for t in mcp._tool_manager.list_tools()}
+        search = tools["knowledge_search"].fn_metadata
+        assert search.output_schema is not None and search.output_model is None
+        async with Client(mcp) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            result = await client.call_tool("knowledge_search", {"query": "anything"})
+    finally:
+        await host.pool.close()
+    assert listed["knowledge_search"].output_schema == search.output_schema
+    assert not result.is_error and result.structured_content is not None  # the client checked it
+
+
+def test_only_a_result_built_by_the_tool_itself_skips_the_sdks_check() -> None:
+    async def own() -> Annotated[CallToolResult, SearchOutput]:
+        raise NotImplementedError
+
+    async def model() -> SearchOutput:
+        raise NotImplementedError
+
+    assert builds_own_result(own) and not builds_own_result(model)
