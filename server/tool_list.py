@@ -68,9 +68,9 @@ def publish_tools(mcp: MCPServer, profile: ToolProfile) -> None:
 def builds_own_result(fn: Callable[..., Any]) -> bool:
     """`fn` returns a `CallToolResult` it built (`tooling.tool_result`: the wire form of a
     validated response model): the SDK would validate its structured content against the output
-    model once more on every call (~1 ms a top-100 page, as long as the rest of the call's
-    serialisation; docs/performance.md), which a schema published without a model skips. The
-    host's client still checks it against the published schema."""
+    model once more on every call (0.2 ms of a top-100 page's serialisation, docs/performance.md),
+    which a schema published without a model skips. The host's client still checks it against the
+    published schema."""
     hint = get_type_hints(inspect.unwrap(fn), include_extras=True).get("return")
     if get_origin(hint) is Annotated:
         hint = get_args(hint)[0]
