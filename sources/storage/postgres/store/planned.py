@@ -111,10 +111,13 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
         if sample.complete:
             return Found(rows, int(rows[0]["total"]) if rows else 0, norm=within)
     else:
-        candidates = None
+        candidates: list[int] | tuple[str, dict[str, Any]] | None = None
         if plan.candidate_terms is not None or plan.cap is not None:
             picking = plan.candidate_terms or plan.scored
-            candidates = await _newest(store, picking, plan.cap, known)
+            if all(len(t.words) == 1 for t in plan.scored):  # no phrase: picked in the ranking
+                candidates = _newest_sql(store, picking, plan.cap)
+            if candidates is None:
+                candidates = await _newest(store, picking, plan.cap, known)
         rows = await _ranked(store, ctx, plan.scored, candidates, known)
     if len(rows) <= request.limit and plan.refill is not None:
         plan = plan.every_match()
@@ -127,12 +130,20 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
 
 
 async def _ranked(
-    store: PgStore, ctx: SearchContext, terms: tuple[Term, ...], within: list[int] | None, known: Known
+    store: PgStore,
+    ctx: SearchContext,
+    terms: tuple[Term, ...],
+    within: list[int] | tuple[str, dict[str, Any]] | None,
+    known: Known,
 ) -> list[Any]:
-    """The page of `terms` ranked by bm25 (only the chunks `within`, when given)."""
-    if within is not None and not within:
+    """The page of `terms` ranked by bm25 (only the chunks `within`, when given: a list, or the
+    statement that picks them and its parameters)."""
+    if isinstance(within, tuple):
+        only = Restriction(params=within[1], candidates=within[0])
+    elif within is not None and not within:
         return []
-    only = Restriction(within=None if within is None else tuple(within))
+    else:
+        only = Restriction(within=None if within is None else tuple(within))
     weights, hits = ctx.source.weights, statements.RANKED_HITS_SQL
     query = ParsedQuery(terms)
     ranking = await rank(
