@@ -38,7 +38,6 @@ from ..schema import as_user, on_postings
 from . import rows as statements
 from .memory import copied_up_to
 from .page import Window, ordered, page_rows
-from .stats import index_sizes
 
 if TYPE_CHECKING:
     from . import PgStore
@@ -89,7 +88,7 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     """The page of a relevance search without filters, as FTS5's plan ranks it on SQLite; None for
     a source small enough for the memory copy (SQLite ranks it exactly: so must the caller)."""
     request = ctx.request
-    stats, known = await index_sizes(store.pg, store.user_id, store.source, query)
+    stats, known = await store.sizes(query)  # knowledge_search's, read a moment ago, or now
     if stats.chunks <= copied_up_to(store.pg):
         return None
     if known.generation is not None:  # the phrases' common words, at first use

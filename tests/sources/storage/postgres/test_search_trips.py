@@ -4,6 +4,7 @@ column the describe stage reads (`store/planned.py`). Statements are counted, no
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterator
 from itertools import pairwise
@@ -17,7 +18,9 @@ from knowledge_mcp.bench.corpus import CorpusStream
 from knowledge_mcp.bench.postgres import writes
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.storage.postgres.embeddings import store as embeddings_store
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
@@ -34,7 +37,10 @@ FOLDS = (SAMPLE_AND_PAGE, CANDIDATES_IN_RANKING)
 
 @pytest.fixture
 def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every statement (or batch of statements: one round trip) sent to the server."""
+    """Every statement (or batch of statements: one round trip) sent to the server; the dense
+    stage's coverage, once read, held for the whole test (it is read again after some seconds)."""
+    monkeypatch.setattr(embeddings_store, "COVERAGE_TTL_S", math.inf)
+    monkeypatch.setattr(embeddings_store, "BUILDING_TTL_S", math.inf)
     sent: list[str] = []
     original = psycopg.AsyncCursor.execute
 
@@ -68,3 +74,31 @@ async def test_a_large_source_s_word_prefix_and_several_word_searches_are_two_ro
             assert found.results or offset, query
     assert folded[SAMPLE_AND_PAGE] and folded[CANDIDATES_IN_RANKING], folded
     assert trips == {2: 2 * len(queries)}  # none here needs a refill (a third: ranked again)
+
+
+async def test_the_statistics_knowledge_search_read_for_a_source_are_not_read_again_by_its_search(
+    store: PgDatabase, statements: list[str], tmp_path: Path
+) -> None:
+    stream = CorpusStream(500, 1)
+    await writes.load(store, USER, stream, True)
+    store.caches[CACHE] = MemoryCopies(max_chunks=0)
+    source = SOURCES["notes"]
+
+    def one_call() -> PgStore:  # a store serves one call
+        return PgStore(store, USER, "notes", tmp_path)
+
+    for query in (q for kind, q in stream.corpus.queries if kind == "rare"):
+        if (await source.search(one_call(), SearchRequest(query), Defaults())).results:
+            break  # a word found in notes (and the coverage row read)
+    statements.clear()
+    by_itself = await source.search(one_call(), SearchRequest(query), Defaults())
+    searched_alone = len(statements)
+    fanned = one_call()
+    counts = await fanned.index_stats(parse_query(query))
+    statements.clear()
+    after_counts = await source.search(fanned, SearchRequest(query, index_stats=counts), Defaults())
+    assert len(statements) == searched_alone - 1 == 1, statements
+    assert after_counts.model_dump() == by_itself.model_dump()
+    statements.clear()
+    await source.search(fanned, SearchRequest(query), Defaults())  # counts are used once
+    assert len(statements) == searched_alone
