@@ -84,6 +84,10 @@ class Restriction:
     within: tuple[int, ...] | None = None
     """Score only these chunks (a plan's candidates, `store/planned.py`): read from the blocks
     whose chunk range reaches them; a term's idf still counts all its chunks."""
+    candidates: str | None = None
+    """As `within`, the chunks a statement picks (its first column `chunk`, its parameters in
+    `params`), read in the ranking's own statement. Not with phrases (their hits are cut to
+    `within` here)."""
 
 
 EVERYTHING = Restriction()
@@ -260,7 +264,14 @@ async def _ranking(
         asked.want,
     )
     params |= restriction.params | _within(restriction)
-    sql = rank_sql(params, restriction.chunks, restriction.items, restriction.columns, within is not None)
+    sql = rank_sql(
+        params,
+        restriction.chunks,
+        restriction.items,
+        restriction.columns,
+        within is not None,
+        restriction.candidates,
+    )
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
     if sql and asked.reading:
         sql = asked.reading.replace("{ranking}", sql)

@@ -104,13 +104,22 @@ class PgDatabase:
         await cursor.execute(";\n".join(cursor.mogrify(sql, params) for sql, params in statements))  # type: ignore[arg-type]
         results: list[Result] = []
         while True:
-            names = [d.name for d in cursor.description] if cursor.description is not None else []
+            names = _names(cursor.pgresult)
             results.append((names, list(await cursor.fetchall()) if names else []))
             if not cursor.nextset():
                 return results
 
     async def close(self) -> None:
         await self.pool.close()
+
+
+def _names(result: Any) -> list[str]:
+    """A result's column names ([] for a command), read from the result itself: the cursor's
+    `description` builds a `Column` object per column on every read, a tenth of a search's client
+    time in a page of two dozen columns."""
+    if result is None or result.status != psycopg.pq.ExecStatus.TUPLES_OK:
+        return []
+    return [(result.fname(i) or b"").decode("utf-8", "replace") for i in range(result.nfields)]
 
 
 async def open_pg(

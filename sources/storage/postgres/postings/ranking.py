@@ -25,11 +25,19 @@ WITHIN_BLOCKS = " AND last_chunk >= %(within_lo)s AND first_chunk <= %(within_hi
 """Only the blocks whose chunk range reaches the chunks scored (`Restriction.within`)."""
 WITHIN_CHUNKS = "\n    WHERE p.chunk = ANY(%(within)s::bigint[])"
 """Only those chunks (a constant array: PostgreSQL hashes it)."""
+CANDIDATES = """candidates AS MATERIALIZED ({candidates}),
+    candidate_range AS (SELECT min(chunk) AS lo, max(chunk) AS hi FROM candidates),
+    """
+"""The chunks scored picked by a statement of their own (`Restriction.candidates`: its first
+column), read in the ranking's statement: no round trip for them."""
+CANDIDATE_BLOCKS = """ AND last_chunk >= (SELECT lo FROM candidate_range)
+        AND first_chunk <= (SELECT hi FROM candidate_range)"""
+CANDIDATE_CHUNKS = "\n    WHERE (p.chunk IN (SELECT chunk FROM candidates)) IS TRUE"
 PHRASES_PART = """SELECT * FROM unnest(%(phrase_ns)s::int[], %(phrase_chunks)s::bigint[],
     %(phrase_items)s::bigint[], %(phrase_titles)s::int[], %(phrase_bodies)s::int[], %(phrase_dls)s::int[])
     AS u(n, chunk, item, tf_title, tf_body, dl)"""
 RANK_SQL = """
-WITH hits AS (
+WITH {candidates}hits AS (
     {parts}
 ), per_term AS (
     {per_term}
@@ -64,11 +72,15 @@ def rank_sql(
     items: str = "TRUE",
     columns: tuple[str, ...] | None = None,
     within: bool = False,
+    candidates: str | None = None,
 ) -> str | None:
     """The ranking statement for the kinds of terms `params` has (None: no term matches), with a
     restriction's conditions on scored chunks and on items' best (`bm25.Restriction`); `within`:
-    only the chunks of `params["within"]` are read."""
+    only the chunks of `params["within"]` are read; `candidates`: only the chunks this statement
+    (`chunk` its first column) picks."""
     narrow = {"{blocks}": WITHIN_BLOCKS if within else "", "{within}": WITHIN_CHUNKS if within else ""}
+    if candidates is not None:
+        narrow = {"{blocks}": CANDIDATE_BLOCKS, "{within}": CANDIDATE_CHUNKS}
     parts = [
         _narrowed(sql, narrow)
         for sql, key in ((WORDS_PART, "words"), (PREFIXES_PART, "lows"), (PHRASES_PART, "phrase_ns"))
@@ -80,7 +92,8 @@ def rank_sql(
     summed = "" if words_only else "sum"
     fields = " OR ".join(f"{summed}(tf_{c}) > 0" for c in ("title", "body") if c in cols) or "FALSE"
     per_term = (WORDS_ONLY_SQL if words_only else PER_TERM_SQL).format(fields=fields)
-    format_ = {"parts": union, "chunks": chunks, "items": items, "per_term": per_term}
+    picked = "" if candidates is None else CANDIDATES.format(candidates=candidates)
+    format_ = {"parts": union, "chunks": chunks, "items": items, "per_term": per_term, "candidates": picked}
     return RANK_SQL.format(**format_) if parts else None
 
 

@@ -10,9 +10,9 @@ store's counts (`stats.py`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...db import validate_user_id
 from ...store.filters import meta_key
@@ -29,10 +29,13 @@ if TYPE_CHECKING:
     from ....search.request import Found, SearchContext, SearchedSource
     from ...db import Migration
     from ...vector_store import VectorStore
+    from ..bm25 import Known
 
 __all__ = ["PgStore"]
 
 Row = dict[str, Any]
+SIZES = "sizes"
+"""`PgStore.noted` key: the term statistics `index_stats` read, with the terms they count."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,10 @@ class PgStore:
     user_id: str
     source: str
     path: Path
+    noted: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What this store read a moment ago for the search that follows on it (a store serves one
+    call): knowledge_search's term statistics (`index_stats`), which its plan takes instead of
+    reading them again (`sizes`)."""
 
     def __post_init__(self) -> None:
         validate_user_id(self.user_id)
@@ -96,7 +103,17 @@ class PgStore:
         return await lexical.passages(self, ctx, query, rows, more)
 
     async def index_stats(self, query: ParsedQuery) -> IndexStats:
-        return await stats.index_stats(self.pg, self.user_id, self.source, query)
+        sizes = await stats.index_sizes(self.pg, self.user_id, self.source, query)
+        self.noted[SIZES] = (frozenset(query.terms), sizes)
+        return sizes[0]
+
+    async def sizes(self, query: ParsedQuery) -> tuple[IndexStats, Known]:
+        """`stats.index_sizes` of `query`: those `index_stats` read for this call when they count
+        every term of `query` (used once), else read now."""
+        noted = self.noted.pop(SIZES, None)
+        if noted is not None and noted[0].issuperset(query.terms):
+            return cast("tuple[IndexStats, Known]", noted[1])
+        return await stats.index_sizes(self.pg, self.user_id, self.source, query)
 
     async def item_by_title(self, title: str) -> Row | None:
         return _first(await self.rows(statements.ITEM_BY_TITLE_SQL, (title,)))

@@ -29,6 +29,7 @@ from ....search.query import ParsedQuery, Term
 from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
 from ....search.stemming import stems
+from ...store import Hit
 from ..bm25 import Known, Restriction, rank
 from ..phrases import TOP, NewestPhrase, phrase_hits
 from ..pool import read_as
@@ -37,7 +38,6 @@ from ..schema import as_user, on_postings
 from . import rows as statements
 from .memory import copied_up_to
 from .page import Window, ordered, page_rows
-from .stats import index_sizes
 
 if TYPE_CHECKING:
     from . import PgStore
@@ -64,13 +64,31 @@ WORD_CHUNKS = """SELECT p.chunk, p.item FROM {postings} AS b
     CROSS JOIN LATERAL unnest(b.chunks, b.items) AS p(chunk, item)
     WHERE b.source = %(source)s AND b.lexeme = %(lexeme)s"""
 NEWEST_SQL = "SELECT DISTINCT chunk, item FROM ({parts}) AS u ORDER BY chunk DESC{limit}"
+FLAT_PAGE_SQL = f"""WITH newest AS MATERIALIZED ({{newest}}),
+    sample AS (SELECT item, max(chunk) AS chunk FROM newest GROUP BY item
+        ORDER BY max(chunk) DESC LIMIT %(want)s),
+    page AS (SELECT s.item, s.chunk, row_number() OVER (ORDER BY i.last_modified COLLATE "C" DESC, i.id) AS k
+        FROM sample AS s JOIN pg_items AS i
+        ON i.user_id = %(user)s AND i.source = %(source)s AND i.id = s.item)
+SELECT CASE WHEN p.k IS NULL OR p.k = %(first)s THEN ARRAY(SELECT chunk FROM newest ORDER BY chunk DESC) END,
+    CASE WHEN p.k IS NULL OR p.k = %(first)s THEN ARRAY(SELECT item FROM newest ORDER BY chunk DESC) END,
+    {statements.ITEM_COLUMNS}, {statements.CHUNK_COLUMNS}
+FROM (SELECT 1) AS one LEFT JOIN page AS p ON p.k >= %(first)s AND p.k <= %(last)s
+    LEFT JOIN pg_items AS i ON i.user_id = %(user)s AND i.source = %(source)s AND i.id = p.item
+    LEFT JOIN pg_chunks AS c ON c.user_id = %(user)s AND c.source = %(source)s AND c.id = p.chunk
+ORDER BY p.k"""
+"""A word's or prefix's unranked sample and its page in one round trip: the newest chunks (and
+their items) FTS5's batches are replayed over, in the first row; the sample's items are the
+first `want` met newest first, each with its newest chunk, and the page is theirs ordered as
+`page.ordered` orders equal scores (newest, then item rowid), each row the item's and the
+chunk's columns (`rows.HITS_SQL`)."""
 
 
 async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -> Found | None:
     """The page of a relevance search without filters, as FTS5's plan ranks it on SQLite; None for
     a source small enough for the memory copy (SQLite ranks it exactly: so must the caller)."""
     request = ctx.request
-    stats, known = await index_sizes(store.pg, store.user_id, store.source, query)
+    stats, known = await store.sizes(query)  # knowledge_search's, read a moment ago, or now
     if stats.chunks <= copied_up_to(store.pg):
         return None
     if known.generation is not None:  # the phrases' common words, at first use
@@ -82,16 +100,23 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
     within = norm(df.values(), stats.chunks)
     read = plan.cap or 0
     if plan.flat_score is not None and plan.sample_items is not None:
-        sample = await _sample(store, plan.scored[0], plan.cap or 0, plan.sample_items, known)
-        rows = await _flat_page(store, ctx, sample, plan.flat_score)
+        term, cap, want = plan.scored[0], plan.cap or 0, plan.sample_items
+        if len(term.words) == 1:  # a word or a prefix: the sample and its page in one statement
+            sample, rows = await _flat_sampled(store, ctx, term, cap, want, plan.flat_score)
+        else:  # a phrase: read by windows
+            sample = await _sample(store, term, cap, want, known)
+            rows = await _flat_page(store, ctx, sample, plan.flat_score)
         read = sample.read
         if sample.complete:
             return Found(rows, int(rows[0]["total"]) if rows else 0, norm=within)
     else:
-        candidates = None
+        candidates: list[int] | tuple[str, dict[str, Any]] | None = None
         if plan.candidate_terms is not None or plan.cap is not None:
             picking = plan.candidate_terms or plan.scored
-            candidates = await _newest(store, picking, plan.cap, known)
+            if all(len(t.words) == 1 for t in plan.scored):  # no phrase: picked in the ranking
+                candidates = _newest_sql(store, picking, plan.cap)
+            if candidates is None:
+                candidates = await _newest(store, picking, plan.cap, known)
         rows = await _ranked(store, ctx, plan.scored, candidates, known)
     if len(rows) <= request.limit and plan.refill is not None:
         plan = plan.every_match()
@@ -104,12 +129,20 @@ async def planned_page(store: PgStore, ctx: SearchContext, query: ParsedQuery) -
 
 
 async def _ranked(
-    store: PgStore, ctx: SearchContext, terms: tuple[Term, ...], within: list[int] | None, known: Known
+    store: PgStore,
+    ctx: SearchContext,
+    terms: tuple[Term, ...],
+    within: list[int] | tuple[str, dict[str, Any]] | None,
+    known: Known,
 ) -> list[Any]:
-    """The page of `terms` ranked by bm25 (only the chunks `within`, when given)."""
-    if within is not None and not within:
+    """The page of `terms` ranked by bm25 (only the chunks `within`, when given: a list, or the
+    statement that picks them and its parameters)."""
+    if isinstance(within, tuple):
+        only = Restriction(params=within[1], candidates=within[0])
+    elif within is not None and not within:
         return []
-    only = Restriction(within=None if within is None else tuple(within))
+    else:
+        only = Restriction(within=None if within is None else tuple(within))
     weights, hits = ctx.source.weights, statements.RANKED_HITS_SQL
     query = ParsedQuery(terms)
     ranking = await rank(
@@ -132,10 +165,27 @@ async def _newest_rows(
 ) -> list[tuple[int, int]]:
     """(chunk, item) of the chunks any of `terms` matches, newest first (at most `cap`); a
     phrase's common words from memory when `known` gives the source's generation."""
-    parts: list[str] = []
-    params: dict[str, Any] = {"source": store.source, "cap": cap or 0}
     phrased: list[tuple[int, int]] = []
     phrases = [t for t in terms if len(t.words) > 1]
+    if phrases:
+        phrased = await _phrase_rows(store, phrases, cap, known)
+    found: list[tuple[int, int]] = []
+    newest = _newest_sql(store, terms, cap)
+    if newest is not None:
+        _, rows = await read_as(store.pg, store.user_id, *newest)
+        found = [(int(c), int(i)) for c, i in rows]
+    merged = sorted(set(found) | set(phrased), reverse=True)
+    return merged[:cap] if cap else merged
+
+
+def _newest_sql(
+    store: PgStore, terms: tuple[Term, ...], cap: int | None
+) -> tuple[str, dict[str, Any]] | None:
+    """The statement of (chunk, item) of the chunks any word or prefix of `terms` matches, newest
+    first (at most `cap`), and its parameters; None when `terms` has none (phrases are not read
+    here)."""
+    parts: list[str] = []
+    params: dict[str, Any] = {"source": store.source, "cap": cap or 0}
     for n, term in enumerate(t for t in terms if len(t.words) == 1):
         stem = stems(term.words)[0]
         if term.prefix:
@@ -146,16 +196,11 @@ async def _newest_rows(
             params[f"lexeme{n}"] = stem
             sql = (NEWEST_WORD if cap else WORD_CHUNKS).replace("%(lexeme)s", f"%(lexeme{n})s")
         parts.append(f"({sql})")
-    if phrases:
-        phrased = await _phrase_rows(store, phrases, cap, known)
-    found: list[tuple[int, int]] = []
-    if parts:
-        limit = " LIMIT %(cap)s" if cap else ""
-        sql = on_postings(NEWEST_SQL.format(parts=" UNION ALL ".join(parts), limit=limit), store.user_id)
-        _, rows = await read_as(store.pg, store.user_id, sql, params)
-        found = [(int(c), int(i)) for c, i in rows]
-    merged = sorted(set(found) | set(phrased), reverse=True)
-    return merged[:cap] if cap else merged
+    if not parts:
+        return None
+    limit = " LIMIT %(cap)s" if cap else ""
+    sql = on_postings(NEWEST_SQL.format(parts=" UNION ALL ".join(parts), limit=limit), store.user_id)
+    return sql, params
 
 
 async def _phrase_rows(
@@ -225,6 +270,30 @@ def _replay(newest: list[tuple[int, int]], everything: bool, cap: int, want: int
             return None
         sample.take(rows, asked)
     return sample
+
+
+async def _flat_sampled(
+    store: PgStore, ctx: SearchContext, term: Term, cap: int, want: int, score: float
+) -> tuple[Sample, list[Any]]:
+    """The sample of a word or prefix (`_sample`) and its page (`_flat_page`), read in one round
+    trip (`FLAT_PAGE_SQL`)."""
+    newest = _newest_sql(store, (term,), cap)
+    assert newest is not None  # a word or a prefix
+    sql, params = newest
+    depth = ctx.depth + 1
+    page = {"user": store.user_id, "want": want, "first": ctx.request.offset + 1, "last": depth}
+    _, found = await read_as(store.pg, store.user_id, FLAT_PAGE_SQL.format(newest=sql), params | page)
+    chunks, items = found[0][0], found[0][1]
+    sample = _replay(
+        [(int(c), int(i)) for c, i in zip(chunks, items, strict=True)], len(chunks) < cap, cap, want
+    )
+    assert sample is not None  # every newest chunk up to the cap was read
+    hits = statements.split([r[2:] for r in found if r[2] is not None])
+    rows: list[Any] = []
+    for _, chunk, n in sample.items.values():
+        if chunk in hits:
+            rows.append(Hit(*hits[chunk], score, n, len(sample.items)))
+    return sample, ordered(rows, False)
 
 
 async def _flat_page(store: PgStore, ctx: SearchContext, sample: Sample, score: float) -> list[Any]:

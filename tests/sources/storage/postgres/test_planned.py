@@ -57,10 +57,11 @@ async def test_a_large_source_gives_the_page_fts5s_plan_gives_on_sqlite(
         await writes.load(pg, USER, pg_stream, True)
         pg.caches[CACHE] = MemoryCopies(max_chunks=0)
         lite, store = SqliteStore(db, name), PgStore(pg, USER, name, tmp_path)
-        for query in queries:
-            ours = await source.search(store, SearchRequest(query, limit=10), Defaults())
-            theirs = await source.search(lite, SearchRequest(query, limit=10), Defaults())
-            assert [t for t, _ in page(ours)] == [t for t, _ in page(theirs)], query
+        for query, offset in [(q, o) for q in queries for o in (0, 10)]:  # a second page too
+            ours = await source.search(store, SearchRequest(query, limit=10, offset=offset), Defaults())
+            theirs = await source.search(lite, SearchRequest(query, limit=10, offset=offset), Defaults())
+            assert [t for t, _ in page(ours)] == [t for t, _ in page(theirs)], (query, offset)
+            assert ours.total_estimated == theirs.total_estimated, (query, offset)
             if not ours.warnings:  # no sample: every score is bm25 over the same counts
                 assert [s for _, s in page(ours)] == pytest.approx([s for _, s in page(theirs)], rel=1e-6)
             warned += [w for w in ours.warnings if "most recently indexed" in w]

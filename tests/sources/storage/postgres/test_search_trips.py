@@ -1,0 +1,104 @@
+"""A large source's search on PostgreSQL is two round trips for words, prefixes and a common word:
+the statistics, then one statement that ranks (or samples) and returns the page's rows with every
+column the describe stage reads (`store/planned.py`). Statements are counted, not timed."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from knowledge_mcp.bench.corpus import CorpusStream
+from knowledge_mcp.bench.postgres import writes
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.query import parse_query
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.storage.postgres.embeddings import store as embeddings_store
+from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
+from knowledge_mcp.sources.storage.postgres.store import PgStore
+from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
+
+pytestmark = pytest.mark.anyio
+SIZE = 3000
+USER = "local"
+SAMPLE_AND_PAGE = "WITH newest AS MATERIALIZED"
+"""A common word's (or prefix's) sample read with its page's rows."""
+CANDIDATES_IN_RANKING = "candidates AS MATERIALIZED"
+"""The plan's candidate chunks picked in the ranking statement."""
+FOLDS = (SAMPLE_AND_PAGE, CANDIDATES_IN_RANKING)
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every statement (or batch of statements: one round trip) sent to the server; the dense
+    stage's coverage, once read, held for the whole test (it is read again after some seconds)."""
+    monkeypatch.setattr(embeddings_store, "COVERAGE_TTL_S", math.inf)
+    monkeypatch.setattr(embeddings_store, "BUILDING_TTL_S", math.inf)
+    sent: list[str] = []
+    original = psycopg.AsyncCursor.execute
+
+    async def execute(self: psycopg.AsyncCursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return await original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.AsyncCursor, "execute", execute)
+    yield sent
+
+
+async def test_a_large_source_s_word_prefix_and_several_word_searches_are_two_round_trips(
+    store: PgDatabase, statements: list[str], tmp_path: Path
+) -> None:
+    stream = CorpusStream(SIZE, 1)
+    await writes.load(store, USER, stream, True)
+    store.caches[CACHE] = MemoryCopies(max_chunks=0)  # every source ranked from the postings
+    source, pg = SOURCES["notes"], PgStore(store, USER, "notes", tmp_path)
+    queries = [(kind, q) for kind, q in stream.corpus.queries if kind != "phrase"]
+    common = [q for kind, q in queries if kind == "common"]
+    queries += [("mix", f"{a} {b}") for a, b in pairwise(common)]  # the newest candidates ranked
+    await source.search(pg, SearchRequest(queries[0][1]), Defaults())  # the coverage row, once
+    trips: Counter[int] = Counter()
+    folded: Counter[str] = Counter()
+    for _, query in queries:
+        for offset in (0, 10):
+            statements.clear()
+            found = await source.search(pg, SearchRequest(query, limit=10, offset=offset), Defaults())
+            trips[len(statements)] += 1
+            folded.update(f for f in FOLDS if any(f in s for s in statements))
+            assert found.results or offset, query
+    assert folded[SAMPLE_AND_PAGE] and folded[CANDIDATES_IN_RANKING], folded
+    assert trips == {2: 2 * len(queries)}  # none here needs a refill (a third: ranked again)
+
+
+async def test_the_statistics_knowledge_search_read_for_a_source_are_not_read_again_by_its_search(
+    store: PgDatabase, statements: list[str], tmp_path: Path
+) -> None:
+    stream = CorpusStream(500, 1)
+    await writes.load(store, USER, stream, True)
+    store.caches[CACHE] = MemoryCopies(max_chunks=0)
+    source = SOURCES["notes"]
+
+    def one_call() -> PgStore:  # a store serves one call
+        return PgStore(store, USER, "notes", tmp_path)
+
+    for query in (q for kind, q in stream.corpus.queries if kind == "rare"):
+        if (await source.search(one_call(), SearchRequest(query), Defaults())).results:
+            break  # a word found in notes (and the coverage row read)
+    statements.clear()
+    by_itself = await source.search(one_call(), SearchRequest(query), Defaults())
+    searched_alone = len(statements)
+    fanned = one_call()
+    counts = await fanned.index_stats(parse_query(query))
+    statements.clear()
+    after_counts = await source.search(fanned, SearchRequest(query, index_stats=counts), Defaults())
+    assert len(statements) == searched_alone - 1 == 1, statements
+    assert after_counts.model_dump() == by_itself.model_dump()
+    statements.clear()
+    await source.search(fanned, SearchRequest(query), Defaults())  # counts are used once
+    assert len(statements) == searched_alone
