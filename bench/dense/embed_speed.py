@@ -2,17 +2,19 @@
 against the path before it (the exported graph as it is, spinning threads), in one run.
 
 Real text: a BEIR corpus's documents (title and abstract, as `eval` imports them), taken in
-order until `windows` windows. Seven settings, interleaved round by round so the machine's load
+order until `windows` windows. Eight settings, interleaved round by round so the machine's load
 falls on each alike: the foreground model (2 threads, batches of 16 before), the foreground as
 session 10 left it (the graph without its NaN guards but unfused, `foreground_unfused`: what the
 fusion adds), and the background worker as it runs (`worker_pace`), before (its own session, 1
 thread, batches of 4, no arena, the exported graph, 8 texts a call and a pause after each) and
 now (the searches' session, shared), each idle and busy (`_busy`: a search every half second
-beside it, whose query latencies are reported). Each is timed `rounds` times; the report gives
-the median windows/s (wall clock) and windows per CPU-second of this process (what the run cost,
-whatever else the machine ran), the new/old ratios (`fusion_ratio`: new over unfused), the
+beside it, whose query latencies are reported), and the worker as session 13 left it (the
+searches' session paced as before: `background_s13`, what pacing by requests adds). Each is
+timed `rounds` times; the report gives the median windows/s (wall clock) and windows per
+CPU-second of this process (what the run cost, whatever else the machine ran), the new/old
+ratios (`fusion_ratio`: new over unfused; `background_pacing`: now over session 13's), the
 smallest and mean cosine between a window's old and new vector, and the searches' query
-latency alone and beside each worker (median and p95, ms).
+latency alone and beside each busy worker (median and p95, ms).
 """
 
 from __future__ import annotations
@@ -60,12 +62,15 @@ def documents(beir: Path, tokenizer: Any, windows: int) -> list[str]:
 
 
 WORKERS = {
-    "background_old": (True, False),
-    "background_new": (False, False),
-    "background_old_busy": (True, True),
-    "background_new_busy": (False, True),
+    "background_old": ("background_old", True, False),
+    "background_s13": ("foreground_new", True, False),
+    "background_new": ("foreground_new", False, False),
+    "background_old_busy": ("background_old", True, True),
+    "background_new_busy": ("foreground_new", False, True),
 }
-"""The settings run as the background worker runs: (the worker before, searches beside it)."""
+"""The settings run as the background worker runs: (its session, paced as before whatever the
+requests, searches beside it). `background_s13`: the searches' session paced as before (the
+worker as session 13 left it: what pacing by requests adds)."""
 QUERY_ROUNDS = 10
 """Queries embedded alone each round (the latency a search has without the worker)."""
 
@@ -105,9 +110,8 @@ def runs(
         name: (_whole(models[name]), None)
         for name in ("foreground_old", "foreground_unfused", "foreground_new")
     }
-    for name, (old, busy) in WORKERS.items():
-        model = models["background_old" if old else "foreground_new"]
-        timed[name] = worker_run(model, models["foreground_new"], query_texts, old=old, busy=busy)
+    for name, (session, old, busy) in WORKERS.items():
+        timed[name] = worker_run(models[session], models["foreground_new"], query_texts, old=old, busy=busy)
     return timed
 
 
@@ -183,6 +187,7 @@ def _report(
         "foreground": ("foreground_old", "foreground_new"),
         "background": ("background_old", "background_new"),
         "background_busy": ("background_old_busy", "background_new_busy"),
+        "background_pacing": ("background_s13", "background_new"),
         "fusion": ("foreground_unfused", "foreground_new"),
     }
     for label, (old, new) in comparisons.items():

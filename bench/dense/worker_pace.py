@@ -112,7 +112,8 @@ def worker_run(
     old: bool,
     busy: bool,
 ) -> tuple[Callable[[list[str]], np.ndarray], Requests]:
-    """A run of the worker before (`old`) or now, idle or `busy` with searches on `searches`."""
+    """A run of the worker on `model`, paced as before (`old`) or now, idle or `busy` with
+    searches on `searches`."""
     requests = Requests()
     pacing, batch = (OLD_PACING, OLD_TEXTS) if old else (worker_pacing(requests), background.BATCH)
 

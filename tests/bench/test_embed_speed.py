@@ -64,7 +64,7 @@ def test_the_bench_times_every_setting_on_the_same_windows_at_equal_vectors(beir
     for name in ("foreground_old", "foreground_unfused", "foreground_new", *WORKERS):
         assert report[name]["windows_per_s"] > 0 and report[name]["windows_per_cpu_s"] > 0
     assert report["query_ms"]["alone"]["n"] > 0 and report["query_ms"]["alone"]["p50"] > 0
-    for label in ("foreground", "background", "background_busy", "fusion"):
+    for label in ("foreground", "background", "background_busy", "background_pacing", "fusion"):
         assert report[f"{label}_ratio"] > 0
         assert report[f"{label}_min_cosine"] > 0.99999
         assert report[f"{label}_mean_cosine"] >= report[f"{label}_min_cosine"]
