@@ -5,9 +5,12 @@ The server tells the worker each time a source's vectors are used (`notice`, wit
 the first use, and again at most every `recheck_s` seconds of use, the worker looks at it on a
 connection of its own (`VectorStore.embedding`): when chunks lack vectors it embeds them through
 `dense/indexing` (each batch committed on its own, so a stop or a kill loses nothing already
-done). One source at a time, one thread for the whole process, small batches (the model's own
-batch: `minilm.BATCH` windows a run) and a pause after each; a search's query is embedded on
-its own thread beside a batch and never waits for the worker. The worker embeds with the
+done). One source at a time, one thread for the whole process. While requests are being served
+(one in the last `IDLE_S` seconds: `notice` notes each) it takes small batches and pauses after
+each; once none came for `IDLE_S` it embeds `IDLE_BATCH` texts a batch without a pause, and the
+next request makes the batch after the running one small again. The model runs `minilm.BATCH`
+windows at a time either way, and a search's query is embedded on its own thread beside a
+batch: it never waits for the worker. The worker embeds with the
 searches' model (one session in the process), taken only when a look finds chunks without
 vectors and let go once no source waits.
 On PostgreSQL a run holds a lock per user and source: another process (a second server on the
@@ -34,7 +37,14 @@ from .dense.runtime.heap import give_back
 RECHECK_S = 30.0
 """At most one look per database this often (a count of chunks and of chunks with vectors)."""
 BATCH = 8
+"""Texts a batch while requests are being served."""
 PAUSE_S = 0.05
+"""Seconds after each batch while requests are being served."""
+IDLE_S = 5.0
+"""Seconds without a request after which the worker embeds at full speed."""
+IDLE_BATCH = 32
+"""Texts a batch while no request is being served (no pause): ~55 SciFact windows, a few
+seconds of the model (`docs/performance.md`, "The background worker at full speed when idle")."""
 STOP_S = 30.0
 """How long `stop` waits for the batch being embedded before cancelling the worker."""
 KEY = "dense_background"
@@ -68,10 +78,13 @@ class BackgroundIndexer:
         recheck_s: float = RECHECK_S,
         batch: int = BATCH,
         pause_s: float = PAUSE_S,
+        idle_s: float = IDLE_S,
     ) -> None:
         self._load = model
         self._model: Embedder | None = None
-        self.recheck_s, self.batch, self.pause_s = recheck_s, batch, pause_s
+        self.recheck_s, self.batch, self.pause_s, self.idle_s = recheck_s, batch, pause_s, idle_s
+        self.served = -float("inf")
+        """When a request last used a source (`time.monotonic()`; `notice` sets it)."""
         self._queue: dict[Path | str, VectorStore] = {}
         self._looked: dict[Path | str, float] = {}
         self._wake: asyncio.Event | None = None
@@ -87,6 +100,10 @@ class BackgroundIndexer:
     def running(self) -> bool:
         return self._task is not None and not self._task.done() and not self._stopping
 
+    def busy(self) -> bool:
+        """Whether requests are being served: one came in the last `idle_s` seconds."""
+        return time.monotonic() - self.served < self.idle_s
+
     @property
     def holding(self) -> bool:
         """Whether the worker holds its model now (only while a source waits or is embedded)."""
@@ -100,11 +117,14 @@ class BackgroundIndexer:
 
     def notice(self, store: VectorStore, *, force: bool = False) -> None:
         """A request used `store`: queue it for a look unless it had one in the last `recheck_s`
-        (`force`: it was just written, e.g. by `serve --watch`; look again now)."""
+        (`force`: it was just written, e.g. by `serve --watch`; look again now, and it is no
+        request: the worker's pace stays as it is)."""
+        now = time.monotonic()
+        if not force:
+            self.served = now
         if not self.running:
             return
         store.caches[KEY] = self
-        now = time.monotonic()
         last = self._looked.get(store.key)
         if last is not None and now - last < self.recheck_s and not force:
             return
@@ -170,7 +190,7 @@ class BackgroundIndexer:
                 "embedding {} in the background: {} of {} chunks without vectors",
                 _named(store.key), cover.chunks - cover.embedded, cover.chunks,
             )  # fmt: skip
-            pacing = Pacing(self._thread, self.pause_s, lambda: self._stopping)
+            pacing = Pacing(self._thread, self.pause_s, lambda: self._stopping, self.busy, IDLE_BATCH)
             report = await embed_missing(own, model, batch=self.batch, pacing=pacing)
             self.reports[store.key] = report
             end = " (stopped)" if report.stopped else ""

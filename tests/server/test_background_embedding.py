@@ -192,7 +192,7 @@ async def _noticed(indexer: BackgroundIndexer, data_dir: Path) -> Database:
 async def test_a_worker_stopped_mid_run_keeps_its_batches_and_the_next_run_embeds_only_the_rest(
     vault: Path,
 ) -> None:
-    first = BackgroundIndexer(batch=2, pause_s=0)
+    first = BackgroundIndexer(batch=2, pause_s=0, idle_s=float("inf"))  # small batches throughout
     db = await _noticed(first, vault)
     try:
         await _wait_for(vault, lambda c: c[1] > 0)
@@ -302,3 +302,33 @@ async def test_a_look_at_a_source_with_every_vector_loads_no_model(vault: Path) 
         await second.stop()
         await db.close()
     assert loader.loads == 0 and not second.holding
+
+
+@pytest.mark.anyio
+async def test_a_request_paces_the_worker_and_a_write_noticed_does_not(vault: Path) -> None:
+    indexer = BackgroundIndexer(idle_s=3600)
+    db = await open_database(database_path(vault, "local", "notes"), notes.migrations)
+    try:
+        assert not indexer.busy()  # no request yet: full batches, no pause
+        indexer.notice(SqliteVectorStore(db, notes, notes.migrations), force=True)
+        assert not indexer.busy()  # `serve --watch` wrote it: no request
+        indexer.notice(SqliteVectorStore(db, notes, notes.migrations))
+        assert indexer.busy()
+        assert not BackgroundIndexer(idle_s=0).busy()
+    finally:
+        await db.close()
+
+
+@pytest.mark.anyio
+async def test_a_search_through_the_server_is_noted_by_its_worker(vault: Path) -> None:
+    mcp, host = build_server(Settings(data_dir=vault))
+    try:
+        host.start_background()
+        worker = host.pool.background
+        assert worker is not None
+        before = time.monotonic()
+        async with Client(mcp) as client:
+            await call(client, "knowledge_search", query=QUESTION, limit=3)
+        assert worker.served >= before  # so its next batch is small and paced
+    finally:
+        await host.pool.close()

@@ -3,11 +3,13 @@
 (`storage/vector_store.VectorStore`).
 
 Each batch is committed on its own: a run killed half-way keeps every batch it finished and
-the next run starts from the chunks still missing. Texts that already have vectors (the same
-text under another chunk, an unchanged re-import, where the store keeps vectors by text) are
-linked, not embedded again, and a text repeated within a batch is embedded once. The model
-runs on a worker thread (the default executor, or the one given), so the event loop (a
-server's searches) is not held; a run asked to stop (`stop`) ends between two batches.
+the next run starts from the chunks still missing. A paced run (`Pacing`, the background
+worker) takes small batches and pauses after each only while requests are being served. Texts
+that already have vectors (the same text under another chunk, an unchanged re-import, where the
+store keeps vectors by text) are linked, not embedded again, and a text repeated within a batch
+is embedded once. The model runs on a worker thread (the default executor, or the one given),
+so the event loop (a server's searches) is not held; a run asked to stop (`stop`) ends between
+two batches.
 """
 
 from __future__ import annotations
@@ -43,14 +45,26 @@ class EmbedReport:
 
 @dataclass(frozen=True)
 class Pacing:
-    """How a run shares the machine: its thread, a pause after each batch, when to stop."""
+    """How a run shares the machine: its thread, small batches and a pause after each while
+    requests are being served (`busy`), when to stop."""
 
     executor: Executor | None = None
     """Where the model runs (None: the event loop's default executor)."""
     pause_s: float = 0.0
-    """Seconds to wait after each committed batch (the CPU left to searches)."""
+    """Seconds to wait after each committed batch while `busy` (the CPU left to searches)."""
     stop: Callable[[], bool] | None = None
     """Asked before each batch; True ends the run there."""
+    busy: Callable[[], bool] | None = None
+    """Asked before each batch: whether requests are being served now. None: always paced."""
+    idle_batch: int = 0
+    """Texts a batch while not `busy` (no pause then); 0: the run's own batch."""
+
+    def step(self, batch: int) -> tuple[int, float]:
+        """The next batch's size and the pause after it: `batch` and `pause_s` while requests
+        are being served, else `idle_batch` (when larger) and no pause."""
+        if self.busy is None or self.busy():
+            return batch, self.pause_s
+        return max(batch, self.idle_batch), 0.0
 
 
 async def embed_missing(
@@ -69,7 +83,8 @@ async def embed_missing(
         if pacing.stop is not None and pacing.stop():
             report.stopped = True
             return report
-        rows = await store.missing(after, batch)
+        size, pause_s = pacing.step(batch)
+        rows = await store.missing(after, size)
         if not rows:
             break
         after = rows[-1].chunk
@@ -77,8 +92,8 @@ async def embed_missing(
         done += len(rows)
         if progress is not None:
             progress(min(done, cover.chunks), cover.chunks)
-        if pacing.pause_s:
-            await asyncio.sleep(pacing.pause_s)
+        if pause_s:
+            await asyncio.sleep(pause_s)
     await store.finish()
     return report
 

@@ -11,7 +11,7 @@ import pytest
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.dense.embedder import Embedder, embedder
-from knowledge_mcp.sources.search.dense.indexing import embed_missing
+from knowledge_mcp.sources.search.dense.indexing import Pacing, embed_missing
 from knowledge_mcp.sources.search.dense.sqlite import vectors
 from knowledge_mcp.sources.search.dense.sqlite.store import SqliteVectorStore
 from knowledge_mcp.sources.storage.db import Database, database_path, open_database
@@ -110,3 +110,36 @@ def test_a_chunk_is_embedded_with_its_title() -> None:
     assert vectors.embedded_text("July reading", "Loved Piranesi.") == "July reading. Loved Piranesi."
     assert vectors.embedded_text("", "Loved Piranesi.") == "Loved Piranesi."
     assert vectors.embedded_text("Note", "Note\n\nbody") == "Note\n\nbody"
+
+
+async def test_a_paced_run_takes_full_batches_while_idle_and_small_ones_once_a_request_comes(
+    data_dir: Path, folder: Path, model: Embedder
+) -> None:
+    await import_into(data_dir, "notes", folder)
+    answers = iter([False, True])  # idle before the first batch, a request before the second
+
+    def busy() -> bool:
+        return next(answers, True)
+
+    done: list[int] = []
+    db = await opened(data_dir)
+    try:
+        pacing = Pacing(pause_s=0.01, busy=busy, idle_batch=2)
+        report = await embed_missing(
+            SqliteVectorStore(db, SOURCES["notes"]), model, lambda n, _: done.append(n), 1, pacing
+        )
+        assert done == [2, 3]  # two texts at once while idle, then one a batch
+        assert report.linked == 3 and await counts(db) == (3, 3, 3)
+    finally:
+        await db.close()
+
+
+def test_pacing_pauses_only_while_requests_are_being_served() -> None:
+    busy, idle = (
+        Pacing(pause_s=0.05, busy=lambda: True, idle_batch=32),
+        Pacing(pause_s=0.05, busy=lambda: False, idle_batch=32),
+    )
+    assert busy.step(8) == (8, 0.05)
+    assert idle.step(8) == (32, 0.0)
+    assert Pacing(pause_s=0.05).step(8) == (8, 0.05)  # no requests to ask about: always paced
+    assert Pacing(busy=lambda: False).step(8) == (8, 0.0)  # no idle size: the run's own
