@@ -108,8 +108,9 @@ class SqliteStore:
         cached count whichever asks first (knowledge_search asks before the search does)."""
         keys = [k for t in query.terms for k in estimate_keys(t)]
         indexes = self.db.caches.get("memory_index")  # made by the source's first search
-        copied = indexes is not None and indexes.index is not None  # a small source's copy
-        copy = indexes.current() if copied and not any(t.prefix for t in query.terms) else None
+        copy = None
+        if indexes is not None and indexes.index is not None and not any(t.prefix for t in query.terms):
+            copy = indexes.current()  # a small source's memory copy, if it is current
         if copy is not None:  # words only: the memory copy counts them as FTS5 would
             words = [w for t in query.terms for w in t.words]
             counted = dict(zip((Term((w,)).fts() for w in words), stems(words), strict=True))
