@@ -5,6 +5,7 @@ database again; the pages are the same either way."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -12,6 +13,8 @@ import pytest
 from mcp import Client
 
 from knowledge_mcp.aggregator import fanout
+from knowledge_mcp.server.app import build_server
+from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, TermStats
 from knowledge_mcp.sources.storage.db import Database
@@ -93,3 +96,30 @@ async def test_a_source_that_cannot_count_its_terms_is_left_out_of_the_scale_and
     answered = {r["uri"].split("://")[0] for r in found["results"]}
     assert answered and "prompts" not in answered
     assert found["degraded"] and "prompts" in found["provider_hint"]
+
+
+async def test_sources_searched_from_their_memory_copy_count_words_without_an_fts5_probe(
+    imported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probed: list[tuple[str, list[str]]] = []
+    lookup = TermStats.lookup
+
+    async def counted(
+        self: TermStats, db: Database, terms: list[str], same_rows: Mapping[str, str] | None = None
+    ) -> IndexStats:
+        probed.append((db.path.stem, terms))
+        return await lookup(self, db, terms, same_rows)
+
+    mcp, host = build_server(Settings(data_dir=imported))
+    async with Client(mcp) as client:  # the fixtures' sources are small: each has its memory copy
+        await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
+        await host.pool.settled()
+        monkeypatch.setattr(TermStats, "lookup", counted)
+        for query in ["sourdough starter hydration", '"code review" security', "sour* bread"]:
+            probed.clear()
+            found = await client.call_tool("knowledge_search", {"query": query, "seen": "show"})
+            assert structured(found)["results"], query
+            assert sorted(name for name, _ in probed) == sorted(SOURCES), query
+            words_only = "*" not in query  # a prefix's rows are FTS5's to count
+            assert all(not terms for _, terms in probed) is words_only, (query, probed)
+    await host.pool.close()

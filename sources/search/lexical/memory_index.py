@@ -123,6 +123,12 @@ class MemoryIndex:
             return 0 if n is None else self.bounds[n + 1] - self.bounds[n]
         return len(term[0])
 
+    def newest_rowid(self, term: str, n: int) -> int:
+        """The rowid of the `n`-th newest (highest rowid) of index term `term`'s rows (it has
+        at least `n`)."""
+        end = self.bounds[self.terms[term] + 1]
+        return int(self.rowids[self.positions[end - n]])
+
     def _contribution(self, term: QueryTerm) -> tuple[Ints, Floats]:
         """The chunk positions `term` matches and what it adds to their bm25 (positive)."""
         if isinstance(term, str):

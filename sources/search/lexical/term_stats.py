@@ -29,6 +29,7 @@ from ...storage.db import Database
 from ...storage.store import Store
 from ..query import ParsedQuery, Term
 from ..scoring import Norm, norm
+from .memory_index import MemoryIndex
 from .plan import estimated_df, idf
 from .sql import ident
 
@@ -163,14 +164,33 @@ class TermStats:
         return "SELECT " + ", ".join(parts + [probe] * len(uncached))
 
     def _estimate(self, probe: str) -> int:
-        """A term's row count from its probe: exact up to `PROBE`, else its newest rows' density
-        among the chunk ids times all the ids."""
+        """A term's row count from its probe (`count oldest`: how many of its newest `PROBE + 1`
+        rows there are, and the oldest rowid among them)."""
         count, oldest = (int(x) for x in probe.split())
+        return self.estimate(count, oldest)
+
+    def estimate(self, count: int, oldest: int) -> int:
+        """A term's row count from its newest `PROBE + 1` rows (`count` of them, the oldest
+        `oldest`): exact up to `PROBE`, else their density among the chunk ids times all the ids."""
         if count <= PROBE:
             return count
         span = max(1, self._last_id - oldest + 1)
         slots = max(1, self._last_id - self._first_id + 1)
         return min(self._chunks, max(count, round(count * slots / span)))
+
+    async def counted_in(self, db: Database, index: MemoryIndex, words: Mapping[str, str]) -> IndexStats:
+        """The counts `lookup` gives for `words` (FTS expression of a word: its index term),
+        taken from the source's current memory copy `index` instead of FTS5's doclists: the
+        copy holds each term's rows in rowid order, so its newest `PROBE + 1` are the probe's.
+        Only the chunk and item counts (cached) come from the database."""
+        base = await self.lookup(db, [])
+        df: dict[str, int] = {}
+        for key, stem in words.items():
+            rows = index.rows_of(stem)
+            newest = min(rows, PROBE + 1)
+            oldest = index.newest_rowid(stem, newest) if newest else 0
+            df[key] = self.estimate(newest, oldest)
+        return IndexStats(base.chunks, base.items, df)
 
     async def lookup(
         self, db: Database, terms: list[str], same_rows: Mapping[str, str] | None = None

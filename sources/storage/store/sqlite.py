@@ -20,6 +20,8 @@ from ...search.lexical.memory import MemoryRetriever, memory_indexes, ranked_pag
 from ...search.lexical.plan import estimate_keys
 from ...search.lexical.sql import build_anchor_sql, build_passages_sql, column_match, ident
 from ...search.lexical.term_stats import IndexStats, term_stats
+from ...search.query import Term
+from ...search.stemming import stems
 from ..db import Database, Migration
 from . import Hit
 from .filters import meta_key
@@ -106,6 +108,13 @@ class SqliteStore:
         cached count whichever asks first (knowledge_search asks before the search does)."""
         keys = [k for t in query.terms for k in estimate_keys(t)]
         indexes = self.db.caches.get("memory_index")  # made by the source's first search
+        copy = None
+        if indexes is not None and indexes.index is not None and not any(t.prefix for t in query.terms):
+            copy = indexes.current()  # a small source's memory copy, if it is current
+        if copy is not None:  # words only: the memory copy counts them as FTS5 would
+            words = [w for t in query.terms for w in t.words]
+            counted = dict(zip((Term((w,)).fts() for w in words), stems(words), strict=True))
+            return await term_stats(self.db, self.source).counted_in(self.db, copy, counted)
         vocabulary = indexes.terms() if indexes is not None and any(t.prefix for t in query.terms) else None
         same_rows = expansions(query.terms, vocabulary) if vocabulary is not None else None
         return await term_stats(self.db, self.source).lookup(self.db, keys, same_rows)

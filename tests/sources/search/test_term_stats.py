@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from knowledge_mcp.sources.notes import source as notes
+from knowledge_mcp.sources.search.lexical.memory import memory_indexes
 from knowledge_mcp.sources.search.lexical.term_stats import PROBE, TermStats
 from knowledge_mcp.sources.storage.db import open_database
 from knowledge_mcp.sources.storage.importing import Importer
@@ -88,4 +89,27 @@ async def test_counts_read_on_the_loops_thread_see_this_connections_and_anothers
         assert again.chunks == 3 and again.df == {'"rye"': 2, '"kimchi"': 1}
     finally:
         await other.close()
+        await db.close()
+
+
+async def test_a_memory_copy_counts_words_as_the_fts5_probes_do(tmp_path: Path) -> None:
+    """knowledge_search counts a small source's words from its memory copy (no FTS5 probe):
+    the same numbers, exact or estimated, as the probes give."""
+    db = await open_database(tmp_path / "notes.db", notes.migrations)
+    try:
+        words = ["kettle", "teapot", "saucer"]
+        batch = [
+            (Path(f"n{i}.md"), item(f"n{i}", f"Entry {i}: the {words[i % 3]} stands by the windows."))
+            for i in range(3 * PROBE)
+        ]
+        await Importer(notes, db).write_items(batch)
+        await Importer(notes, db).write_item(Path("rare.md"), item("rare", "One samovar only."))
+        index = await memory_indexes(db, notes).ready()
+        assert index is not None
+        terms = {'"kettle"': "kettl", '"samovar"': "samovar", '"windows"': "window", '"yurt"': "yurt"}
+        probed = await TermStats("notes").lookup(db, list(terms))
+        copied = await TermStats("notes").counted_in(db, index, terms)
+        assert copied == probed
+        assert copied.df['"windows"'] > PROBE and copied.df['"samovar"'] == 1 and copied.df['"yurt"'] == 0
+    finally:
         await db.close()
