@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
+import psycopg
 import pytest
 
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
@@ -19,3 +21,17 @@ async def store(pg_url: str) -> AsyncIterator[PgDatabase]:
         yield db
     finally:
         await db.close()
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every statement (or batch of statements: one round trip) sent to the server."""
+    sent: list[str] = []
+    original = psycopg.AsyncCursor.execute
+
+    async def execute(self: psycopg.AsyncCursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return await original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.AsyncCursor, "execute", execute)
+    yield sent

@@ -4,11 +4,8 @@ search's statistics (`store/stats.index_sizes`), is the one its coverage was cou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import psycopg
 import pytest
 
 from knowledge_mcp.sources.notes import source as notes
@@ -23,20 +20,6 @@ from knowledge_mcp.sources.storage.vector_store import Coverage
 from .test_vectors import STAMP
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every statement (or batch of statements: one round trip) sent to the server."""
-    sent: list[str] = []
-    original = psycopg.AsyncCursor.execute
-
-    async def execute(self: psycopg.AsyncCursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
-        return await original(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.AsyncCursor, "execute", execute)
-    yield sent
 
 
 async def write_note(store: PgDatabase, title: str) -> None:

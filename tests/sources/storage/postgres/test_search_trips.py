@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
-import psycopg
 import pytest
 
 from knowledge_mcp.bench.corpus import CorpusStream
@@ -36,20 +33,12 @@ FOLDS = (SAMPLE_AND_PAGE, CANDIDATES_IN_RANKING)
 
 
 @pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every statement (or batch of statements: one round trip) sent to the server; the dense
-    stage's coverage, once read, held for the whole test (it is read again after some seconds)."""
+def statements(statements: list[str], monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement sent (conftest's), with the dense stage's coverage, once read, held for the
+    whole test (it is read again after some seconds)."""
     monkeypatch.setattr(embeddings_store, "COVERAGE_TTL_S", math.inf)
     monkeypatch.setattr(embeddings_store, "BUILDING_TTL_S", math.inf)
-    sent: list[str] = []
-    original = psycopg.AsyncCursor.execute
-
-    async def execute(self: psycopg.AsyncCursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
-        return await original(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.AsyncCursor, "execute", execute)
-    yield sent
+    return statements
 
 
 async def test_a_large_source_s_word_prefix_and_several_word_searches_are_two_round_trips(
