@@ -9,7 +9,7 @@ import pytest
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.search.lexical.memory import memory_indexes
 from knowledge_mcp.sources.search.lexical.term_stats import PROBE, TermStats
-from knowledge_mcp.sources.storage.db import open_database
+from knowledge_mcp.sources.storage.db import Database, open_database
 from knowledge_mcp.sources.storage.importing import Importer
 from knowledge_mcp.sources.storage.items import ParsedItem
 
@@ -52,16 +52,22 @@ async def test_sees_rows_another_connection_wrote(tmp_path: Path) -> None:
         await reader.close()
 
 
+async def kettles(db: Database, window: str) -> None:
+    """3 × PROBE notes, a third each about a kettle, a teapot, a saucer (by the `window`), and one
+    about a samovar."""
+    words = ["kettle", "teapot", "saucer"]
+    batch = [
+        (Path(f"n{i}.md"), item(f"n{i}", f"Entry {i}: the {words[i % 3]} stands by the {window}."))
+        for i in range(3 * PROBE)
+    ]
+    await Importer(notes, db).write_items(batch)
+    await Importer(notes, db).write_item(Path("rare.md"), item("rare", "One samovar only."))
+
+
 async def test_common_terms_are_estimated_from_their_newest_rows(tmp_path: Path) -> None:
     db = await open_database(tmp_path / "notes.db", notes.migrations)
     try:
-        words = ["kettle", "teapot", "saucer"]
-        batch = [
-            (Path(f"n{i}.md"), item(f"n{i}", f"Entry {i}: the {words[i % 3]} stands by the window."))
-            for i in range(3 * PROBE)
-        ]
-        await Importer(notes, db).write_items(batch)
-        await Importer(notes, db).write_item(Path("rare.md"), item("rare", "One samovar only."))
+        await kettles(db, "window")
         stats = await TermStats("notes").lookup(db, ['"kettle"', '"samovar"', '"window"'])
         assert stats.chunks == 3 * PROBE + 1
         assert stats.df['"samovar"'] == 1  # few rows: counted exactly
@@ -97,13 +103,7 @@ async def test_a_memory_copy_counts_words_as_the_fts5_probes_do(tmp_path: Path) 
     the same numbers, exact or estimated, as the probes give."""
     db = await open_database(tmp_path / "notes.db", notes.migrations)
     try:
-        words = ["kettle", "teapot", "saucer"]
-        batch = [
-            (Path(f"n{i}.md"), item(f"n{i}", f"Entry {i}: the {words[i % 3]} stands by the windows."))
-            for i in range(3 * PROBE)
-        ]
-        await Importer(notes, db).write_items(batch)
-        await Importer(notes, db).write_item(Path("rare.md"), item("rare", "One samovar only."))
+        await kettles(db, "windows")
         index = await memory_indexes(db, notes).ready()
         assert index is not None
         terms = {'"kettle"': "kettl", '"samovar"': "samovar", '"windows"': "window", '"yurt"': "yurt"}
