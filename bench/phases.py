@@ -84,6 +84,8 @@ async def bench_sources(corpus: Corpus, dbs: dict[str, Database]) -> tuple[dict[
     return per_source, get
 
 
+ORDERS = ("search_first", "sources_first")
+"""knowledge_search before each source's own tool on a query, or after them (`bench_aggregator`)."""
 _SERVER_MS = re.compile(r"tool=knowledge_search outcome=ok ms=([0-9.]+)")
 
 
@@ -96,9 +98,12 @@ async def bench_aggregator(
     as many more hits as the session has already shown, which grows over 200 queries. Rate
     limits are off (200 calls in seconds would otherwise time the limiter's refusals).
 
-    With `fanout`, each source's own search tool is timed too, on the same client, right after
+    With `fanout`, each source's own search tool is timed too, on the same client, beside
     `knowledge_search` on every query (`fanout_ratio`: what one call across the sources costs
-    against the slowest of them alone, both as the user's client feels them).
+    against the slowest of them alone, both as the user's client feels them). Which goes first
+    alternates query by query: the second call on a query finds its words' counts and parse
+    cached by the first, so neither side always runs warm (`fanout_by_order` gives the ratio of
+    each order on its own).
     """
     mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
     latencies: list[float] = []
@@ -107,7 +112,9 @@ async def bench_aggregator(
     # The server's own time per call, from its request log: the in-memory client also spends
     # time in the process (it checks every result against the tool's output schema).
     server_ms: list[float] = []
-    alone: dict[str, list[float]] = {name: [] for name in SOURCES}
+    orders: dict[str, tuple[list[float], dict[str, list[float]]]] = {
+        order: ([], {name: [] for name in SOURCES}) for order in ORDERS
+    }
 
     def take(message: Any) -> None:
         found = _SERVER_MS.search(message.record["message"])
@@ -126,16 +133,21 @@ async def bench_aggregator(
             if fanout:  # each tool's first call too (its output schema, read once by the client)
                 await time_each_source(client, corpus.queries[0][1], mode, {name: [] for name in SOURCES})
             server_ms.clear()
-            for kind, q in corpus.queries:
+            for i, (kind, q) in enumerate(corpus.queries):
                 args = {"query": q, "limit": 10, "seen": "show"} | ({"mode": mode} if mode else {})
+                order = ORDERS[i % 2] if fanout else ORDERS[0]
+                searched, each = orders[order]
+                if order == "sources_first":
+                    await time_each_source(client, q, mode, each)
                 ms, result = await timed(client.call_tool("knowledge_search", args))
                 if result.is_error:
                     errors += 1
                     continue
                 latencies.append(ms)
+                searched.append(ms)
                 by_kind.setdefault(kind, []).append(ms)
-                if fanout:
-                    await time_each_source(client, q, mode, alone)
+                if fanout and order == "search_first":
+                    await time_each_source(client, q, mode, each)
     finally:
         logger.remove(sink)
         await host.pool.close()
@@ -149,7 +161,20 @@ async def bench_aggregator(
         "latency_ms": stats(latencies),
         "server_ms": stats(server_ms),
         "by_kind_ms": {kind: stats(ms) for kind, ms in by_kind.items()},
-    } | (fanout_ratio(stats(latencies), alone) if fanout else {})
+    } | (fanout_report(latencies, orders) if fanout else {})
+
+
+def fanout_report(
+    latencies: list[float], orders: dict[str, tuple[list[float], dict[str, list[float]]]]
+) -> dict[str, Any]:
+    """`fanout_ratio` over every query, and each order's own ratio (`fanout_by_order`)."""
+    alone = {name: [ms for _, each in orders.values() for ms in each[name]] for name in SOURCES}
+    by_order = {
+        order: fanout_ratio(stats(searched), each)["fanout_ratio"]
+        for order, (searched, each) in orders.items()
+        if searched and any(each.values())
+    }
+    return fanout_ratio(stats(latencies), alone) | {"fanout_by_order": by_order}
 
 
 async def time_each_source(

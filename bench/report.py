@@ -37,6 +37,8 @@ def print_table(r: dict[str, Any]) -> None:
             f"  fan-out ratio p50 {f['p50']}  p95 {f['p95']} (slowest {f['slowest_p50_source']};"
             f" each source's tool p50/p95: {tools})"
         )
+        for order, o in r["aggregator"].get("fanout_by_order", {}).items():
+            print(f"  fan-out ratio, {order.replace('_', ' ')}: p50 {o['p50']}  p95 {o['p95']}")
     for kind, k in r["aggregator"].get("by_kind_ms", {}).items():
         print(f"  {kind:<8} p50 {k['p50']} ms  p95 {k['p95']} ms")
     for mode, g in r["get"].items():

@@ -70,6 +70,7 @@ async def ratios(corpus: Corpus, data_dir: Path, runs: int) -> list[dict[str, An
         out.append(
             {
                 "fanout_ratio": report["fanout_ratio"],
+                "fanout_by_order": report.get("fanout_by_order"),
                 "latency_ms": report["latency_ms"],
                 "server_ms": report["server_ms"],
                 "source_tools_ms": report["source_tools_ms"],

@@ -73,6 +73,9 @@ def test_bench_json_reports_every_section_with_positive_numbers() -> None:
     assert report["fanout_ratio"] == aggregator["fanout_ratio"]
     assert report["fanout_ratio"]["slowest_p50_source"] in SOURCES
     assert report["fanout_ratio"]["p50"] > 0 and report["fanout_ratio"]["p95"] > 0
+    # Half the queries searched before the sources' own tools, half after, each order's ratio apart.
+    assert set(aggregator["fanout_by_order"]) == {"search_first", "sources_first"}
+    assert all(o["p50"] > 0 for o in aggregator["fanout_by_order"].values())
     assert set(report["get"]) == {"snippet", "chunk", "chunk_with_siblings", "full"}
     assert all(g["calls"] > 0 and g["p50"] > 0 for g in report["get"].values())
     assert report["peak_rss_mb"] > 0
