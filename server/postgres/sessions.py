@@ -24,6 +24,7 @@ import psycopg
 from loguru import logger
 
 from knowledge_mcp.sources.errors import SourceUnavailableError
+from knowledge_mcp.sources.storage.postgres.pool import Statement
 
 from ..sessions import timeline
 from ..sessions.state import (
@@ -41,8 +42,8 @@ from ..sessions.state import (
     seen_from_log,
     utc_now,
 )
-from .state import SharedState
-from .timeline import PgTimeline, append_event, forget_events, purge_events
+from .state import SharedState, shared_write
+from .timeline import PgTimeline, event_statement, forget_statement, purge_statement
 
 SEEN_LOG = """(
     SELECT coalesce(json_agg(v.uris ORDER BY v.seq), '[]') FROM knowledge_session_seen AS v
@@ -92,9 +93,12 @@ MARK_SQL = {
 }
 DEFAULTS_SQL = upsert_sql({"defaults": "live_defaults || %(values)s::jsonb"})
 FOLLOW_SQL = upsert_sql({"current": "%(current)s"})
-SELECT_SQL = f"SELECT {COLUMNS} FROM knowledge_sessions AS s WHERE user_id = %s AND session_id = %s"
-TOUCH_SQL = f"""UPDATE knowledge_sessions AS s SET expires_at = %s
-WHERE user_id = %s AND session_id = %s AND expires_at > %s RETURNING {COLUMNS}"""
+SELECT_SQL = f"""SELECT {COLUMNS} FROM knowledge_sessions AS s
+WHERE user_id = %(user)s AND session_id = %(session)s AND expires_at > %(now)s"""
+# A live session whose expiry is more than `TOUCH_GRANULARITY` old is pushed back (read next).
+TOUCH_SQL = """UPDATE knowledge_sessions SET expires_at = %(expires)s
+WHERE user_id = %(user)s AND session_id = %(session)s AND expires_at > %(now)s
+    AND expires_at <= %(expires)s - %(granularity)s"""
 # Before any change: the seen log of a session that expired (or is gone) is forgotten.
 FORGET_STALE_SEEN_SQL = """DELETE FROM knowledge_session_seen
 WHERE user_id = %(user)s AND session_id = %(session)s AND NOT EXISTS (
@@ -116,12 +120,12 @@ FOLD_SEEN_SQL = f"""WITH old AS (
 )
 INSERT INTO knowledge_session_seen (user_id, session_id, seq, n, uris)
 SELECT %(user)s, %(session)s, seq, cardinality(uris), uris FROM folded WHERE seq IS NOT NULL"""
-FORGET_SEEN_SQL = "DELETE FROM knowledge_session_seen WHERE user_id = %s AND session_id = %s"
-PURGE_SEEN_SQL = """DELETE FROM knowledge_session_seen AS v WHERE user_id = %s AND NOT EXISTS (
+FORGET_SEEN_SQL = "DELETE FROM knowledge_session_seen WHERE user_id = %(user)s AND session_id = %(session)s"
+PURGE_SEEN_SQL = """DELETE FROM knowledge_session_seen AS v WHERE user_id = %(user)s AND NOT EXISTS (
     SELECT 1 FROM knowledge_sessions AS s
-    WHERE s.user_id = v.user_id AND s.session_id = v.session_id AND s.expires_at > %s)"""
-DELETE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND session_id = %s"
-PURGE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %s AND expires_at <= %s"
+    WHERE s.user_id = v.user_id AND s.session_id = v.session_id AND s.expires_at > %(now)s)"""
+DELETE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %(user)s AND session_id = %(session)s"
+PURGE_SQL = "DELETE FROM knowledge_sessions WHERE user_id = %(user)s AND expires_at <= %(now)s"
 
 
 def state_of(row: Mapping[str, Any], log: Sequence[Iterable[str]] | None = None) -> SessionState:
@@ -168,30 +172,33 @@ class PgSessionStore:
             return StoredSession(self, (user_id, session_id), SessionState(expires_at=self.now() + self.ttl))
 
     async def _read(self, user_id: str, session_id: str) -> StoredSession:
+        """The live session, its expiry pushed back when due, in one round trip."""
         now = self.now()
         key = (user_id, session_id)
-        async with self.state.as_user(user_id) as conn:
-            row = await (await conn.execute(SELECT_SQL, key)).fetchone()
-            if row is not None and row["expires_at"] > now + self.ttl - TOUCH_GRANULARITY:
-                return StoredSession(self, key, state_of(row))
-            if row is not None and row["expires_at"] > now:
-                touched = (now + self.ttl, user_id, session_id, now)
-                row = await (await conn.execute(TOUCH_SQL, touched)).fetchone()
-            else:  # expired or unknown: fresh state, written by its first change
-                row = None
-        fresh = SessionState(expires_at=now + self.ttl)
-        return StoredSession(self, key, state_of(row) if row is not None else fresh)
+        params = {"user": user_id, "session": session_id, "now": now, "expires": now + self.ttl}
+        params["granularity"] = TOUCH_GRANULARITY
+        _, rows = await self.state.send_as(user_id, [(TOUCH_SQL, params), (SELECT_SQL, params)])
+        # expired or unknown: fresh state, written by its first change
+        state = state_of(rows[0]) if rows else SessionState(expires_at=now + self.ttl)
+        return StoredSession(self, key, state)
 
     async def record(
-        self, key: Key, query: str, uris: Sequence[str], known: Iterable[str] = ()
+        self,
+        key: Key,
+        query: str,
+        uris: Sequence[str],
+        known: Iterable[str] = (),
+        event: dict[str, Any] | None = None,
     ) -> SessionState:
-        """The search's URIs appended to the seen log; the seen list handed back is `known` (the
-        seen list the caller read when it opened the session) with them, not the log read back:
-        another worker's searches since then show from the next `open`."""
+        """The search's URIs appended to the seen log and its `event` (if any) logged, in one round
+        trip; the seen list handed back is `known` (the seen list the caller read when it opened
+        the session) with them, not the log read back: another worker's searches since then show
+        from the next `open`."""
         queries = [query.strip()] if query.strip() else []
         logged = (LOG_SEEN_SQL, FOLD_SEEN_SQL) if uris else ()
         values = {"uris": list(uris), "queries": queries}
-        return await self._change(key, RECORD_SQL, values, logged, log=[known, uris])
+        after = [event_statement(key, "search", event, iso(self.now()))] if event is not None else []
+        return await self._change(key, RECORD_SQL, values, logged, log=[known, uris], after=after)
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:
         return await self._change(key, MARK_SQL[which], {"uris": list(uris)})
@@ -209,16 +216,17 @@ class PgSessionStore:
         values: dict[str, Any],
         before: Sequence[str] = (),
         log: Sequence[Iterable[str]] | None = None,
+        after: Sequence[Statement] = (),
     ) -> SessionState:
-        """`sql` (an upsert) in one transaction after an expired session's seen log is
-        forgotten and the statements `before` ran (a search's URIs logged)."""
+        """`sql` (an upsert) in one round trip and one transaction, after an expired session's
+        seen log is forgotten and the statements `before` ran (a search's URIs logged), before
+        the statements `after` (its timeline event)."""
         now = self.now()
         params = {"user": key[0], "session": key[1], "now": now, "expires": now + self.ttl} | values
-        async with self.state.saving(key[0]) as conn:
-            for statement in (FORGET_STALE_SEEN_SQL, *before):
-                await conn.execute(statement, params)
-            row = await (await conn.execute(sql, params)).fetchone()
-        return state_of(row, log)
+        statements = [(s, params) for s in (FORGET_STALE_SEEN_SQL, *before, sql)]
+        with shared_write():
+            results = await self.state.send_as(key[0], [*statements, *after])
+        return state_of(results[len(statements) - 1][0], log)
 
     async def reset(self, key: Key) -> SessionState:
         """Forget the session; what follows starts fresh (a research session keeps its timeline)."""
@@ -227,14 +235,14 @@ class PgSessionStore:
 
     async def end(self, user_id: str, session_id: str) -> None:
         """The client ended the session (HTTP DELETE): drop its state and unnamed timeline."""
-        async with self.state.saving(user_id) as conn:
-            await conn.execute(DELETE_SQL, (user_id, session_id))
-            await conn.execute(FORGET_SEEN_SQL, (user_id, session_id))
-            await forget_events(conn, user_id, session_id)
+        params = {"user": user_id, "session": session_id}
+        statements = [(DELETE_SQL, params), (FORGET_SEEN_SQL, params), forget_statement(user_id, session_id)]
+        with shared_write():
+            await self.state.send_as(user_id, statements)
 
     async def append(self, key: Key, kind: str, payload: dict[str, Any]) -> None:
-        async with self.state.saving(key[0]) as conn:
-            await append_event(conn, key, kind, payload, iso(self.now()))
+        with shared_write():
+            await self.state.send_as(key[0], [event_statement(key, kind, payload, iso(self.now()))])
 
     async def timeline(self, user_id: str) -> timeline.Timeline:
         return PgTimeline(self.state, user_id)
@@ -250,9 +258,8 @@ class PgSessionStore:
         self._purged[user_id] = time.monotonic()
         now = self.now()
         try:
-            async with self.state.as_user(user_id) as conn:
-                await conn.execute(PURGE_SQL, (user_id, now))
-                await conn.execute(PURGE_SEEN_SQL, (user_id, now))
-                await purge_events(conn, user_id, iso(now - self.ttl))
+            params = {"user": user_id, "now": now}
+            purges = [(PURGE_SQL, params), (PURGE_SEEN_SQL, params)]
+            await self.state.send_as(user_id, [*purges, purge_statement(user_id, iso(now - self.ttl))])
         except Exception as exc:  # housekeeping: the session is served anyway
             logger.warning("session store: purging expired sessions failed ({})", type(exc).__name__)

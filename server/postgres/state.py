@@ -6,15 +6,17 @@ migrations run then, under the advisory lock, so workers starting together apply
 
 `as_user(user_id)` is a transaction on one connection whose `knowledge.user_id` setting is
 the caller's: the row policies of the per-user tables (`schema.py`) admit only that user's
-rows. The setting, the statements and COMMIT go out in one pipeline.
+rows. The setting, the statements and COMMIT go out in one pipeline. `send_as(user_id, …)` is
+the same in one round trip: the setting and the statements bound here and sent as one simple
+query (one implicit transaction), each statement's rows handed back as dicts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import psycopg
@@ -25,6 +27,7 @@ from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import (
     OPEN_TIMEOUT_S,
     PgDatabase,
+    Statement,
     check_url,
     open_pg,
     redacted,
@@ -43,6 +46,15 @@ class SharedWriteError(SessionWriteError):
             f"the session could not be saved (PostgreSQL: {type(exc).__name__}); check that the "
             "server at database_url is up, then retry",
         )
+
+
+@contextmanager
+def shared_write() -> Iterator[None]:
+    """A change the caller needs: a database failure becomes a `SharedWriteError`."""
+    try:
+        yield
+    except (psycopg.Error, OSError, SourceUnavailableError) as exc:
+        raise SharedWriteError(exc) from exc
 
 
 RETRY_AFTER_S = 5.0
@@ -97,11 +109,17 @@ class SharedState:
     async def saving(self, user_id: str) -> AsyncIterator[Any]:
         """`as_user` for a change the caller needs: a database failure is a `SharedWriteError`
         (naming the kind of failure, never the statement or its values)."""
-        try:
+        with shared_write():
             async with self.as_user(user_id) as cursor:
                 yield cursor
-        except (psycopg.Error, OSError, SourceUnavailableError) as exc:
-            raise SharedWriteError(exc) from exc
+
+    async def send_as(self, user_id: str, statements: Sequence[Statement]) -> list[list[dict[str, Any]]]:
+        """`statements` as `user_id` in one round trip and one transaction (a failure in any rolls
+        back all); each one's rows by column name."""
+        db = await self.db()
+        async with db.connection() as conn:
+            results = await db.send(conn, [(SET_USER_SQL, (user_id,)), *statements])
+        return [[dict(zip(names, row, strict=True)) for row in rows] for names, rows in results[1:]]
 
     @asynccontextmanager
     async def as_user(self, user_id: str) -> AsyncIterator[Any]:

@@ -6,22 +6,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from knowledge_mcp.sources.storage.postgres.pool import Statement
+
 from ..sessions.timeline import DROPPABLE, EVENT_LIMIT, Event, Research
 from .state import SharedState
 
-INSERT_EVENT_SQL = """
-WITH added AS (
+APPEND_EVENT_SQL = """
+WITH counted AS (
+    SELECT count(*) + 1 - %(limit)s AS extra, count(*) FILTER (WHERE kind = ANY(%(droppable)s)) AS room
+    FROM knowledge_session_events WHERE user_id = %(user)s AND session_id = %(session)s
+), added AS (
     INSERT INTO knowledge_session_events (user_id, session_id, kind, payload, created_at)
-    VALUES (%(user)s, %(session)s, %(kind)s, %(payload)s, %(at)s) RETURNING id
+    SELECT %(user)s, %(session)s, %(kind)s, %(payload)s, %(at)s FROM counted
+    WHERE NOT (%(kind)s = ANY(%(droppable)s) AND extra > room)
 ), touched AS (
     UPDATE knowledge_research SET updated_at = %(at)s WHERE user_id = %(user)s AND session_id = %(session)s
 )
-SELECT count(*) + 1 AS events FROM knowledge_session_events
-WHERE user_id = %(user)s AND session_id = %(session)s
+DELETE FROM knowledge_session_events WHERE id IN (
+    SELECT id FROM knowledge_session_events
+    WHERE user_id = %(user)s AND session_id = %(session)s AND kind = ANY(%(droppable)s)
+    ORDER BY id LIMIT (SELECT greatest(extra, 0) FROM counted))
 """
-DROP_OLDEST_SQL = """DELETE FROM knowledge_session_events WHERE id IN (
-    SELECT id FROM knowledge_session_events WHERE user_id = %s AND session_id = %s AND kind = ANY(%s)
-    ORDER BY id LIMIT %s)"""
+"""One event logged, its research session touched and, past `EVENT_LIMIT`, the oldest droppable
+events dropped, in one statement (as SQLite's `session_event_writes`). Its parts see the log as
+it was: when the old droppable events cannot make room (`room`), the new event is the one
+dropped (not inserted) if it is droppable, as when it was inserted and the oldest deleted."""
 EVENTS_SQL = """SELECT kind, payload, created_at FROM knowledge_session_events
 WHERE user_id = %s AND session_id = %s AND (%s::text IS NULL OR kind = %s) ORDER BY id"""
 CREATE_RESEARCH_SQL = """INSERT INTO knowledge_research (user_id, session_id, name, created_at, updated_at)
@@ -53,25 +62,19 @@ WHERE user_id = %(user)s AND session_id = %(session)s
                     WHERE r.user_id = %(user)s AND r.session_id = %(session)s)"""
 
 
-async def append_event(
-    cursor: Any, key: tuple[str, str], kind: str, payload: dict[str, Any], at: str
-) -> None:
-    """Log one event and touch its research session in one statement; past `EVENT_LIMIT`, drop
-    the oldest droppable ones (in the same transaction)."""
+def event_statement(key: tuple[str, str], kind: str, payload: dict[str, Any], at: str) -> Statement:
+    """The statement that logs one event of `key`'s session (`APPEND_EVENT_SQL`)."""
     text = json.dumps(payload, ensure_ascii=False)
     params = {"user": key[0], "session": key[1], "kind": kind, "payload": text, "at": at}
-    row = await (await cursor.execute(INSERT_EVENT_SQL, params)).fetchone()
-    extra = int(row["events"]) - EVENT_LIMIT
-    if extra > 0:
-        await cursor.execute(DROP_OLDEST_SQL, (key[0], key[1], list(DROPPABLE), extra))
+    return APPEND_EVENT_SQL, params | {"limit": EVENT_LIMIT, "droppable": list(DROPPABLE)}
 
 
-async def forget_events(cursor: Any, user_id: str, session_id: str) -> None:
-    await cursor.execute(FORGET_EVENTS_SQL, {"user": user_id, "session": session_id})
+def forget_statement(user_id: str, session_id: str) -> Statement:
+    return FORGET_EVENTS_SQL, {"user": user_id, "session": session_id}
 
 
-async def purge_events(cursor: Any, user_id: str, before: str) -> None:
-    await cursor.execute(PURGE_EVENTS_SQL, {"user": user_id, "before": before})
+def purge_statement(user_id: str, before: str) -> Statement:
+    return PURGE_EVENTS_SQL, {"user": user_id, "before": before}
 
 
 class PgTimeline:

@@ -171,9 +171,9 @@ class StoredSession:
         return self._state.expires_at
 
     async def record_results(self, query: str, uris: Sequence[str]) -> None:
-        self._state = await self._store.record(self._key, query, uris, known=self._state.seen)
         payload = {"query": timeline.clip(query.strip()), "uris": list(uris[: timeline.SEARCH_URIS])}
-        await self.log("search", payload | {"count": len(uris)})
+        event = payload | {"count": len(uris)}
+        self._state = await self._store.record(self._key, query, uris, known=self._state.seen, event=event)
 
     async def mark_viewed(self, uri: str) -> None:
         self._state = await self._store.mark(self._key, "viewed", [uri])
@@ -211,10 +211,16 @@ class SessionBackend(Protocol):
     write under the session's lock; PostgreSQL: one atomic statement), the new state back."""
 
     async def record(
-        self, key: Key, query: str, uris: Sequence[str], known: Iterable[str] = ()
+        self,
+        key: Key,
+        query: str,
+        uris: Sequence[str],
+        known: Iterable[str] = (),
+        event: dict[str, Any] | None = None,
     ) -> SessionState:
         """`uris` recorded as seen; `known`: the seen list the handle holds (a store that does
-        not read its log back hands back this list with `uris`)."""
+        not read its log back hands back this list with `uris`); `event`: the search's payload
+        in the timeline, logged with it (as `append(key, "search", event)`)."""
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState: ...
 

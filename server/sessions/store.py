@@ -202,10 +202,19 @@ class SessionStore:
         state.seen_logged = len(batch) if fold else state.seen_logged + len(batch)
 
     async def record(
-        self, key: Key, query: str, uris: Sequence[str], known: Iterable[str] = ()
+        self,
+        key: Key,
+        query: str,
+        uris: Sequence[str],
+        known: Iterable[str] = (),
+        event: dict[str, Any] | None = None,
     ) -> SessionState:
-        """`uris` appended to the seen log (`known` is not needed: the cache is exact)."""
-        return await self.update(key, lambda s: s.record_results(query, uris), seen=uris)
+        """`uris` appended to the seen log (`known` is not needed: the cache is exact), then the
+        search's `event` logged."""
+        state = await self.update(key, lambda s: s.record_results(query, uris), seen=uris)
+        if event is not None:
+            await self.append(key, "search", event)
+        return state
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:
         return await self.update(key, lambda s: s.mark(which, uris))
