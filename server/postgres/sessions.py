@@ -81,11 +81,12 @@ def upsert_sql(changes: Mapping[str, str], returning: str = COLUMNS) -> str:
 INSERT INTO knowledge_sessions AS s (user_id, session_id, {", ".join(EMPTY)}, expires_at)
 VALUES (%(user)s, %(session)s, {", ".join(inserted(c) for c in EMPTY)}, %(expires)s)
 ON CONFLICT (user_id, session_id) DO UPDATE SET {", ".join(sets)}, expires_at = %(expires)s
-RETURNING {COLUMNS}"""
+RETURNING {returning}"""
 
 
 RECORD_SQL = upsert_sql(
-    {"recent_queries": f"knowledge_tail(live_recent_queries, %(queries)s, {QUERY_LIMIT})"}
+    {"recent_queries": f"knowledge_tail(live_recent_queries, %(queries)s, {QUERY_LIMIT})"},
+    returning=OWN_COLUMNS,  # its seen list is the caller's with the search's URIs, not the log
 )
 MARK_SQL = {
     which: upsert_sql({which: f"knowledge_append(live_{which}, %(uris)s, {MARK_LIMIT})"})
