@@ -16,7 +16,6 @@ from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.schema import as_user
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
-from .test_coverage_trips import statements as statements
 from .test_vectors import STAMP
 
 pytestmark = pytest.mark.anyio
