@@ -22,6 +22,7 @@ from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.postgres.embeddings import store as embeddings_store
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
+from knowledge_mcp.sources.storage.postgres.prepared import marked
 from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
 
@@ -35,6 +36,13 @@ CANDIDATES_IN_RANKING = "candidates AS MATERIALIZED"
 FOLDS = (SAMPLE_AND_PAGE, CANDIDATES_IN_RANKING)
 
 
+def spelled(sent: str) -> str:
+    """`sent` with each prepared statement's EXECUTE followed by the statement it runs."""
+    for name, sql in marked().items():
+        sent = sent.replace(f"EXECUTE {name}", f"EXECUTE {name} {sql}")
+    return sent
+
+
 @pytest.fixture
 def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Every statement (or batch of statements: one round trip) sent to the server; the dense
@@ -45,7 +53,8 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     original = psycopg.AsyncCursor.execute
 
     async def execute(self: psycopg.AsyncCursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
+        if not str(query).startswith("PREPARE "):  # once per connection and statement (`prepared.py`)
+            sent.append(spelled(str(query)))
         return await original(self, query, *args, **kwargs)
 
     monkeypatch.setattr(psycopg.AsyncCursor, "execute", execute)
