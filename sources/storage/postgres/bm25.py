@@ -34,6 +34,7 @@ from .postings import terms as term_plan
 from .postings.common_words import common_words
 from .postings.ranking import rank_sql
 from .postings.terms import TermPlan, bit, norm_rows, plan, ranked
+from .prepared import prepared
 from .schema import on_postings, partition_name
 
 BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
@@ -179,7 +180,7 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     query, terms, lexemes, restriction = asked.query, asked.terms, asked.lexemes, asked.restriction
     sizes = {"user": user_id, "source": source, "lexemes": lexemes}
     begin = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id)))]
-    [_, (_, [(_, _, has)]), (_, [stats])] = await db.send(conn, [*begin, (SIZES_SQL, sizes)])
+    [_, (_, [(_, _, has)]), (_, [stats])] = await db.send(conn, [*begin, (prepared(SIZES_SQL), sizes)])
     if not has:  # a user who never wrote
         await db.send(conn, [("COMMIT", None)])
         return PgRanking(

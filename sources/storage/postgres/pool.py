@@ -13,11 +13,13 @@ raises a `SourceUnavailableError` that says how to install it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+from weakref import WeakKeyDictionary
 
 from ...errors import InvalidArgumentError, SourceUnavailableError
+from .prepared import GENERIC_SQL, name_of, numbered
 
 try:
     import psycopg
@@ -63,6 +65,8 @@ class PgDatabase:
         self.url = url
         self.caches: dict[str, Any] = {}
         """Caches of what is in this database, owned by their users (as `Database.caches`)."""
+        self.prepared: WeakKeyDictionary[psycopg.AsyncConnection[Any], set[str]] = WeakKeyDictionary()
+        """The statements each connection has prepared (`prepared.py`)."""
 
     @property
     def name(self) -> str:
@@ -99,15 +103,52 @@ class PgDatabase:
         """Several statements in one round trip: bound here (psycopg's client-side binding, its
         quoting) and sent as one simple query; each one's column names and rows (a command: none).
         Without BEGIN among them they run as one implicit transaction, so a `set_config(…, true)`
-        (`schema.as_user`) holds for the statements after it, and ends with them."""
+        (`schema.as_user`) holds for the statements after it, and ends with them. A statement
+        marked `prepared.prepared` runs from this connection's prepared statement."""
         cursor = psycopg.AsyncClientCursor(conn)
-        await cursor.execute(";\n".join(cursor.mogrify(sql, params) for sql, params in statements))  # type: ignore[arg-type]
+        texts, kept = await self._bound(conn, cursor, statements)
+        await cursor.execute(";\n".join(texts))  # type: ignore[arg-type]
         results: list[Result] = []
+        at = 0
         while True:
-            names = _names(cursor.pgresult)
-            results.append((names, list(await cursor.fetchall()) if names else []))
+            if at in kept:
+                names = _names(cursor.pgresult)
+                results.append((names, list(await cursor.fetchall()) if names else []))
+            at += 1
             if not cursor.nextset():
                 return results
+
+    async def _bound(
+        self, conn: psycopg.AsyncConnection[Any], cursor: Any, statements: Sequence[Statement]
+    ) -> tuple[list[str], set[int]]:
+        """Each statement's text with its values, and which texts' results the caller reads (a
+        prepared statement's EXECUTE follows the setting of its generic plan)."""
+        texts: list[str] = []
+        kept: set[int] = set()
+        for sql, params in statements:
+            name = name_of(sql)
+            if name is not None and await self._prepare(conn, name, sql):
+                _, values = numbered(sql, params)
+                arguments = f"({', '.join(['%s'] * len(values))})" if values else ""
+                texts += [GENERIC_SQL, cursor.mogrify(f"EXECUTE {name}{arguments}", values)]
+            else:
+                texts.append(cursor.mogrify(sql, params))
+            kept.add(len(texts) - 1)
+        return texts, kept
+
+    async def _prepare(self, conn: psycopg.AsyncConnection[Any], name: str, sql: str) -> bool:
+        """Whether `conn` has `sql` prepared as `name`: prepared now (its own round trip) if the
+        connection is outside a transaction; inside one it is sent unprepared this time."""
+        done = self.prepared.setdefault(conn, set())
+        if name in done:
+            return True
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            return False
+        text, _ = numbered(sql, None)
+        with suppress(psycopg.errors.DuplicatePreparedStatement):  # without parameters psycopg
+            await conn.execute(f"PREPARE {name} AS {text}")  # type: ignore[arg-type]  # sends it as it is
+        done.add(name)
+        return True
 
     async def close(self) -> None:
         await self.pool.close()

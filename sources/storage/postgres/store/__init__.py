@@ -19,6 +19,7 @@ from ...store.filters import meta_key
 from ..bm25 import Restriction, rank
 from ..embeddings.store import PgVectorStore
 from ..pool import PgDatabase, read_as
+from ..prepared import prepared
 from . import lexical, memory, stats
 from . import rows as statements
 
@@ -74,7 +75,8 @@ class PgStore:
         is missing)."""
         user, source = self.user_id, self.source
         ids = (list(item_rowids), list(chunk_rowids))
-        _, found = await read_as(self.pg, user, statements.HITS_SQL, (*ids, user, source, user, source))
+        sql = prepared(statements.HITS_SQL)
+        _, found = await read_as(self.pg, user, sql, (*ids, user, source, user, source))
         return statements.split(found)
 
     async def item(self, item_id: str) -> Row | None:

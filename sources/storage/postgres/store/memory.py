@@ -30,6 +30,7 @@ from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
 from ...store import Hit
 from ..pool import PgDatabase, read_as
+from ..prepared import prepared
 from . import rows as statements
 from .copy import PgCopy, read_copy
 from .page import ordered
@@ -166,7 +167,7 @@ async def _ranked(store: PgStore, copy: PgCopy, query: ParsedQuery, want: int) -
     """The query ranked here, then the hits read with the generation, in one statement."""
     terms = copy.query_terms(query)
     ranked = copy.index.rank(terms, want)
-    _, found = await read_as(store.pg, store.user_id, HITS_SQL, _params(store, ranked))
+    _, found = await read_as(store.pg, store.user_id, prepared(HITS_SQL), _params(store, ranked))
     if not found or found[0][0] != copy.generation:
         return None
     return terms, ranked, statements.split([r[1:] for r in found if r[1] is not None])

@@ -34,6 +34,7 @@ from ..bm25 import Known, Restriction, rank
 from ..phrases import TOP, NewestPhrase, phrase_hits
 from ..pool import read_as
 from ..postings.common_words import common_words
+from ..prepared import prepared
 from ..schema import as_user, on_postings
 from . import rows as statements
 from .memory import copied_up_to
@@ -282,7 +283,8 @@ async def _flat_sampled(
     sql, params = newest
     depth = ctx.depth + 1
     page = {"user": store.user_id, "want": want, "first": ctx.request.offset + 1, "last": depth}
-    _, found = await read_as(store.pg, store.user_id, FLAT_PAGE_SQL.format(newest=sql), params | page)
+    flat = prepared(FLAT_PAGE_SQL.format(newest=sql))
+    _, found = await read_as(store.pg, store.user_id, flat, params | page)
     chunks, items = found[0][0], found[0][1]
     sample = _replay(
         [(int(c), int(i)) for c, i in zip(chunks, items, strict=True)], len(chunks) < cap, cap, want

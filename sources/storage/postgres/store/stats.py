@@ -19,6 +19,7 @@ from ....search.query import ParsedQuery, Term
 from ....search.stemming import stems
 from ..bm25 import Known
 from ..pool import PgDatabase, read_as, saw_generation
+from ..prepared import prepared
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
@@ -68,7 +69,7 @@ async def index_sizes(
     counted: LRUCache[tuple[str, str], tuple[int, int]] = pg.caches.setdefault(ITEMS_CACHE, LRUCache(COUNTED))
     at, count = counted.get((user_id, source), (None, 0))
     params["counted_at"] = at
-    _, [row] = await read_as(pg, user_id, STATS_SQL, params)  # one row: four numbers, three arrays
+    _, [row] = await read_as(pg, user_id, prepared(STATS_SQL), params)  # one row: four numbers, three arrays
     chunks, tokens, generation = int(row[0] or 0), int(row[1] or 0), row[2]
     if row[3] is not None:
         count = int(row[3])

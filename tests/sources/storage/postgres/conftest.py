@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import psycopg
@@ -23,15 +23,23 @@ async def store(pg_url: str) -> AsyncIterator[PgDatabase]:
         await db.close()
 
 
-@pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every statement (or batch of statements: one round trip) sent to the server."""
+def record_statements(monkeypatch: pytest.MonkeyPatch, keep: Callable[[str], str | None] = str) -> list[str]:
+    """Every statement (or batch of statements: one round trip) sent to the server from now on,
+    as `keep` gives it back (None: not recorded)."""
     sent: list[str] = []
     original = psycopg.AsyncCursor.execute
 
     async def execute(self: psycopg.AsyncCursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
+        kept = keep(str(query))
+        if kept is not None:
+            sent.append(kept)
         return await original(self, query, *args, **kwargs)
 
     monkeypatch.setattr(psycopg.AsyncCursor, "execute", execute)
-    yield sent
+    return sent
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement (or batch of statements: one round trip) sent to the server."""
+    return record_statements(monkeypatch)

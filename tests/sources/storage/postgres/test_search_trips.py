@@ -19,8 +19,11 @@ from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.postgres.embeddings import store as embeddings_store
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
+from knowledge_mcp.sources.storage.postgres.prepared import marked
 from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
+
+from .conftest import record_statements
 
 pytestmark = pytest.mark.anyio
 SIZE = 3000
@@ -32,13 +35,21 @@ CANDIDATES_IN_RANKING = "candidates AS MATERIALIZED"
 FOLDS = (SAMPLE_AND_PAGE, CANDIDATES_IN_RANKING)
 
 
+def spelled(sent: str) -> str:
+    """`sent` with each prepared statement's EXECUTE followed by the statement it runs."""
+    for name, sql in marked().items():
+        sent = sent.replace(f"EXECUTE {name}", f"EXECUTE {name} {sql}")
+    return sent
+
+
 @pytest.fixture
-def statements(statements: list[str], monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every statement sent (conftest's), with the dense stage's coverage, once read, held for the
-    whole test (it is read again after some seconds)."""
+def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement sent, each prepared statement's EXECUTE spelled out and a connection's one
+    PREPARE of it left out (`prepared.py`), with the dense stage's coverage, once read, held for
+    the whole test (it is read again after some seconds)."""
     monkeypatch.setattr(embeddings_store, "COVERAGE_TTL_S", math.inf)
     monkeypatch.setattr(embeddings_store, "BUILDING_TTL_S", math.inf)
-    return statements
+    return record_statements(monkeypatch, lambda sent: None if sent.startswith("PREPARE ") else spelled(sent))
 
 
 async def test_a_large_source_s_word_prefix_and_several_word_searches_are_two_round_trips(

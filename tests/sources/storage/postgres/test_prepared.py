@@ -1,0 +1,82 @@
+"""Hot search statements on PostgreSQL run from prepared statements with generic plans
+(`sources/storage/postgres/prepared.py`): each connection prepares a marked statement once, and
+later searches execute it without planning it again. Counted in `pg_prepared_statements`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from knowledge_mcp.bench.corpus import CorpusStream
+from knowledge_mcp.bench.postgres import writes
+from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.retrieval import Defaults
+from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.storage.postgres import pool
+from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
+from knowledge_mcp.sources.storage.postgres.prepared import marked, numbered
+from knowledge_mcp.sources.storage.postgres.store import PgStore
+from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
+
+pytestmark = pytest.mark.anyio
+USER = "local"
+PLANS_SQL = """SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
+    WHERE name LIKE 'knowledge\\_%'"""
+
+
+async def plans(store: PgDatabase) -> dict[str, tuple[int, int]]:
+    """Each prepared statement of ours on every connection the pool holds: generic and custom
+    plans run, summed over the connections."""
+    counted: dict[str, tuple[int, int]] = {}
+    for _ in range(store.pool.get_stats()["pool_size"]):
+        async with store.pool.connection() as conn:
+            for name, generic, custom in await (await conn.execute(PLANS_SQL)).fetchall():
+                was = counted.get(name, (0, 0))
+                counted[name] = (was[0] + generic, was[1] + custom)
+    return counted
+
+
+async def searched(store: PgDatabase, tmp_path: Path, queries: list[str]) -> list[Any]:
+    source = SOURCES["notes"]
+    pages = []
+    for query in queries:
+        found = await source.search(PgStore(store, USER, "notes", tmp_path), SearchRequest(query), Defaults())
+        pages.append(found.model_dump())
+    return pages
+
+
+async def test_a_large_source_s_searches_run_their_statistics_from_a_generic_prepared_plan(
+    store: PgDatabase, tmp_path: Path
+) -> None:
+    stream = CorpusStream(1000, 1)
+    await writes.load(store, USER, stream, True)
+    store.caches[CACHE] = MemoryCopies(max_chunks=0)  # ranked from the postings
+    queries = [q for kind, q in stream.corpus.queries if kind in ("rare", "common", "prefix")][:30]
+    await searched(store, tmp_path, queries)
+    counted = await plans(store)
+    names = marked()
+    statistics = [n for n in counted if names[n].startswith("SELECT (SELECT chunks")]
+    assert statistics, counted
+    assert sum(counted[n][0] for n in statistics) >= len(queries), counted
+    assert all(custom == 0 for _, custom in counted.values()), counted  # never planned per run
+
+
+async def test_searches_give_the_same_pages_with_their_statements_prepared_or_not(
+    store: PgDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stream = CorpusStream(1000, 1)
+    await writes.load(store, USER, stream, True)
+    store.caches[CACHE] = MemoryCopies(max_chunks=0)
+    queries = [q for _, q in stream.corpus.queries][:40]
+    prepared = await searched(store, tmp_path, queries)
+    monkeypatch.setattr(pool, "name_of", lambda sql: None)
+    assert await searched(store, tmp_path, queries) == prepared
+    assert await plans(store)  # the first pass did prepare
+
+
+def test_psycopg_placeholders_become_numbered_parameters_a_name_used_twice_once() -> None:
+    text, values = numbered("SELECT %(a)s, %(b)s, %(a)s, 5 %% 2", {"b": 2, "a": 1})
+    assert (text, values) == ("SELECT $1, $2, $1, 5 % 2", [1, 2])
+    assert numbered("SELECT %s + %s", (3, 4)) == ("SELECT $1 + $2", [3, 4])
