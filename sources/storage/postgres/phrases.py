@@ -15,8 +15,8 @@ from typing import Any
 
 from ...search.query import Term
 from ...search.stemming import stems
-from .phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, starts, within
 from .postings.common_words import MIN_DOCS, CommonWords, Word, kept_window
+from .postings.phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, starts, within
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""

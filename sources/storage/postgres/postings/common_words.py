@@ -26,10 +26,10 @@ import numpy as np
 import psycopg
 from loguru import logger
 
-from ..phrase_match import BODY, Postings, Window
 from ..pool import PgDatabase
 from ..schema import on_postings
 from . import positions
+from .phrase_match import BODY, Postings, Window
 
 MIN_DOCS = 8_192
 """Words in at least this many chunks of a source (64 full blocks) are read whole and kept: a rarer

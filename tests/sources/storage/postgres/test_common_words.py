@@ -21,7 +21,6 @@ from knowledge_mcp.sources.search.query import Term, parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.db import database_path, open_database
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
-from knowledge_mcp.sources.storage.postgres.phrase_match import postings, starts, within
 from knowledge_mcp.sources.storage.postgres.phrases import phrase_hits
 from knowledge_mcp.sources.storage.postgres.pool import open_pg
 from knowledge_mcp.sources.storage.postgres.postings.common_words import (
@@ -32,6 +31,7 @@ from knowledge_mcp.sources.storage.postgres.postings.common_words import (
     Word,
     kept_window,
 )
+from knowledge_mcp.sources.storage.postgres.postings.phrase_match import postings, starts, within
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, as_user
 from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.postgres.store.memory import CACHE as COPIES

@@ -7,8 +7,8 @@ import random
 
 import numpy as np
 
-from knowledge_mcp.sources.storage.postgres.phrase_match import Row, merged, postings, starts, within
 from knowledge_mcp.sources.storage.postgres.postings import positions
+from knowledge_mcp.sources.storage.postgres.postings.phrase_match import Row, merged, postings, starts, within
 from knowledge_mcp.sources.storage.postgres.tokens import TITLE_BASE, index, phrase_starts
 
 WORDS = ["the", "to", "and", "fern", "water"]

@@ -22,8 +22,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .postings import positions
-from .schema import on_postings
+from ..schema import on_postings
+from . import positions
 
 BLOCKS_SQL = """SELECT lexeme, array_to_string(chunks, ','), {rows}, array_to_string(tf_titles, ','),
         array_to_string(tf_bodies, ','), places
