@@ -34,15 +34,20 @@ from .postings import terms as term_plan
 from .postings.common_words import common_words
 from .postings.ranking import rank_sql
 from .postings.terms import TermPlan, bit, norm_rows, plan, ranked
-from .prepared import prepared
+from .prepared import CUSTOM, prepared, sets_plan
 from .schema import on_postings, partition_name
 
 BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 """A ranking reads the statistics and the postings of one snapshot."""
-SETUP_SQL = """SELECT set_config('knowledge.user_id', %s, true),
-    set_config('max_parallel_workers_per_gather', '0', true), to_regclass(%s) IS NOT NULL"""
+SETUP_SQL = sets_plan(
+    """SELECT set_config('knowledge.user_id', %s, true),
+    set_config('max_parallel_workers_per_gather', '0', true),
+    set_config('plan_cache_mode', 'force_custom_plan', true), to_regclass(%s) IS NOT NULL""",
+    CUSTOM,
+)
 """The user (`schema.as_user`), no parallel workers (one user's ranking reads a few index
-ranges: workers would only add their start-up), and whether the user has postings."""
+ranges: workers would only add their start-up), the ranking's prepared statement planned with its
+values (`prepared.py`), and whether the user has postings."""
 SIZES_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
     (SELECT tokens FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
     ARRAY(SELECT lexeme FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
@@ -180,7 +185,7 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     query, terms, lexemes, restriction = asked.query, asked.terms, asked.lexemes, asked.restriction
     sizes = {"user": user_id, "source": source, "lexemes": lexemes}
     begin = [(BEGIN_SQL, None), (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id)))]
-    [_, (_, [(_, _, has)]), (_, [stats])] = await db.send(conn, [*begin, (prepared(SIZES_SQL), sizes)])
+    [_, (_, [(*_, has)]), (_, [stats])] = await db.send(conn, [*begin, (prepared(SIZES_SQL), sizes)])
     if not has:  # a user who never wrote
         await db.send(conn, [("COMMIT", None)])
         return PgRanking(
@@ -276,7 +281,7 @@ async def _ranking(
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
     if sql and asked.reading:
         sql = asked.reading.replace("{ranking}", sql)
-    ranking = [(on_postings(sql, user_id), params)] if sql else []
+    ranking = [(prepared(on_postings(sql, user_id), custom=True), params)] if sql else []
     results = await db.send(conn, begin + ranking + ([] if left_out and sql else [("COMMIT", None)]))
     found = results[len(begin)][1] if sql else []
     extra: dict[int, int] = {}

@@ -19,10 +19,24 @@ from urllib.parse import urlsplit, urlunsplit
 from weakref import WeakKeyDictionary
 
 from ...errors import InvalidArgumentError, SourceUnavailableError
-from .prepared import GENERIC_SQL, name_of, numbered
+from .prepared import (
+    CUSTOM,
+    CUSTOM_SQL,
+    GENERIC,
+    GENERIC_SQL,
+    PLAN_SETTINGS,
+    literal_type,
+    mode_of,
+    name_of,
+    numbered,
+    sets_plan,
+    typed_name,
+)
 
 try:
     import psycopg
+    from psycopg.abc import Transformer as Binder
+    from psycopg.adapt import Transformer
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 except ImportError as exc:  # pragma: no cover - the dev install always has it
@@ -31,6 +45,8 @@ except ImportError as exc:  # pragma: no cover - the dev install always has it
     ) from exc
 
 Row = dict[str, Any]
+PLAN_SQL = {GENERIC: GENERIC_SQL, CUSTOM: CUSTOM_SQL}
+"""The statement that sets each `plan_cache_mode` for the rest of the transaction."""
 Statement = tuple[str, Sequence[Any] | dict[str, Any] | None]
 """A statement and its parameters."""
 Result = tuple[list[str], list[tuple[Any, ...]]]
@@ -122,31 +138,66 @@ class PgDatabase:
         self, conn: psycopg.AsyncConnection[Any], cursor: Any, statements: Sequence[Statement]
     ) -> tuple[list[str], set[int]]:
         """Each statement's text with its values, and which texts' results the caller reads (a
-        prepared statement's EXECUTE follows the setting of its generic plan)."""
+        prepared statement's EXECUTE follows the setting of its plan: `prepared.py`)."""
         texts: list[str] = []
         kept: set[int] = set()
+        literals: Binder | None = None
+        mode: str | None = None  # the plan_cache_mode the statements so far set in this transaction
         for sql, params in statements:
             name = name_of(sql)
-            if name is not None and await self._prepare(conn, name, sql):
-                _, values = numbered(sql, params)
-                arguments = f"({', '.join(['%s'] * len(values))})" if values else ""
-                texts += [GENERIC_SQL, cursor.mogrify(f"EXECUTE {name}{arguments}", values)]
+            executed = None
+            if name is not None:
+                literals = literals or Transformer(conn)
+                executed = await self._executed(conn, literals, name, sql, params)
+            if executed is not None:
+                wanted = executed[0]
+                texts += ([] if mode == wanted else [PLAN_SQL[wanted]]) + [executed[1]]
+                mode = wanted
             else:
                 texts.append(cursor.mogrify(sql, params))
+                mode = PLAN_SETTINGS.get(sql)
             kept.add(len(texts) - 1)
         return texts, kept
 
-    async def _prepare(self, conn: psycopg.AsyncConnection[Any], name: str, sql: str) -> bool:
-        """Whether `conn` has `sql` prepared as `name`: prepared now (its own round trip) if the
-        connection is outside a transaction; inside one it is sent unprepared this time."""
+    async def _executed(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        literals: Binder,
+        name: str,
+        sql: str,
+        params: Sequence[Any] | dict[str, Any] | None,
+    ) -> tuple[str, str] | None:
+        """The `plan_cache_mode` of marked `sql` and its EXECUTE with `params` (the values bound
+        as psycopg binds them: `mogrify`'s literals), prepared now if need be; None: sent as text."""
+        text, values = numbered(sql, params)
+        bound = [literals.as_literal(v).decode() for v in values]
+        mode, types = mode_of(name), tuple[str, ...]()
+        if mode == CUSTOM:
+            known = [literal_type(b) for b in bound]
+            types = tuple(t for t in known if t is not None)
+            typed = typed_name(name, types) if len(types) == len(known) else None
+            if typed is None:
+                return None
+            name = typed
+        if not await self._prepare(conn, name, text, types):
+            return None
+        arguments = f"({', '.join(bound)})" if bound else ""
+        return mode, f"EXECUTE {name}{arguments}"
+
+    async def _prepare(
+        self, conn: psycopg.AsyncConnection[Any], name: str, text: str, types: tuple[str, ...]
+    ) -> bool:
+        """Whether `conn` has `text` (numbered placeholders, of `types` when given) prepared as
+        `name`: prepared now (its own round trip) if the connection is outside a transaction;
+        inside one it is sent unprepared this time."""
         done = self.prepared.setdefault(conn, set())
         if name in done:
             return True
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             return False
-        text, _ = numbered(sql, None)
+        declared = f"({', '.join(types)})" if types else ""
         with suppress(psycopg.errors.DuplicatePreparedStatement):  # without parameters psycopg
-            await conn.execute(f"PREPARE {name} AS {text}")  # type: ignore[arg-type]  # sends it as it is
+            await conn.execute(f"PREPARE {name}{declared} AS {text}")  # type: ignore[arg-type]  # sends it as it is
         done.add(name)
         return True
 
@@ -207,6 +258,13 @@ def forget_generation(db: PgDatabase, user_id: str, source: str) -> None:
 
 SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
 """`schema.as_user`'s statement: the row policies admit this user's rows until the transaction ends."""
+SET_USER_GENERIC_SQL = sets_plan(
+    "SELECT set_config('knowledge.user_id', %s, true),"
+    " set_config('plan_cache_mode', 'force_generic_plan', true)",
+    GENERIC,
+)
+"""`SET_USER_SQL` and a generic plan for the prepared statement after it (`prepared.py`): one
+statement where there were two."""
 
 
 async def read_as(
@@ -217,5 +275,7 @@ async def read_as(
     statement alone), where BEGIN, the user, the statement and COMMIT were four, most of a short
     read's client CPU (`docs/performance.md`, "PostgreSQL"). Its column names and rows."""
     async with db.connection() as conn:
-        results = await db.send(conn, [(SET_USER_SQL, (user_id,)), (sql, params)])
+        name = name_of(sql)
+        user = SET_USER_GENERIC_SQL if name is not None and mode_of(name) == GENERIC else SET_USER_SQL
+        results = await db.send(conn, [(user, (user_id,)), (sql, params)])
     return results[1]

@@ -16,7 +16,14 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.postgres import pool
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
-from knowledge_mcp.sources.storage.postgres.prepared import marked, numbered
+from knowledge_mcp.sources.storage.postgres.prepared import (
+    CUSTOM,
+    GENERIC,
+    literal_type,
+    marked,
+    mode_of,
+    numbered,
+)
 from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
 
@@ -60,7 +67,25 @@ async def test_a_large_source_s_searches_run_their_statistics_from_a_generic_pre
     statistics = [n for n in counted if names[n].startswith("SELECT (SELECT chunks")]
     assert statistics, counted
     assert sum(counted[n][0] for n in statistics) >= len(queries), counted
-    assert all(custom == 0 for _, custom in counted.values()), counted  # never planned per run
+    generic = [n for n in counted if mode_of(n) == GENERIC]
+    assert all(counted[n][1] == 0 for n in generic), counted  # never planned per run
+
+
+async def test_a_large_source_s_rankings_run_from_prepared_statements_planned_with_their_values(
+    store: PgDatabase, tmp_path: Path
+) -> None:
+    stream = CorpusStream(1000, 1)
+    await writes.load(store, USER, stream, True)
+    store.caches[CACHE] = MemoryCopies(max_chunks=0)
+    queries = [q for kind, q in stream.corpus.queries if kind in ("rare", "mix")][:30]
+    await searched(store, tmp_path, queries)
+    counted = await plans(store)
+    names = marked()
+    rankings = [n for n in counted if "WITH " in names[n] and "hits AS" in names[n]]
+    assert rankings, counted
+    assert all(mode_of(n) == CUSTOM for n in rankings)
+    assert sum(counted[n][1] for n in rankings) >= len(queries) // 2, counted  # custom plans, run
+    assert all(counted[n][0] == 0 for n in rankings), counted  # never a generic plan
 
 
 async def test_searches_give_the_same_pages_with_their_statements_prepared_or_not(
@@ -80,3 +105,13 @@ def test_psycopg_placeholders_become_numbered_parameters_a_name_used_twice_once(
     text, values = numbered("SELECT %(a)s, %(b)s, %(a)s, 5 %% 2", {"b": 2, "a": 1})
     assert (text, values) == ("SELECT $1, $2, $1, 5 % 2", [1, 2])
     assert numbered("SELECT %s + %s", (3, 4)) == ("SELECT $1 + $2", [3, 4])
+
+
+def test_a_bound_value_s_type_is_the_one_postgresql_gives_its_literal() -> None:
+    assert literal_type("3") == literal_type(" -3") == "integer"
+    assert literal_type("3000000000") == "bigint" and literal_type("10000000000000000000") == "numeric"
+    assert literal_type("1.2") == literal_type(" -1.5") == literal_type("1e-06") == "numeric"
+    assert literal_type("'{1,2}'::int2[]") == "int2[]" and literal_type("'NaN'::float8") == "float8"
+    assert literal_type("'it''s'") == literal_type("'{a}'") == literal_type("NULL") == "unknown"
+    assert literal_type("true") == "boolean"
+    assert literal_type("E'a\\b'") is None and literal_type("'x'::\"char\"") is None  # sent as text
