@@ -252,7 +252,8 @@ async def _ranking(
     begin: list[Statement],
 ) -> PgRanking:
     """The ranking statement from `counted`, sent after `begin` (the snapshot's start, when not
-    opened yet) and with COMMIT, unless a term in most chunks matched unscored (rare)."""
+    opened yet) and with COMMIT, unless a term in most chunks matched unscored (rare). Sent with
+    `begin`, it is the transaction's one statement: its implicit transaction (the batch) is enough."""
     query, terms, restriction, rows = asked.query, asked.terms, asked.restriction, counted.rows
     kept = term_plan.kept(rows, counted.chunks)
     within = restriction.within
@@ -282,7 +283,11 @@ async def _ranking(
     if sql and asked.reading:
         sql = asked.reading.replace("{ranking}", sql)
     ranking = [(prepared(on_postings(sql, user_id), custom=True), params)] if sql else []
-    results = await db.send(conn, begin + ranking + ([] if left_out and sql else [("COMMIT", None)]))
+    held = bool(left_out and sql)  # the snapshot stays open: the left-out terms' bits are read in it
+    closing: list[Statement] = [] if held else [("COMMIT", None)]
+    if begin and not held:  # one statement, one snapshot: sent with its setup, without BEGIN … COMMIT
+        begin, closing = [b for b in begin if b[0] != BEGIN_SQL], []
+    results = await db.send(conn, begin + ranking + closing)
     found = results[len(begin)][1] if sql else []
     extra: dict[int, int] = {}
     if left_out and sql:

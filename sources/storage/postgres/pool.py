@@ -25,6 +25,7 @@ from .prepared import (
     GENERIC,
     GENERIC_SQL,
     PLAN_SETTINGS,
+    array_literal,
     literal_type,
     mode_of,
     name_of,
@@ -170,7 +171,7 @@ class PgDatabase:
         """The `plan_cache_mode` of marked `sql` and its EXECUTE with `params` (the values bound
         as psycopg binds them: `mogrify`'s literals), prepared now if need be; None: sent as text."""
         text, values = numbered(sql, params)
-        bound = [literals.as_literal(v).decode() for v in values]
+        bound = [array_literal(v) or literals.as_literal(v).decode() for v in values]
         mode, types = mode_of(name), tuple[str, ...]()
         if mode == CUSTOM:
             known = [literal_type(b) for b in bound]

@@ -4,10 +4,12 @@ later searches execute it without planning it again. Counted in `pg_prepared_sta
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
+from psycopg.adapt import Transformer
 
 from knowledge_mcp.bench.corpus import CorpusStream
 from knowledge_mcp.bench.postgres import writes
@@ -19,6 +21,7 @@ from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.prepared import (
     CUSTOM,
     GENERIC,
+    array_literal,
     literal_type,
     marked,
     mode_of,
@@ -115,3 +118,17 @@ def test_a_bound_value_s_type_is_the_one_postgresql_gives_its_literal() -> None:
     assert literal_type("'it''s'") == literal_type("'{a}'") == literal_type("NULL") == "unknown"
     assert literal_type("true") == "boolean"
     assert literal_type("E'a\\b'") is None and literal_type("'x'::\"char\"") is None  # sent as text
+
+
+def test_lists_of_numbers_are_bound_as_psycopg_binds_them() -> None:
+    binder = Transformer(None)
+    draw = random.Random(5)
+    bounds = [2**7, 2**15, 2**31, 2**63, 2**70]
+    lists: list[Any] = [[draw.randrange(-b, b) for _ in range(draw.randrange(1, 12))] for b in bounds * 40]
+    lists += [[b - 1] for b in bounds] + [[-b] for b in bounds] + [[-b - 1] for b in bounds] + [[0]]
+    lists += [[draw.uniform(-1e6, 1e6) * 10 ** draw.randrange(-30, 30) for _ in range(5)] for _ in range(200)]
+    lists += [[0.0, -0.0, 1e-06, 1e300, 5e-324]]
+    for value in lists:
+        assert array_literal(value) == binder.as_literal(value).decode(), value
+    for other in ([], [1, None], [True], [1, 2.5], ["a"], [float("inf")], 3, "3", None, [[1]]):
+        assert array_literal(other) is None  # psycopg binds these
