@@ -48,6 +48,8 @@ _CAST = re.compile(r"::([a-z0-9_]+(?:\[\])?)$")
 _INTEGER = re.compile(r" ?-?[0-9]+")
 _DECIMAL = re.compile(r" ?-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?")
 INT2, INT4, INT8 = 2**15, 2**31, 2**63
+INTEGERS = (("int2", INT2), ("int4", INT4), ("int8", INT8))
+"""psycopg's integer types by the values they hold, smallest first (`-top <= value < top`)."""
 
 
 def prepared(sql: str, custom: bool = False) -> str:
@@ -74,11 +76,6 @@ def mode_of(name: str) -> str:
 def name_of(sql: str) -> str | None:
     """The prepared statement's name of a marked `sql`, else None."""
     return _NAMES.get(sql)
-
-
-def is_custom(name: str) -> bool:
-    """Whether the statement named `name` is planned with its values on every run."""
-    return name in _CUSTOM
 
 
 def typed_name(name: str, types: tuple[str, ...]) -> str | None:
@@ -121,15 +118,7 @@ def array_literal(value: Any) -> str | None:
     if kinds == {int}:
         high, low = max(value), min(value)
         key = high if low >= 0 else max(high, -low - 1)
-        kind = (
-            "int2"
-            if -INT2 <= key < INT2
-            else "int4"
-            if -INT4 <= key < INT4
-            else "int8"
-            if -INT8 <= key < INT8
-            else "numeric"
-        )
+        kind = next((k for k, top in INTEGERS if -top <= key < top), "numeric")
         return "'{" + ",".join(map(str, value)) + "}'::" + kind + "[]"
     if kinds == {float} and all(map(math.isfinite, value)):
         return "'{" + ",".join(map(repr, value)) + "}'::float8[]"
