@@ -16,7 +16,7 @@ from typing import Any
 from ...search.query import Term
 from ...search.stemming import stems
 from .postings.common_words import MIN_DOCS, CommonWords, Word, kept_window
-from .postings.phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, starts, within
+from .postings.phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, rows_as, starts, within
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
@@ -68,7 +68,7 @@ async def _hits(
     prefix = (words[-1], words[-1] + TOP) if term.prefix else None
     params = {"user": user_id, "source": source, "lexemes": sorted(set(whole))}
     if known is None:
-        docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+        docs = dict(await rows_as(conn, user_id, DOCS_SQL, params))
     else:
         docs = {lexeme: known[lexeme] for lexeme in params["lexemes"] if lexeme in known}
     if len(docs) < len(params["lexemes"]):
@@ -141,7 +141,7 @@ class NewestPhrase:
         """The words' counts (read unless known), rarest first, and the common ones kept."""
         params = {"user": self.user_id, "source": self.source, "lexemes": sorted(set(self.words))}
         if self.docs is None:
-            docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+            docs = dict(await rows_as(conn, self.user_id, DOCS_SQL, params))
         else:
             docs = {lexeme: self.docs[lexeme] for lexeme in params["lexemes"] if lexeme in self.docs}
         self._docs = docs

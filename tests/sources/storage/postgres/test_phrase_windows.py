@@ -41,3 +41,28 @@ async def test_a_phrase_only_in_the_oldest_chunks_of_its_rarest_word_is_read_in_
         hits, everything = await phrase.at_least(conn, 3)
     windows = [s for s in statements if s.lstrip().startswith("WITH w AS")]
     assert (len(hits.chunks), everything, len(windows)) == (3, True, 1)
+
+
+async def test_a_phrase_read_on_a_connection_outside_a_transaction_sends_the_user_with_each_window(
+    store: PgDatabase, statements: list[str]
+) -> None:
+    writer = PgItemWriter(store, notes, "alice")
+    items = [
+        (
+            Path(f"n{n}.md"),
+            ParsedItem("", f"N {n}", "the naix" if n % 7 == 0 else "naix and the", STAMP, STAMP),
+        )
+        for n in range(300)
+    ]
+    await writer.write_items(items)
+    async with store.transaction() as conn:  # the user set by the caller's transaction
+        await as_user(conn, "alice")
+        expected = await NewestPhrase("alice", "notes", Term(("the", "naix"))).at_least(conn, 20)
+    statements.clear()
+    async with store.connection() as conn:  # as `store/planned.py` reads a phrase's windows
+        found = await NewestPhrase("alice", "notes", Term(("the", "naix"))).at_least(conn, 20)
+        assert conn.info.transaction_status.name == "IDLE"  # nothing left open
+    sent = [" ".join(s.split()) for s in statements]  # the words' counts, then each window
+    assert found == expected and len(found[0].chunks) >= 20
+    assert sent and all(s.startswith("SELECT set_config('knowledge.user_id', 'alice', true);") for s in sent)
+    assert "pg_term_docs" in sent[0] and all("WITH w AS" in s for s in sent[1:])  # one round trip each
