@@ -244,8 +244,15 @@ async def read_phrase(
     word's: `starts(…, rows_of=lexemes[0])`); with `prefix`, its lexemes' there too, as one word
     (`PREFIXED`). The words in `kept` are cut from memory, not read."""
     kept = kept or {}
+    others: dict[str, Postings] | None = None
     if lexemes[0] in kept:
         rarest = {lexemes[0]: kept[lexemes[0]].postings(since, until)}
+    elif (since, until) == (0, EVERY) and any(lexeme not in kept for lexeme in lexemes[1:]):
+        # every chunk: the rarest word's blocks and the others' that hold its chunks in one
+        # statement (`WINDOW_SQL` over all of them), not two round trips
+        rest = [lexeme for lexeme in lexemes if lexeme not in kept]
+        others = (await read_window(conn, user_id, source, rest, EVERY, EVERY)).by_word
+        rarest = {lexemes[0]: others.pop(lexemes[0])}
     else:
         rarest = await read(conn, user_id, source, lexemes[:1], since, until)
     near = rarest[lexemes[0]].chunks
@@ -256,7 +263,9 @@ async def read_phrase(
         lexeme: kept[lexeme].postings(since, until, False, near) for lexeme in rest if lexeme in kept
     }
     rest = [lexeme for lexeme in rest if lexeme not in kept]
-    if rest:
+    if others is not None:
+        found |= others
+    elif rest:
         found |= await read(conn, user_id, source, rest, since, until, near, with_rows=False)
     if prefix is not None:
         starting = await read(conn, user_id, source, [], since, until, near, prefix, with_rows=False)
