@@ -156,14 +156,17 @@ class NewestPhrase:
         """The hits in the newest `window` chunks of the rarest word older than those read."""
         assert self._lexemes is not None
         lexemes, common = self._lexemes, self._common
+        rows_of = lexemes[0]
         if lexemes[0] in common:  # the others are as common
             read = kept_window(common, lexemes, window, self.until)
-        else:
+        else:  # a hit's item and length from a kept word when there is one, not read with the rarest's
             rest = [lexeme for lexeme in lexemes if lexeme not in common]
-            read = await read_window(conn, self.user_id, self.source, rest, window, self.until)
+            rows_of = next(iter(common), lexemes[0])
+            user, source, until = self.user_id, self.source, self.until
+            read = await read_window(conn, user, source, rest, window, until, rows_of == lexemes[0])
             near = read.by_word[lexemes[0]].chunks
             for lexeme, word in common.items():
-                read.by_word[lexeme] = word.postings(read.since, self.until, False, near)
-        self.hits += within(starts(self.words, read.by_word, lexemes[0]), read.since, self.until)
+                read.by_word[lexeme] = word.postings(read.since, until, lexeme == rows_of, near)
+        self.hits += within(starts(self.words, read.by_word, rows_of), read.since, self.until)
         self.read += read.read
         self.until, self.everything = read.since, read.everything

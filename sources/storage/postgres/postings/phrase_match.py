@@ -63,7 +63,7 @@ WINDOW_SQL = """WITH w AS (
     FROM {postings} AS b CROSS JOIN near
     WHERE b.source = %(source)s AND b.lexeme = ANY(%(rest)s::text[]) AND b.first_chunk < %(until)s
         AND width_bucket(b.last_chunk, near.chunks) > width_bucket(b.first_chunk - 1, near.chunks)
-    ORDER BY 1, 2, 12""".replace("{rows}", ROWS)
+    ORDER BY 1, 2, 12"""
 """A word's newest blocks older than `until` that hold its newest `window` chunks (a word's blocks
 hold disjoint chunk ranges), with their first chunks and sizes and how many blocks it has there
 (part 0); and the other words' (`rest`) blocks that hold one of those chunks (part 1): one round
@@ -285,11 +285,18 @@ class Window:
 
 
 async def read_window(
-    conn: Any, user_id: str, source: str, lexemes: Sequence[str], window: int, until: int
+    conn: Any,
+    user_id: str,
+    source: str,
+    lexemes: Sequence[str],
+    window: int,
+    until: int,
+    with_rows: bool = True,
 ) -> Window:
     """The postings of a phrase's distinct whole words `lexemes` (rarest first) in the newest
     `window` chunks of the rarest word older than `until` (and a few more: whole blocks), the
-    others' in its chunks alone (`WINDOW_SQL`)."""
+    others' in its chunks alone (`WINDOW_SQL`). Without `with_rows`, not even the rarest word's
+    items and lengths are read (a kept word gives a hit's: `phrases.NewestPhrase`)."""
     params = {
         "source": source,
         "lexeme": lexemes[0],
@@ -297,7 +304,8 @@ async def read_window(
         "until": until,
         "rest": list(lexemes[1:]),
     }
-    rows = await rows_as(conn, user_id, on_postings(WINDOW_SQL, user_id), params)
+    sql = WINDOW_SQL.replace("{rows}", ROWS if with_rows else NO_ROWS)
+    rows = await rows_as(conn, user_id, on_postings(sql, user_id), params)
     mine = [r for r in rows if r[0] == 0]
     everything = not mine or len(mine) == int(mine[0][-2])
     since = 0 if everything else min(int(r[-4]) for r in mine)
