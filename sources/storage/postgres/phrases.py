@@ -16,7 +16,7 @@ from typing import Any
 from ...search.query import Term
 from ...search.stemming import stems
 from .postings.common_words import MIN_DOCS, CommonWords, Word, kept_window
-from .postings.phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, starts, within
+from .postings.phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, rows_as, starts, within
 
 TOP = "\U0010ffff"
 """Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
@@ -68,7 +68,7 @@ async def _hits(
     prefix = (words[-1], words[-1] + TOP) if term.prefix else None
     params = {"user": user_id, "source": source, "lexemes": sorted(set(whole))}
     if known is None:
-        docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+        docs = dict(await rows_as(conn, user_id, DOCS_SQL, params))
     else:
         docs = {lexeme: known[lexeme] for lexeme in params["lexemes"] if lexeme in known}
     if len(docs) < len(params["lexemes"]):
@@ -141,7 +141,7 @@ class NewestPhrase:
         """The words' counts (read unless known), rarest first, and the common ones kept."""
         params = {"user": self.user_id, "source": self.source, "lexemes": sorted(set(self.words))}
         if self.docs is None:
-            docs = dict(await (await conn.execute(DOCS_SQL, params)).fetchall())
+            docs = dict(await rows_as(conn, self.user_id, DOCS_SQL, params))
         else:
             docs = {lexeme: self.docs[lexeme] for lexeme in params["lexemes"] if lexeme in self.docs}
         self._docs = docs
@@ -156,14 +156,17 @@ class NewestPhrase:
         """The hits in the newest `window` chunks of the rarest word older than those read."""
         assert self._lexemes is not None
         lexemes, common = self._lexemes, self._common
+        rows_of = lexemes[0]
         if lexemes[0] in common:  # the others are as common
             read = kept_window(common, lexemes, window, self.until)
-        else:
+        else:  # a hit's item and length from a kept word when there is one, not read with the rarest's
             rest = [lexeme for lexeme in lexemes if lexeme not in common]
-            read = await read_window(conn, self.user_id, self.source, rest, window, self.until)
+            rows_of = next(iter(common), lexemes[0])
+            user, source, until = self.user_id, self.source, self.until
+            read = await read_window(conn, user, source, rest, window, until, rows_of == lexemes[0])
             near = read.by_word[lexemes[0]].chunks
             for lexeme, word in common.items():
-                read.by_word[lexeme] = word.postings(read.since, self.until, False, near)
-        self.hits += within(starts(self.words, read.by_word, lexemes[0]), read.since, self.until)
+                read.by_word[lexeme] = word.postings(read.since, until, lexeme == rows_of, near)
+        self.hits += within(starts(self.words, read.by_word, rows_of), read.since, self.until)
         self.read += read.read
         self.until, self.everything = read.since, read.everything

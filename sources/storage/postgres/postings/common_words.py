@@ -29,7 +29,7 @@ from loguru import logger
 from ..pool import PgDatabase
 from ..schema import on_postings
 from . import positions
-from .phrase_match import BODY, Postings, Window
+from .phrase_match import BODY, Postings, Window, rows_as
 
 MIN_DOCS = 8_192
 """Words in at least this many chunks of a source (64 full blocks) are read whole and kept: a rarer
@@ -166,7 +166,7 @@ class CommonWords:
             self._words.move_to_end(key)
             return kept[1]
         params = {"user": user_id, "source": source, "lexeme": lexeme}
-        rows = await (await conn.execute(on_postings(WORD_SQL, user_id), params, binary=True)).fetchall()
+        rows = await rows_as(conn, user_id, on_postings(WORD_SQL, user_id), params)
         read_at, word = _read(rows)
         self._drop(key)
         if read_at is not None:

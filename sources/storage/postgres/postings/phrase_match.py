@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+import psycopg
 
+from ..pool import SET_USER_SQL
 from ..schema import on_postings
 from . import positions
 
@@ -61,7 +63,7 @@ WINDOW_SQL = """WITH w AS (
     FROM {postings} AS b CROSS JOIN near
     WHERE b.source = %(source)s AND b.lexeme = ANY(%(rest)s::text[]) AND b.first_chunk < %(until)s
         AND width_bucket(b.last_chunk, near.chunks) > width_bucket(b.first_chunk - 1, near.chunks)
-    ORDER BY 1, 2, 12""".replace("{rows}", ROWS)
+    ORDER BY 1, 2, 12"""
 """A word's newest blocks older than `until` that hold its newest `window` chunks (a word's blocks
 hold disjoint chunk ranges), with their first chunks and sizes and how many blocks it has there
 (part 0); and the other words' (`rest`) blocks that hold one of those chunks (part 1): one round
@@ -95,6 +97,21 @@ def _ints(parts: Sequence[str]) -> np.ndarray:
     if not text:
         return np.zeros(0, dtype=np.int64)
     return np.asarray(np.fromstring(text, dtype=np.int64, sep=","), dtype=np.int64)
+
+
+async def rows_as(conn: Any, user_id: str, sql: str, params: dict[str, Any]) -> list[Any]:
+    """`sql`'s rows read as `user_id`. On a connection in a transaction (the caller's, its user
+    set) in binary; on an idle one sent after the user in one simple query (`pool.read_as`: one
+    round trip, one implicit transaction), where BEGIN, the user, the statement and COMMIT took
+    four: each round trip of a phrase's was about a millisecond on a busy machine. Text there
+    (bytea arrives in hex, the same bytes once loaded)."""
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        return list(await (await conn.execute(sql, params, binary=True)).fetchall())
+    cursor = psycopg.AsyncClientCursor(conn)
+    text = f"{cursor.mogrify(SET_USER_SQL, (user_id,))};\n{cursor.mogrify(sql, params)}"
+    await cursor.execute(text)  # type: ignore[arg-type]
+    cursor.nextset()
+    return list(await cursor.fetchall())
 
 
 Row = tuple[str, str, str, str, str, bytes]
@@ -197,7 +214,7 @@ async def read(
         params["low"], params["high"] = prefix
     if few and near is not None:
         params["near"] = "{" + ",".join(map(str, near.tolist())) + "}"  # psycopg dumps a list slowly
-    rows = await (await conn.execute(on_postings(sql, user_id), params, binary=True)).fetchall()
+    rows = await rows_as(conn, user_id, on_postings(sql, user_id), params)
     by_word: dict[str, list[Row]] = {lexeme: [] for lexeme in lexemes}
     for lexeme, *columns in rows:
         by_word.setdefault(lexeme, []).append(tuple(columns))  # type: ignore[arg-type]
@@ -227,8 +244,15 @@ async def read_phrase(
     word's: `starts(…, rows_of=lexemes[0])`); with `prefix`, its lexemes' there too, as one word
     (`PREFIXED`). The words in `kept` are cut from memory, not read."""
     kept = kept or {}
+    others: dict[str, Postings] | None = None
     if lexemes[0] in kept:
         rarest = {lexemes[0]: kept[lexemes[0]].postings(since, until)}
+    elif (since, until) == (0, EVERY) and any(lexeme not in kept for lexeme in lexemes[1:]):
+        # every chunk: the rarest word's blocks and the others' that hold its chunks in one
+        # statement (`WINDOW_SQL` over all of them), not two round trips
+        rest = [lexeme for lexeme in lexemes if lexeme not in kept]
+        others = (await read_window(conn, user_id, source, rest, EVERY, EVERY)).by_word
+        rarest = {lexemes[0]: others.pop(lexemes[0])}
     else:
         rarest = await read(conn, user_id, source, lexemes[:1], since, until)
     near = rarest[lexemes[0]].chunks
@@ -239,7 +263,9 @@ async def read_phrase(
         lexeme: kept[lexeme].postings(since, until, False, near) for lexeme in rest if lexeme in kept
     }
     rest = [lexeme for lexeme in rest if lexeme not in kept]
-    if rest:
+    if others is not None:
+        found |= others
+    elif rest:
         found |= await read(conn, user_id, source, rest, since, until, near, with_rows=False)
     if prefix is not None:
         starting = await read(conn, user_id, source, [], since, until, near, prefix, with_rows=False)
@@ -259,11 +285,18 @@ class Window:
 
 
 async def read_window(
-    conn: Any, user_id: str, source: str, lexemes: Sequence[str], window: int, until: int
+    conn: Any,
+    user_id: str,
+    source: str,
+    lexemes: Sequence[str],
+    window: int,
+    until: int,
+    with_rows: bool = True,
 ) -> Window:
     """The postings of a phrase's distinct whole words `lexemes` (rarest first) in the newest
     `window` chunks of the rarest word older than `until` (and a few more: whole blocks), the
-    others' in its chunks alone (`WINDOW_SQL`)."""
+    others' in its chunks alone (`WINDOW_SQL`). Without `with_rows`, not even the rarest word's
+    items and lengths are read (a kept word gives a hit's: `phrases.NewestPhrase`)."""
     params = {
         "source": source,
         "lexeme": lexemes[0],
@@ -271,7 +304,8 @@ async def read_window(
         "until": until,
         "rest": list(lexemes[1:]),
     }
-    rows = await (await conn.execute(on_postings(WINDOW_SQL, user_id), params, binary=True)).fetchall()
+    sql = WINDOW_SQL.replace("{rows}", ROWS if with_rows else NO_ROWS)
+    rows = await rows_as(conn, user_id, on_postings(sql, user_id), params)
     mine = [r for r in rows if r[0] == 0]
     everything = not mine or len(mine) == int(mine[0][-2])
     since = 0 if everything else min(int(r[-4]) for r in mine)

@@ -35,7 +35,7 @@ from ..phrases import TOP, NewestPhrase, phrase_hits
 from ..pool import read_as
 from ..postings.common_words import common_words
 from ..prepared import prepared
-from ..schema import as_user, on_postings
+from ..schema import on_postings
 from . import rows as statements
 from .memory import copied_up_to
 from .page import Window, ordered, page_rows
@@ -213,8 +213,7 @@ async def _phrase_rows(
     user, source = store.user_id, store.source
     kept = common_words(store.pg)
     docs, generation = (None, None) if known is None else (known.docs, known.generation)
-    async with store.pg.transaction() as conn:
-        await as_user(conn, user)
+    async with store.pg.connection() as conn:  # each statement sent with the user (`rows_as`)
         if cap and all(not t.prefix for t in phrases):
             newest = [NewestPhrase(user, source, t, docs, kept, generation) for t in phrases]
             hits = [(await phrase.at_least(conn, cap))[0] for phrase in newest]
@@ -228,7 +227,7 @@ async def _newest_of(
 ) -> tuple[list[tuple[int, int]], bool]:
     """(chunk, item) of `term`'s newest chunks, newest first: at most `cap`, at least `enough` when
     it has them; and whether they are all of them. A phrase's are read on by `phrase`, on `conn`
-    (a transaction as the user)."""
+    (each statement sent with the user: `phrase_match.rows_as`)."""
     if phrase is None:
         rows = await _newest_rows(store, (term,), cap)
         return rows, len(rows) < cap
@@ -251,9 +250,8 @@ async def _sample(store: PgStore, term: Term, cap: int, want: int, known: Known)
     enough = want
     async with AsyncExitStack() as held:
         conn = None
-        if phrase is not None:  # one transaction for all its windows
-            conn = await held.enter_async_context(store.pg.transaction())
-            await as_user(conn, store.user_id)
+        if phrase is not None:  # one connection for all its windows
+            conn = await held.enter_async_context(store.pg.connection())
         while True:
             newest, everything = await _newest_of(store, term, cap, enough, phrase, conn)
             sample = _replay(newest, everything, cap, want)
