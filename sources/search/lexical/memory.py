@@ -1,6 +1,6 @@
 """Retrieve from a small source's exact in-memory copy of its FTS5 index (`memory_index`).
 
-The copy ranks a query of plain words itself; phrases and prefixes are scored by FTS5 one by
+The copy ranks a query of plain words and prefixes itself; phrases are scored by FTS5 one by
 one (their exact share of the OR query's bm25) and added in. It answers only what it ranks
 exactly as FTS5 would: relevance order, every column, no chunk filters, a current copy.
 Otherwise it returns None and `fts.FtsRetriever` answers.
@@ -91,7 +91,7 @@ class MemoryRetriever:
         if index is None:
             return None
         want = max(CANDIDATE_CAP, PER_RESULT * ctx.depth) if request.filters else ctx.depth + 1
-        terms = await query_terms(db, ctx.source, query)
+        terms = await query_terms(db, ctx.source, query, index)
         ranked = index.rank(terms, want)
         if ranked.total == 0:
             return NOTHING if indexes.still(index) else None
@@ -124,16 +124,32 @@ async def rank_in_memory(db: Database, source: SearchedSource, query: str, want:
     parsed = parse_query(query)
     if index is None or parsed.is_empty:
         return None
-    return index.rank(await query_terms(db, source, parsed), want)
+    return index.rank(await query_terms(db, source, parsed, index), want)
 
 
-async def query_terms(db: Database, source: SearchedSource, query: ParsedQuery) -> list[QueryTerm]:
-    """The query's terms as the memory copy ranks them: a word as its index term, a phrase or
-    prefix as its rows scored by FTS5 (`_scored_alone`)."""
+async def query_terms(
+    db: Database, source: SearchedSource, query: ParsedQuery, index: MemoryIndex
+) -> list[QueryTerm]:
+    """The query's terms as the memory copy ranks them: a word as its index term, a prefix as
+    its rows scored by the copy (`MemoryIndex.prefix`), a phrase (or a prefix the copy cannot
+    score) as its rows scored by FTS5 (`_scored_alone`).
+
+    FTS5 took milliseconds to score a prefix of a few thousand chunks (it merges the doclists of
+    every term the prefix matches, then reads each row's instances); in knowledge_search those
+    ran beside the large sources' statements on the same two cores (`docs/performance.md`,
+    "Session 15: a small source's prefixes from its copy")."""
     words = stems(t.words[0] for t in query.terms)
-    alone = [t for t in query.terms if not _plain(t)]
-    hits = iter(await _scored_alone(db, source, alone) if alone else [])
-    return [words[n] if _plain(t) else next(hits) for n, t in enumerate(query.terms)]
+    mine: dict[int, QueryTerm] = {}
+    for n, t in enumerate(query.terms):
+        if _plain(t):
+            mine[n] = words[n]
+        elif t.prefix and len(t.words) == 1 and t.words[0].isascii() and t.words[0].isalnum():
+            hits = index.prefix(words[n])
+            if hits is not None:
+                mine[n] = hits
+    alone = [t for n, t in enumerate(query.terms) if n not in mine]
+    scored = iter(await _scored_alone(db, source, alone) if alone else [])
+    return [mine[n] if n in mine else next(scored) for n in range(len(query.terms))]
 
 
 async def ranked_page(indexes: MemoryIndexes, spec: SearchSpec, ranked: list[RankedRow]) -> list[Any]:

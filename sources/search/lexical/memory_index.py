@@ -11,9 +11,10 @@ clamped just above zero), to floating point rounding.
 The copy is read from FTS5's own `fts5vocab` tables (so the tokens are FTS5's), on a separate
 read-only connection in a worker thread, in one read transaction; it belongs to the database
 version (`PRAGMA data_version`) seen before and after the build and is never used once the
-database has changed: searches use FTS5 until a rebuild is done. A phrase or prefix needs word
-positions the copy lacks: FTS5 scores it alone and the copy adds that in (`Hits`). Column
-filters, chunk filters and newest-first order leave the search to FTS5 (`fts.py`).
+database has changed: searches use FTS5 until a rebuild is done. A prefix is scored from the
+copy's weighted counts, as FTS5 scores it (`MemoryIndex.prefix`); a phrase needs word positions the
+copy lacks: FTS5 scores it alone and the copy adds that in (`Hits`). Column filters, chunk filters
+and newest-first order leave the search to FTS5 (`fts.py`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import asyncio
 import math
 import sqlite3
 import threading
+from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -53,6 +56,33 @@ Hits = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 FTS5's bm25 of an OR query is a sum over its terms, so such a term adds exactly this."""
 QueryTerm = str | Hits
 """An index term (a word as the tokenizer stores it), or `Hits`."""
+TOP = "\U0010ffff"
+"""Above every character: a prefix's index terms are the range [prefix, prefix + TOP)."""
+MAX_EXACT_COUNT = 2**24
+"""Weighted counts are kept as float32, exact below this (an integer count times integer weights)."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the copy scores a prefix from, as FTS5 does (one phrase: its terms' weighted counts
+    summed per chunk, then saturated once): each posting's weighted count, each chunk's length
+    in tokens, the average length, and the terms in their numbers' order (sorted)."""
+
+    freqs: npt.NDArray[np.float32]
+    length: Floats
+    avgdl: float
+    names: list[str]
+
+
+def counts_of(f: Floats, length: Floats, avgdl: float, names: list[str]) -> Counts | None:
+    """The `Counts` of a copy's postings, or None when FTS5 could sum them in another order to
+    another float (weights that are not whole numbers) or the terms are not in FTS5's order: its
+    prefixes are then scored by FTS5."""
+    whole = bool(np.array_equal(f, np.floor(f))) and (len(f) == 0 or float(f.max()) < MAX_EXACT_COUNT)
+    ordered = all(a < b for a, b in pairwise(names))
+    if not whole or not ordered:
+        return None
+    return Counts(f.astype(np.float32), length, avgdl, names)
 
 
 @dataclass(frozen=True)
@@ -105,6 +135,8 @@ class MemoryIndex:
     bounds: list[int]
     positions: Ints
     weights: Floats
+    counts: Counts | None = None
+    """For prefixes (`prefix`); None: FTS5 scores them."""
 
     @property
     def chunks(self) -> int:
@@ -122,6 +154,26 @@ class MemoryIndex:
             n = self.terms.get(term)
             return 0 if n is None else self.bounds[n + 1] - self.bounds[n]
         return len(term[0])
+
+    def prefix(self, stem: str) -> Hits | None:
+        """The chunks holding an index term that starts with `stem` (a prefix as the tokenizer
+        reads it), and the prefix's bm25 there (negative), exactly as FTS5's `bm25()` of the
+        prefix alone: its terms' weighted counts summed per chunk (whole numbers: in any order),
+        then saturated once with the same operations in the same order, its idf counting the
+        chunks holding any of them. None without the counts (`counts_of`)."""
+        counts = self.counts
+        if counts is None:
+            return None
+        low, high = bisect_left(counts.names, stem), bisect_left(counts.names, stem + TOP)
+        start, end = self.bounds[low], self.bounds[high]
+        summed = np.bincount(
+            self.positions[start:end], weights=counts.freqs[start:end], minlength=self.chunks
+        )
+        hit = np.flatnonzero(summed)
+        f, dl = summed[hit], counts.length[hit]
+        k = K1 * (1.0 - B + B * dl / counts.avgdl) if counts.avgdl else 0.0
+        bm25: Floats = -(self.idf(len(hit)) * (f * (K1 + 1.0) / (f + k)))
+        return self.rowids[hit], bm25
 
     def newest_rowid(self, term: str, n: int) -> int:
         """The rowid of the `n`-th newest (highest rowid) of index term `term`'s rows (it has
@@ -248,7 +300,9 @@ def _build(
     at = np.searchsorted(rowids, chunks)
     length = np.bincount(at, weights=tokens, minlength=len(rowids)).astype(np.float64, copy=False)
     avgdl = float(length.sum()) / max(1, len(rowids))
-    return from_postings(rowids, chunk_items, chunks, f, length, avgdl, terms)
+    index = from_postings(rowids, chunk_items, chunks, f, length, avgdl, terms)
+    index.counts = counts_of(f, length, avgdl, [term for term, _ in terms])
+    return index
 
 
 def from_postings(
