@@ -143,7 +143,7 @@ async def query_terms(
     for n, t in enumerate(query.terms):
         if _plain(t):
             mine[n] = words[n]
-        elif t.prefix and len(t.words) == 1 and t.words[0].isascii() and t.words[0].isalnum():
+        elif _copied_prefix(t):
             hits = index.prefix(words[n])
             if hits is not None:
                 mine[n] = hits
@@ -183,6 +183,28 @@ def _rows(index: MemoryIndex, term: Term, ranked: QueryTerm) -> int:
     if len(term.words) > 1 and not term.prefix:
         return min(index.rows_of(word) for word in stems(term.words))
     return index.rows_of(ranked)
+
+
+def counted_terms(index: MemoryIndex, terms: tuple[Term, ...]) -> dict[str, QueryTerm] | None:
+    """What the copy counts for each of `terms`' row-count keys (`plan.estimate_keys`, by FTS
+    expression): a word (a phrase's words each) as its index term, a prefix as its rows
+    (`MemoryIndex.prefix`: the rows FTS5's probe of the prefix reads, without merging its
+    terms' doclists on the loop's thread). None when a prefix is left to FTS5."""
+    words = [w for t in terms if not t.prefix for w in t.words]
+    counted: dict[str, QueryTerm] = dict(zip((Term((w,)).fts() for w in words), stems(words), strict=True))
+    for t in terms:
+        if t.prefix:
+            hits = index.prefix(stems(t.words)[0]) if _copied_prefix(t) else None
+            if hits is None:
+                return None
+            counted[t.fts()] = hits
+    return counted
+
+
+def _copied_prefix(term: Term) -> bool:
+    """A prefix the copy can score: one word FTS5 tokenizes as `stems` does (as `vocabulary`)."""
+    word = term.words[0]
+    return term.prefix and len(term.words) == 1 and word.isascii() and word.isalnum()
 
 
 def _plain(term: Term) -> bool:

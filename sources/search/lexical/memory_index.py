@@ -175,9 +175,10 @@ class MemoryIndex:
         bm25: Floats = -(self.idf(len(hit)) * (f * (K1 + 1.0) / (f + k)))
         return self.rowids[hit], bm25
 
-    def newest_rowid(self, term: str, n: int) -> int:
-        """The rowid of the `n`-th newest (highest rowid) of index term `term`'s rows (it has
-        at least `n`)."""
+    def newest_rowid(self, term: QueryTerm, n: int) -> int:
+        """The rowid of the `n`-th newest (highest rowid) of `term`'s rows (it has at least `n`)."""
+        if not isinstance(term, str):
+            return int(term[0][len(term[0]) - n])  # `Hits`' rowids ascend
         end = self.bounds[self.terms[term] + 1]
         return int(self.rowids[self.positions[end - n]])
 
@@ -378,7 +379,11 @@ class MemoryIndexes:
 
     def terms(self) -> Vocabulary | None:
         """The vocabulary (of a source too large to copy) if it matches the database now; else
-        None, starting a build when none runs."""
+        None, starting a build when none runs. None for a source whose copy is current: no build
+        then (a small source has no vocabulary, and asking for one rebuilt its copy, a second of
+        a worker's time, at every prefix its copy could not count)."""
+        if self.index is not None and self.current() is not None:
+            return None
         return self._if_current(self.vocabulary)
 
     def _if_current(self, built: Built | None) -> Built | None:

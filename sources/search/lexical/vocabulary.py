@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,8 @@ MAX_TERMS = 2_000_000
 MAX_EXPANSION = 64
 """A prefix matching more index terms than this stays a prefix (an OR of hundreds of terms
 reads no faster than FTS5's merge)."""
+MAX_REMEMBERED = 4_096
+"""Expansions a vocabulary keeps (a search asks for one twice: its counts, then its plan)."""
 
 
 @dataclass
@@ -39,8 +41,20 @@ class Vocabulary:
     """The database's `PRAGMA data_version` (on `MemoryIndexes`' reader) the terms were read at."""
     terms: list[str]
     """Every index term, sorted as FTS5 sorts them (by UTF-8 bytes: Python's str order)."""
+    _expanded: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
 
     def expansion(self, word: str) -> str | None:
+        """`expanded(word)`, remembered: the vocabulary never changes (a new one is read after a
+        commit), and knowledge_search asks for each prefix twice per source (its counts, then its
+        plan), each time stemming up to `MAX_EXPANSION` terms on the event loop's thread."""
+        if word in self._expanded:
+            return self._expanded[word]
+        if len(self._expanded) >= MAX_REMEMBERED:
+            self._expanded.clear()
+        found = self._expanded[word] = self.expanded(word)
+        return found
+
+    def expanded(self, word: str) -> str | None:
         """An FTS5 expression matching exactly the rows `"<word>" *` matches, read lazily; None
         when there is none to give (no or too many terms, or a word left to FTS5).
 

@@ -287,3 +287,34 @@ async def test_a_prefix_query_asks_fts5_only_for_its_phrases(
     found = await notes.search(store, SearchRequest('bread* "rest api" sourdo*'), Defaults())
     assert found.count > 0
     assert asked == [['"rest api"']]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("query", ["bread*", "café*", "sourdough bread*"])
+async def test_prefix_searches_and_counts_leave_a_current_copy_as_it_is(
+    notes_db: Database, query: str
+) -> None:
+    """Asking a small source for a vocabulary (a prefix's counts or plan) once rebuilt its copy in
+    a worker thread, about a second of it at 7,000 chunks, while searches ran."""
+    indexes = notes.memory_indexes(notes_db)
+    copy = await indexes.ready()
+    assert copy is not None
+    store = SqliteStore(notes_db, "notes")
+    await store.index_stats(parse_query(query))
+    await notes.search(store, SearchRequest(query), Defaults())
+    assert indexes.terms() is None
+    assert indexes._task is None and indexes.index is copy
+
+
+@pytest.mark.anyio
+async def test_the_copy_counts_a_prefix_as_fts5s_probe_does(notes_db: Database) -> None:
+    from knowledge_mcp.sources.search.lexical.plan import estimate_keys
+    from knowledge_mcp.sources.search.lexical.term_stats import TermStats
+
+    assert await notes.memory_indexes(notes_db).ready() is not None
+    store = SqliteStore(notes_db, "notes")
+    for query in ["bread*", "s*", "sourdough gard* recipe", '"rest api" pos*', "zzqx*"]:
+        parsed = parse_query(query)
+        keys = [k for t in parsed.terms for k in estimate_keys(t)]
+        expected = await TermStats("notes").lookup(notes_db, keys)  # FTS5's probes
+        assert await store.index_stats(parsed) == expected, query
