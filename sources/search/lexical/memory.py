@@ -9,6 +9,7 @@ Otherwise it returns None and `fts.FtsRetriever` answers.
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_left
 from typing import Any
 
 import numpy as np
@@ -18,10 +19,12 @@ from ..query import ParsedQuery, Term, parse_query
 from ..request import NOTHING, Found, SearchContext, SearchedSource
 from ..scoring import norm
 from ..stemming import stems
-from .memory_index import Hits, MemoryIndex, MemoryIndexes, QueryTerm, Ranked
+from .memory_index import K1, B, Floats, Hits, MemoryIndex, MemoryIndexes, QueryTerm, Ranked
 from .plan import CANDIDATE_CAP, PER_RESULT
 from .sql import RankedRow, SearchSpec, build_ranked_sql, build_term_scores_sql, ident
 
+TOP = "\U0010ffff"
+"""Above every character: a prefix's index terms are the range [prefix, prefix + TOP)."""
 SYNC_PAGE_ITEMS = 100
 """A ranked page of at most this many candidate items is read on the event loop's thread."""
 
@@ -131,7 +134,7 @@ async def query_terms(
     db: Database, source: SearchedSource, query: ParsedQuery, index: MemoryIndex
 ) -> list[QueryTerm]:
     """The query's terms as the memory copy ranks them: a word as its index term, a prefix as
-    its rows scored by the copy (`MemoryIndex.prefix`), a phrase (or a prefix the copy cannot
+    its rows scored by the copy (`prefix_hits`), a phrase (or a prefix the copy cannot
     score) as its rows scored by FTS5 (`_scored_alone`).
 
     FTS5 took milliseconds to score a prefix of a few thousand chunks (it merges the doclists of
@@ -144,7 +147,7 @@ async def query_terms(
         if _plain(t):
             mine[n] = words[n]
         elif _copied_prefix(t):
-            hits = index.prefix(words[n])
+            hits = prefix_hits(index, words[n])
             if hits is not None:
                 mine[n] = hits
     alone = [t for n, t in enumerate(query.terms) if n not in mine]
@@ -177,6 +180,25 @@ async def _scored_alone(db: Database, source: SearchedSource, terms: list[Term])
     ]
 
 
+def prefix_hits(index: MemoryIndex, stem: str) -> Hits | None:
+    """The chunks holding an index term that starts with `stem` (a prefix as the tokenizer
+    reads it), and the prefix's bm25 there (negative), exactly as FTS5's `bm25()` of the
+    prefix alone: its terms' weighted counts summed per chunk (whole numbers: in any order),
+    then saturated once with the same operations in the same order, its idf counting the
+    chunks holding any of them. None without the counts (`counts_of`)."""
+    counts = index.counts
+    if counts is None:
+        return None
+    low, high = bisect_left(counts.names, stem), bisect_left(counts.names, stem + TOP)
+    start, end = index.bounds[low], index.bounds[high]
+    summed = np.bincount(index.positions[start:end], weights=counts.freqs[start:end], minlength=index.chunks)
+    hit = np.flatnonzero(summed)
+    f, dl = summed[hit], counts.length[hit]
+    k = K1 * (1.0 - B + B * dl / counts.avgdl) if counts.avgdl else 0.0
+    bm25: Floats = -(index.idf(len(hit)) * (f * (K1 + 1.0) / (f + k)))
+    return index.rowids[hit], bm25
+
+
 def _rows(index: MemoryIndex, term: Term, ranked: QueryTerm) -> int:
     """A term's row count as FTS5's planner estimates it (`plan.estimated_df`: a phrase counts
     its rarest word's rows), so both retrievers give the same norm."""
@@ -188,13 +210,13 @@ def _rows(index: MemoryIndex, term: Term, ranked: QueryTerm) -> int:
 def counted_terms(index: MemoryIndex, terms: tuple[Term, ...]) -> dict[str, QueryTerm] | None:
     """What the copy counts for each of `terms`' row-count keys (`plan.estimate_keys`, by FTS
     expression): a word (a phrase's words each) as its index term, a prefix as its rows
-    (`MemoryIndex.prefix`: the rows FTS5's probe of the prefix reads, without merging its
+    (`prefix_hits`: the rows FTS5's probe of the prefix reads, without merging its
     terms' doclists on the loop's thread). None when a prefix is left to FTS5."""
     words = [w for t in terms if not t.prefix for w in t.words]
     counted: dict[str, QueryTerm] = dict(zip((Term((w,)).fts() for w in words), stems(words), strict=True))
     for t in terms:
         if t.prefix:
-            hits = index.prefix(stems(t.words)[0]) if _copied_prefix(t) else None
+            hits = prefix_hits(index, stems(t.words)[0]) if _copied_prefix(t) else None
             if hits is None:
                 return None
             counted[t.fts()] = hits

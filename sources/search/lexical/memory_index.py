@@ -2,19 +2,18 @@
 
 FTS5 ranks an OR query by visiting every row of every term and counting each term's rows for
 its idf, per statement: milliseconds for a long query over a few thousand abstracts
-(`docs/performance.md`, "Lexical search"). For a source
-of at most `MAX_CHUNKS` chunks the index is copied once into numpy arrays (each term's chunk
-positions and its BM25 term weight there), and a query of plain words is scored by adding
-those arrays: the same bm25 FTS5 computes (k1 1.2, b 0.75, the source's column weights, idf
-clamped just above zero), to floating point rounding.
+(`docs/performance.md`, "Lexical search"). For a source of at most `MAX_CHUNKS` chunks the
+index is copied once into numpy arrays (each term's chunk positions and its BM25 term weight
+there), and a query of plain words is scored by adding those arrays: the same bm25 FTS5 computes
+(k1 1.2, b 0.75, the source's column weights, idf clamped just above zero), to float rounding.
 
 The copy is read from FTS5's own `fts5vocab` tables (so the tokens are FTS5's), on a separate
 read-only connection in a worker thread, in one read transaction; it belongs to the database
 version (`PRAGMA data_version`) seen before and after the build and is never used once the
 database has changed: searches use FTS5 until a rebuild is done. A prefix is scored from the
-copy's weighted counts, as FTS5 scores it (`MemoryIndex.prefix`); a phrase needs word positions the
-copy lacks: FTS5 scores it alone and the copy adds that in (`Hits`). Column filters, chunk filters
-and newest-first order leave the search to FTS5 (`fts.py`).
+copy's weighted counts as FTS5 scores it (`memory.prefix_hits`); a phrase needs word positions
+the copy lacks: FTS5 scores it alone and the copy adds that in (`Hits`). Column filters, chunk
+filters and newest-first order leave the search to FTS5 (`fts.py`).
 """
 
 from __future__ import annotations
@@ -23,9 +22,7 @@ import asyncio
 import math
 import sqlite3
 import threading
-from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,7 +32,7 @@ from loguru import logger
 
 from ...storage.db import Database, mmap_size
 from .sql import ident
-from .vocabulary import Vocabulary, read_postings, read_vocabulary
+from .vocabulary import Counts, Vocabulary, counts_of, read_postings, read_vocabulary
 
 MAX_CHUNKS = 20_000
 """Sources with more chunks than this search with FTS5 only (a copy's build time and memory grow
@@ -56,33 +53,6 @@ Hits = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
 FTS5's bm25 of an OR query is a sum over its terms, so such a term adds exactly this."""
 QueryTerm = str | Hits
 """An index term (a word as the tokenizer stores it), or `Hits`."""
-TOP = "\U0010ffff"
-"""Above every character: a prefix's index terms are the range [prefix, prefix + TOP)."""
-MAX_EXACT_COUNT = 2**24
-"""Weighted counts are kept as float32, exact below this (an integer count times integer weights)."""
-
-
-@dataclass(frozen=True)
-class Counts:
-    """What the copy scores a prefix from, as FTS5 does (one phrase: its terms' weighted counts
-    summed per chunk, then saturated once): each posting's weighted count, each chunk's length
-    in tokens, the average length, and the terms in their numbers' order (sorted)."""
-
-    freqs: npt.NDArray[np.float32]
-    length: Floats
-    avgdl: float
-    names: list[str]
-
-
-def counts_of(f: Floats, length: Floats, avgdl: float, names: list[str]) -> Counts | None:
-    """The `Counts` of a copy's postings, or None when FTS5 could sum them in another order to
-    another float (weights that are not whole numbers) or the terms are not in FTS5's order: its
-    prefixes are then scored by FTS5."""
-    whole = bool(np.array_equal(f, np.floor(f))) and (len(f) == 0 or float(f.max()) < MAX_EXACT_COUNT)
-    ordered = all(a < b for a, b in pairwise(names))
-    if not whole or not ordered:
-        return None
-    return Counts(f.astype(np.float32), length, avgdl, names)
 
 
 @dataclass(frozen=True)
@@ -136,7 +106,7 @@ class MemoryIndex:
     positions: Ints
     weights: Floats
     counts: Counts | None = None
-    """For prefixes (`prefix`); None: FTS5 scores them."""
+    """For prefixes (`memory.prefix_hits`); None: FTS5 scores them."""
 
     @property
     def chunks(self) -> int:
@@ -154,26 +124,6 @@ class MemoryIndex:
             n = self.terms.get(term)
             return 0 if n is None else self.bounds[n + 1] - self.bounds[n]
         return len(term[0])
-
-    def prefix(self, stem: str) -> Hits | None:
-        """The chunks holding an index term that starts with `stem` (a prefix as the tokenizer
-        reads it), and the prefix's bm25 there (negative), exactly as FTS5's `bm25()` of the
-        prefix alone: its terms' weighted counts summed per chunk (whole numbers: in any order),
-        then saturated once with the same operations in the same order, its idf counting the
-        chunks holding any of them. None without the counts (`counts_of`)."""
-        counts = self.counts
-        if counts is None:
-            return None
-        low, high = bisect_left(counts.names, stem), bisect_left(counts.names, stem + TOP)
-        start, end = self.bounds[low], self.bounds[high]
-        summed = np.bincount(
-            self.positions[start:end], weights=counts.freqs[start:end], minlength=self.chunks
-        )
-        hit = np.flatnonzero(summed)
-        f, dl = summed[hit], counts.length[hit]
-        k = K1 * (1.0 - B + B * dl / counts.avgdl) if counts.avgdl else 0.0
-        bm25: Floats = -(self.idf(len(hit)) * (f * (K1 + 1.0) / (f + k)))
-        return self.rowids[hit], bm25
 
     def newest_rowid(self, term: QueryTerm, n: int) -> int:
         """The rowid of the `n`-th newest (highest rowid) of `term`'s rows (it has at least `n`)."""

@@ -182,7 +182,7 @@ class TermStats:
         self, db: Database, index: MemoryIndex, words: Mapping[str, QueryTerm]
     ) -> IndexStats:
         """The counts `lookup` gives for `words` (FTS expression of a word: its index term; of a
-        prefix: its rows, `MemoryIndex.prefix`), taken from the source's current memory copy
+        prefix: its rows, `memory.prefix_hits`), taken from the source's current memory copy
         `index` instead of FTS5's doclists: the copy holds each term's rows in rowid order, so
         its newest `PROBE + 1` are the probe's. Only the chunk and item counts (cached) come from
         the database."""

@@ -20,6 +20,7 @@ import bisect
 import itertools
 import sqlite3
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -91,6 +92,35 @@ def read_vocabulary(conn: sqlite3.Connection, p: str) -> list[str] | None:
     conn.execute(f"CREATE VIRTUAL TABLE temp.vocabulary USING fts5vocab(main, '{p}_chunks_fts', 'row')")
     terms = [term for (term,) in conn.execute(f"SELECT term FROM temp.vocabulary LIMIT {MAX_TERMS + 1}")]
     return terms if len(terms) <= MAX_TERMS else None
+
+
+MAX_EXACT_COUNT = 2**24
+"""Weighted counts are kept as float32, exact below this (an integer count times integer weights)."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the copy scores a prefix from, as FTS5 does (one phrase: its terms' weighted counts
+    summed per chunk, then saturated once): each posting's weighted count, each chunk's length
+    in tokens, the average length, and the terms in their numbers' order (sorted)."""
+
+    freqs: npt.NDArray[np.float32]
+    length: npt.NDArray[np.float64]
+    avgdl: float
+    names: list[str]
+
+
+def counts_of(
+    f: npt.NDArray[np.float64], length: npt.NDArray[np.float64], avgdl: float, names: list[str]
+) -> Counts | None:
+    """The `Counts` of a copy's postings, or None when FTS5 could sum them in another order to
+    another float (weights that are not whole numbers) or the terms are not in FTS5's order: its
+    prefixes are then scored by FTS5."""
+    whole = bool(np.array_equal(f, np.floor(f))) and (len(f) == 0 or float(f.max()) < MAX_EXACT_COUNT)
+    ordered = all(a < b for a, b in pairwise(names))
+    if not whole or not ordered:
+        return None
+    return Counts(f.astype(np.float32), length, avgdl, names)
 
 
 Postings = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], list[tuple[str, int]]]

@@ -15,7 +15,7 @@ from knowledge_mcp.sources.models import SearchResponse
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.notes.source import NotesOptions
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search.lexical import memory_index
+from knowledge_mcp.sources.search.lexical import memory, memory_index, vocabulary
 from knowledge_mcp.sources.search.lexical import sql as search_sql
 from knowledge_mcp.sources.search.lexical.memory import MemoryRetriever
 from knowledge_mcp.sources.search.query import parse_query
@@ -247,7 +247,7 @@ async def test_the_copy_scores_a_prefix_exactly_as_fts5_does(notes_db: Database)
         assert len(prefixes) > 500
         for prefix in prefixes:
             expected = conn.execute(BM25_SQL, (f'"{prefix}" *',)).fetchall()
-            hits = index.prefix(stems([prefix])[0])
+            hits = memory.prefix_hits(index, stems([prefix])[0])
             assert hits is not None
             assert list(zip(hits[0].tolist(), hits[1].tolist(), strict=True)) == sorted(expected), prefix
     finally:
@@ -258,21 +258,20 @@ async def test_the_copy_scores_a_prefix_exactly_as_fts5_does(notes_db: Database)
 async def test_a_prefix_is_left_to_fts5_when_the_copy_could_sum_it_differently(notes_db: Database) -> None:
     f = np.array([1.0, 2.5, 3.0])
     length, names = np.array([4.0, 5.0]), ["apple", "banana", "cherry"]
-    assert memory_index.counts_of(f, length, 4.5, names) is None  # not whole numbers
-    assert memory_index.counts_of(np.floor(f), length, 4.5, names[::-1]) is None  # not FTS5's order
-    counts = memory_index.counts_of(np.floor(f), length, 4.5, names)
+    assert vocabulary.counts_of(f, length, 4.5, names) is None  # not whole numbers
+    assert vocabulary.counts_of(np.floor(f), length, 4.5, names[::-1]) is None  # not FTS5's order
+    counts = vocabulary.counts_of(np.floor(f), length, 4.5, names)
     assert counts is not None and counts.freqs.tolist() == [1.0, 2.0, 3.0]
     index = await notes.memory_indexes(notes_db).ready()
     assert index is not None
     without = memory_index.MemoryIndex(**{**vars(index), "counts": None})
-    assert without.prefix("bread") is None
+    assert memory.prefix_hits(without, "bread") is None
 
 
 @pytest.mark.anyio
 async def test_a_prefix_query_asks_fts5_only_for_its_phrases(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from knowledge_mcp.sources.search.lexical import memory
 
     assert await notes.memory_indexes(notes_db).ready() is not None
     asked: list[list[str]] = []
