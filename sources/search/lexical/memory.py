@@ -1,6 +1,6 @@
 """Retrieve from a small source's exact in-memory copy of its FTS5 index (`memory_index`).
 
-The copy ranks a query of plain words itself; phrases and prefixes are scored by FTS5 one by
+The copy ranks a query of plain words and prefixes itself; phrases are scored by FTS5 one by
 one (their exact share of the OR query's bm25) and added in. It answers only what it ranks
 exactly as FTS5 would: relevance order, every column, no chunk filters, a current copy.
 Otherwise it returns None and `fts.FtsRetriever` answers.
@@ -9,6 +9,7 @@ Otherwise it returns None and `fts.FtsRetriever` answers.
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_left
 from typing import Any
 
 import numpy as np
@@ -18,10 +19,12 @@ from ..query import ParsedQuery, Term, parse_query
 from ..request import NOTHING, Found, SearchContext, SearchedSource
 from ..scoring import norm
 from ..stemming import stems
-from .memory_index import Hits, MemoryIndex, MemoryIndexes, QueryTerm, Ranked
+from .memory_index import K1, B, Floats, Hits, MemoryIndex, MemoryIndexes, QueryTerm, Ranked
 from .plan import CANDIDATE_CAP, PER_RESULT
 from .sql import RankedRow, SearchSpec, build_ranked_sql, build_term_scores_sql, ident
 
+TOP = "\U0010ffff"
+"""Above every character: a prefix's index terms are the range [prefix, prefix + TOP)."""
 SYNC_PAGE_ITEMS = 100
 """A ranked page of at most this many candidate items is read on the event loop's thread."""
 
@@ -91,7 +94,7 @@ class MemoryRetriever:
         if index is None:
             return None
         want = max(CANDIDATE_CAP, PER_RESULT * ctx.depth) if request.filters else ctx.depth + 1
-        terms = await query_terms(db, ctx.source, query)
+        terms = await query_terms(db, ctx.source, query, index)
         ranked = index.rank(terms, want)
         if ranked.total == 0:
             return NOTHING if indexes.still(index) else None
@@ -124,16 +127,32 @@ async def rank_in_memory(db: Database, source: SearchedSource, query: str, want:
     parsed = parse_query(query)
     if index is None or parsed.is_empty:
         return None
-    return index.rank(await query_terms(db, source, parsed), want)
+    return index.rank(await query_terms(db, source, parsed, index), want)
 
 
-async def query_terms(db: Database, source: SearchedSource, query: ParsedQuery) -> list[QueryTerm]:
-    """The query's terms as the memory copy ranks them: a word as its index term, a phrase or
-    prefix as its rows scored by FTS5 (`_scored_alone`)."""
+async def query_terms(
+    db: Database, source: SearchedSource, query: ParsedQuery, index: MemoryIndex
+) -> list[QueryTerm]:
+    """The query's terms as the memory copy ranks them: a word as its index term, a prefix as
+    its rows scored by the copy (`prefix_hits`), a phrase (or a prefix the copy cannot
+    score) as its rows scored by FTS5 (`_scored_alone`).
+
+    FTS5 took milliseconds to score a prefix of a few thousand chunks (it merges the doclists of
+    every term the prefix matches, then reads each row's instances); in knowledge_search those
+    ran beside the large sources' statements on the same two cores (`docs/performance.md`,
+    "Session 15: a small source's prefixes from its copy")."""
     words = stems(t.words[0] for t in query.terms)
-    alone = [t for t in query.terms if not _plain(t)]
-    hits = iter(await _scored_alone(db, source, alone) if alone else [])
-    return [words[n] if _plain(t) else next(hits) for n, t in enumerate(query.terms)]
+    mine: dict[int, QueryTerm] = {}
+    for n, t in enumerate(query.terms):
+        if _plain(t):
+            mine[n] = words[n]
+        elif _copied_prefix(t):
+            hits = prefix_hits(index, words[n])
+            if hits is not None:
+                mine[n] = hits
+    alone = [t for n, t in enumerate(query.terms) if n not in mine]
+    scored = iter(await _scored_alone(db, source, alone) if alone else [])
+    return [mine[n] if n in mine else next(scored) for n in range(len(query.terms))]
 
 
 async def ranked_page(indexes: MemoryIndexes, spec: SearchSpec, ranked: list[RankedRow]) -> list[Any]:
@@ -161,12 +180,53 @@ async def _scored_alone(db: Database, source: SearchedSource, terms: list[Term])
     ]
 
 
+def prefix_hits(index: MemoryIndex, stem: str) -> Hits | None:
+    """The chunks holding an index term that starts with `stem` (a prefix as the tokenizer
+    reads it), and the prefix's bm25 there (negative), exactly as FTS5's `bm25()` of the
+    prefix alone: its terms' weighted counts summed per chunk (whole numbers: in any order),
+    then saturated once with the same operations in the same order, its idf counting the
+    chunks holding any of them. None without the counts (`counts_of`)."""
+    counts = index.counts
+    if counts is None:
+        return None
+    low, high = bisect_left(counts.names, stem), bisect_left(counts.names, stem + TOP)
+    start, end = index.bounds[low], index.bounds[high]
+    summed = np.bincount(index.positions[start:end], weights=counts.freqs[start:end], minlength=index.chunks)
+    hit = np.flatnonzero(summed)
+    f, dl = summed[hit], counts.length[hit]
+    k = K1 * (1.0 - B + B * dl / counts.avgdl) if counts.avgdl else 0.0
+    bm25: Floats = -(index.idf(len(hit)) * (f * (K1 + 1.0) / (f + k)))
+    return index.rowids[hit], bm25
+
+
 def _rows(index: MemoryIndex, term: Term, ranked: QueryTerm) -> int:
     """A term's row count as FTS5's planner estimates it (`plan.estimated_df`: a phrase counts
     its rarest word's rows), so both retrievers give the same norm."""
     if len(term.words) > 1 and not term.prefix:
         return min(index.rows_of(word) for word in stems(term.words))
     return index.rows_of(ranked)
+
+
+def counted_terms(index: MemoryIndex, terms: tuple[Term, ...]) -> dict[str, QueryTerm] | None:
+    """What the copy counts for each of `terms`' row-count keys (`plan.estimate_keys`, by FTS
+    expression): a word (a phrase's words each) as its index term, a prefix as its rows
+    (`prefix_hits`: the rows FTS5's probe of the prefix reads, without merging its
+    terms' doclists on the loop's thread). None when a prefix is left to FTS5."""
+    words = [w for t in terms if not t.prefix for w in t.words]
+    counted: dict[str, QueryTerm] = dict(zip((Term((w,)).fts() for w in words), stems(words), strict=True))
+    for t in terms:
+        if t.prefix:
+            hits = prefix_hits(index, stems(t.words)[0]) if _copied_prefix(t) else None
+            if hits is None:
+                return None
+            counted[t.fts()] = hits
+    return counted
+
+
+def _copied_prefix(term: Term) -> bool:
+    """A prefix the copy can score: one word FTS5 tokenizes as `stems` does (as `vocabulary`)."""
+    word = term.words[0]
+    return term.prefix and len(term.words) == 1 and word.isascii() and word.isalnum()
 
 
 def _plain(term: Term) -> bool:

@@ -2,18 +2,18 @@
 
 FTS5 ranks an OR query by visiting every row of every term and counting each term's rows for
 its idf, per statement: milliseconds for a long query over a few thousand abstracts
-(`docs/performance.md`, "Lexical search"). For a source
-of at most `MAX_CHUNKS` chunks the index is copied once into numpy arrays (each term's chunk
-positions and its BM25 term weight there), and a query of plain words is scored by adding
-those arrays: the same bm25 FTS5 computes (k1 1.2, b 0.75, the source's column weights, idf
-clamped just above zero), to floating point rounding.
+(`docs/performance.md`, "Lexical search"). For a source of at most `MAX_CHUNKS` chunks the
+index is copied once into numpy arrays (each term's chunk positions and its BM25 term weight
+there), and a query of plain words is scored by adding those arrays: the same bm25 FTS5 computes
+(k1 1.2, b 0.75, the source's column weights, idf clamped just above zero), to float rounding.
 
 The copy is read from FTS5's own `fts5vocab` tables (so the tokens are FTS5's), on a separate
 read-only connection in a worker thread, in one read transaction; it belongs to the database
 version (`PRAGMA data_version`) seen before and after the build and is never used once the
-database has changed: searches use FTS5 until a rebuild is done. A phrase or prefix needs word
-positions the copy lacks: FTS5 scores it alone and the copy adds that in (`Hits`). Column
-filters, chunk filters and newest-first order leave the search to FTS5 (`fts.py`).
+database has changed: searches use FTS5 until a rebuild is done. A prefix is scored from the
+copy's weighted counts as FTS5 scores it (`memory.prefix_hits`); a phrase needs word positions
+the copy lacks: FTS5 scores it alone and the copy adds that in (`Hits`). Column filters, chunk
+filters and newest-first order leave the search to FTS5 (`fts.py`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from loguru import logger
 
 from ...storage.db import Database, mmap_size
 from .sql import ident
-from .vocabulary import Vocabulary, read_postings, read_vocabulary
+from .vocabulary import Counts, Vocabulary, counts_of, read_postings, read_vocabulary
 
 MAX_CHUNKS = 20_000
 """Sources with more chunks than this search with FTS5 only (a copy's build time and memory grow
@@ -105,6 +105,8 @@ class MemoryIndex:
     bounds: list[int]
     positions: Ints
     weights: Floats
+    counts: Counts | None = None
+    """For prefixes (`memory.prefix_hits`); None: FTS5 scores them."""
 
     @property
     def chunks(self) -> int:
@@ -123,9 +125,10 @@ class MemoryIndex:
             return 0 if n is None else self.bounds[n + 1] - self.bounds[n]
         return len(term[0])
 
-    def newest_rowid(self, term: str, n: int) -> int:
-        """The rowid of the `n`-th newest (highest rowid) of index term `term`'s rows (it has
-        at least `n`)."""
+    def newest_rowid(self, term: QueryTerm, n: int) -> int:
+        """The rowid of the `n`-th newest (highest rowid) of `term`'s rows (it has at least `n`)."""
+        if not isinstance(term, str):
+            return int(term[0][len(term[0]) - n])  # `Hits`' rowids ascend
         end = self.bounds[self.terms[term] + 1]
         return int(self.rowids[self.positions[end - n]])
 
@@ -248,7 +251,9 @@ def _build(
     at = np.searchsorted(rowids, chunks)
     length = np.bincount(at, weights=tokens, minlength=len(rowids)).astype(np.float64, copy=False)
     avgdl = float(length.sum()) / max(1, len(rowids))
-    return from_postings(rowids, chunk_items, chunks, f, length, avgdl, terms)
+    index = from_postings(rowids, chunk_items, chunks, f, length, avgdl, terms)
+    index.counts = counts_of(f, length, avgdl, [term for term, _ in terms])
+    return index
 
 
 def from_postings(
@@ -324,7 +329,11 @@ class MemoryIndexes:
 
     def terms(self) -> Vocabulary | None:
         """The vocabulary (of a source too large to copy) if it matches the database now; else
-        None, starting a build when none runs."""
+        None, starting a build when none runs. None for a source whose copy is current: no build
+        then (a small source has no vocabulary, and asking for one rebuilt its copy, a second of
+        a worker's time, at every prefix its copy could not count)."""
+        if self.index is not None and self.current() is not None:
+            return None
         return self._if_current(self.vocabulary)
 
     def _if_current(self, built: Built | None) -> Built | None:

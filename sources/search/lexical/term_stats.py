@@ -29,7 +29,7 @@ from ...storage.db import Database
 from ...storage.store import Store
 from ..query import ParsedQuery, Term
 from ..scoring import Norm, norm
-from .memory_index import MemoryIndex
+from .memory_index import MemoryIndex, QueryTerm
 from .plan import estimated_df, idf
 from .sql import ident
 
@@ -178,11 +178,14 @@ class TermStats:
         slots = max(1, self._last_id - self._first_id + 1)
         return min(self._chunks, max(count, round(count * slots / span)))
 
-    async def counted_in(self, db: Database, index: MemoryIndex, words: Mapping[str, str]) -> IndexStats:
-        """The counts `lookup` gives for `words` (FTS expression of a word: its index term),
-        taken from the source's current memory copy `index` instead of FTS5's doclists: the
-        copy holds each term's rows in rowid order, so its newest `PROBE + 1` are the probe's.
-        Only the chunk and item counts (cached) come from the database."""
+    async def counted_in(
+        self, db: Database, index: MemoryIndex, words: Mapping[str, QueryTerm]
+    ) -> IndexStats:
+        """The counts `lookup` gives for `words` (FTS expression of a word: its index term; of a
+        prefix: its rows, `memory.prefix_hits`), taken from the source's current memory copy
+        `index` instead of FTS5's doclists: the copy holds each term's rows in rowid order, so
+        its newest `PROBE + 1` are the probe's. Only the chunk and item counts (cached) come from
+        the database."""
         base = await self.lookup(db, [])
         df: dict[str, int] = {}
         for key, stem in words.items():

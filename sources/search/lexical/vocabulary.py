@@ -19,7 +19,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,8 @@ MAX_TERMS = 2_000_000
 MAX_EXPANSION = 64
 """A prefix matching more index terms than this stays a prefix (an OR of hundreds of terms
 reads no faster than FTS5's merge)."""
+MAX_REMEMBERED = 4_096
+"""Expansions a vocabulary keeps (a search asks for one twice: its counts, then its plan)."""
 
 
 @dataclass
@@ -39,8 +42,20 @@ class Vocabulary:
     """The database's `PRAGMA data_version` (on `MemoryIndexes`' reader) the terms were read at."""
     terms: list[str]
     """Every index term, sorted as FTS5 sorts them (by UTF-8 bytes: Python's str order)."""
+    _expanded: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
 
     def expansion(self, word: str) -> str | None:
+        """`expanded(word)`, remembered: the vocabulary never changes (a new one is read after a
+        commit), and knowledge_search asks for each prefix twice per source (its counts, then its
+        plan), each time stemming up to `MAX_EXPANSION` terms on the event loop's thread."""
+        if word in self._expanded:
+            return self._expanded[word]
+        if len(self._expanded) >= MAX_REMEMBERED:
+            self._expanded.clear()
+        found = self._expanded[word] = self.expanded(word)
+        return found
+
+    def expanded(self, word: str) -> str | None:
         """An FTS5 expression matching exactly the rows `"<word>" *` matches, read lazily; None
         when there is none to give (no or too many terms, or a word left to FTS5).
 
@@ -77,6 +92,35 @@ def read_vocabulary(conn: sqlite3.Connection, p: str) -> list[str] | None:
     conn.execute(f"CREATE VIRTUAL TABLE temp.vocabulary USING fts5vocab(main, '{p}_chunks_fts', 'row')")
     terms = [term for (term,) in conn.execute(f"SELECT term FROM temp.vocabulary LIMIT {MAX_TERMS + 1}")]
     return terms if len(terms) <= MAX_TERMS else None
+
+
+MAX_EXACT_COUNT = 2**24
+"""Weighted counts are kept as float32, exact below this (an integer count times integer weights)."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the copy scores a prefix from, as FTS5 does (one phrase: its terms' weighted counts
+    summed per chunk, then saturated once): each posting's weighted count, each chunk's length
+    in tokens, the average length, and the terms in their numbers' order (sorted)."""
+
+    freqs: npt.NDArray[np.float32]
+    length: npt.NDArray[np.float64]
+    avgdl: float
+    names: list[str]
+
+
+def counts_of(
+    f: npt.NDArray[np.float64], length: npt.NDArray[np.float64], avgdl: float, names: list[str]
+) -> Counts | None:
+    """The `Counts` of a copy's postings, or None when FTS5 could sum them in another order to
+    another float (weights that are not whole numbers) or the terms are not in FTS5's order: its
+    prefixes are then scored by FTS5."""
+    whole = bool(np.array_equal(f, np.floor(f))) and (len(f) == 0 or float(f.max()) < MAX_EXACT_COUNT)
+    ordered = all(a < b for a, b in pairwise(names))
+    if not whole or not ordered:
+        return None
+    return Counts(f.astype(np.float32), length, avgdl, names)
 
 
 Postings = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], list[tuple[str, int]]]

@@ -16,12 +16,10 @@ from typing import TYPE_CHECKING, Any
 from ...search.dense.sqlite.store import SqliteVectorStore
 from ...search.lexical.filters import clauses
 from ...search.lexical.fts import FtsRetriever, expansions
-from ...search.lexical.memory import MemoryRetriever, memory_indexes, ranked_page
+from ...search.lexical.memory import MemoryRetriever, counted_terms, memory_indexes, ranked_page
 from ...search.lexical.plan import estimate_keys
 from ...search.lexical.sql import build_anchor_sql, build_passages_sql, column_match, ident
 from ...search.lexical.term_stats import IndexStats, term_stats
-from ...search.query import Term
-from ...search.stemming import stems
 from ..db import Database, Migration
 from . import Hit
 from .filters import meta_key
@@ -103,17 +101,16 @@ class SqliteStore:
         return hits(indexes.read_here(sql, params))
 
     async def index_stats(self, query: ParsedQuery) -> IndexStats:
-        """A prefix is counted as the OR of its index terms when the source's vocabulary is
-        current, as its search counts it (`fts.py`): the same rows, read faster, and the same
-        cached count whichever asks first (knowledge_search asks before the search does)."""
+        """A small source's current memory copy counts the terms (its prefixes too) as FTS5
+        would, without FTS5. A prefix of a large source is counted as the OR of its index terms
+        when the source's vocabulary is current, as its search counts it (`fts.py`): the same
+        rows, read faster, and the same cached count whichever asks first (knowledge_search asks
+        before the search does)."""
         keys = [k for t in query.terms for k in estimate_keys(t)]
         indexes = self.db.caches.get("memory_index")  # made by the source's first search
-        copy = None
-        if indexes is not None and indexes.index is not None and not any(t.prefix for t in query.terms):
-            copy = indexes.current()  # a small source's memory copy, if it is current
-        if copy is not None:  # words only: the memory copy counts them as FTS5 would
-            words = [w for t in query.terms for w in t.words]
-            counted = dict(zip((Term((w,)).fts() for w in words), stems(words), strict=True))
+        copy = indexes.current() if indexes is not None and indexes.index is not None else None
+        counted = counted_terms(copy, query.terms) if copy is not None else None
+        if copy is not None and counted is not None:
             return await term_stats(self.db, self.source).counted_in(self.db, copy, counted)
         vocabulary = indexes.terms() if indexes is not None and any(t.prefix for t in query.terms) else None
         same_rows = expansions(query.terms, vocabulary) if vocabulary is not None else None

@@ -7,6 +7,7 @@ import math
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from knowledge_mcp.server.context import DatabasePool
@@ -14,7 +15,7 @@ from knowledge_mcp.sources.models import SearchResponse
 from knowledge_mcp.sources.notes import source as notes
 from knowledge_mcp.sources.notes.source import NotesOptions
 from knowledge_mcp.sources.retrieval import Defaults
-from knowledge_mcp.sources.search.lexical import memory_index
+from knowledge_mcp.sources.search.lexical import memory, memory_index, vocabulary
 from knowledge_mcp.sources.search.lexical import sql as search_sql
 from knowledge_mcp.sources.search.lexical.memory import MemoryRetriever
 from knowledge_mcp.sources.search.query import parse_query
@@ -232,3 +233,87 @@ async def test_the_postings_grouped_in_numpy_are_sqlites_own_grouping(notes_db: 
     assert len(arrays[0]) > 1000 and terms == grouped_terms and arrays[1].sum() > 0
     for mine, sqlites in zip(arrays, grouped, strict=True):
         assert mine.tolist() == sqlites.tolist()
+
+
+@pytest.mark.anyio
+async def test_the_copy_scores_a_prefix_exactly_as_fts5_does(notes_db: Database) -> None:
+    """Every prefix of every index term (one to six letters): the same rows and the very same
+    floats as FTS5's `bm25()` of the prefix alone, so a page ranks and scores as before."""
+    index = await notes.memory_indexes(notes_db).ready()
+    assert index is not None and index.counts is not None
+    conn = sqlite3.connect(notes_db.path)
+    try:
+        prefixes = sorted({term[:n] for term in index.terms for n in range(1, 7) if term[:n].isalnum()})
+        assert len(prefixes) > 500
+        for prefix in prefixes:
+            expected = conn.execute(BM25_SQL, (f'"{prefix}" *',)).fetchall()
+            hits = memory.prefix_hits(index, stems([prefix])[0])
+            assert hits is not None
+            assert list(zip(hits[0].tolist(), hits[1].tolist(), strict=True)) == sorted(expected), prefix
+    finally:
+        conn.close()
+
+
+@pytest.mark.anyio
+async def test_a_prefix_is_left_to_fts5_when_the_copy_could_sum_it_differently(notes_db: Database) -> None:
+    f = np.array([1.0, 2.5, 3.0])
+    length, names = np.array([4.0, 5.0]), ["apple", "banana", "cherry"]
+    assert vocabulary.counts_of(f, length, 4.5, names) is None  # not whole numbers
+    assert vocabulary.counts_of(np.floor(f), length, 4.5, names[::-1]) is None  # not FTS5's order
+    counts = vocabulary.counts_of(np.floor(f), length, 4.5, names)
+    assert counts is not None and counts.freqs.tolist() == [1.0, 2.0, 3.0]
+    index = await notes.memory_indexes(notes_db).ready()
+    assert index is not None
+    without = memory_index.MemoryIndex(**{**vars(index), "counts": None})
+    assert memory.prefix_hits(without, "bread") is None
+
+
+@pytest.mark.anyio
+async def test_a_prefix_query_asks_fts5_only_for_its_phrases(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    assert await notes.memory_indexes(notes_db).ready() is not None
+    asked: list[list[str]] = []
+    original = memory._scored_alone
+
+    async def spy(db: Database, source: object, terms: list) -> list:  # type: ignore[type-arg]
+        asked.append([t.fts() for t in terms])
+        return await original(db, source, terms)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory, "_scored_alone", spy)
+    store = SqliteStore(notes_db, "notes")
+    found = await notes.search(store, SearchRequest('bread* "rest api" sourdo*'), Defaults())
+    assert found.count > 0
+    assert asked == [['"rest api"']]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("query", ["bread*", "café*", "sourdough bread*"])
+async def test_prefix_searches_and_counts_leave_a_current_copy_as_it_is(
+    notes_db: Database, query: str
+) -> None:
+    """Asking a small source for a vocabulary (a prefix's counts or plan) once rebuilt its copy in
+    a worker thread, about a second of it at 7,000 chunks, while searches ran."""
+    indexes = notes.memory_indexes(notes_db)
+    copy = await indexes.ready()
+    assert copy is not None
+    store = SqliteStore(notes_db, "notes")
+    await store.index_stats(parse_query(query))
+    await notes.search(store, SearchRequest(query), Defaults())
+    assert indexes.terms() is None
+    assert indexes._task is None and indexes.index is copy
+
+
+@pytest.mark.anyio
+async def test_the_copy_counts_a_prefix_as_fts5s_probe_does(notes_db: Database) -> None:
+    from knowledge_mcp.sources.search.lexical.plan import estimate_keys
+    from knowledge_mcp.sources.search.lexical.term_stats import TermStats
+
+    assert await notes.memory_indexes(notes_db).ready() is not None
+    store = SqliteStore(notes_db, "notes")
+    for query in ["bread*", "s*", "sourdough gard* recipe", '"rest api" pos*', "zzqx*"]:
+        parsed = parse_query(query)
+        keys = [k for t in parsed.terms for k in estimate_keys(t)]
+        expected = await TermStats("notes").lookup(notes_db, keys)  # FTS5's probes
+        assert await store.index_stats(parsed) == expected, query

@@ -174,3 +174,18 @@ async def test_a_prefix_is_counted_through_the_vocabulary_as_fts5_alone_would_co
     assert not any(expanded[len(queries) :])
     assert with_terms == alone
     assert any(n > 0 for stats in with_terms for n in stats.df.values())
+
+
+async def test_an_expansion_is_remembered_and_the_memory_is_bounded(
+    notes_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vocab = built(notes_db)
+    first = vocab.expansion("ab")
+    assert first is not None and vocab.expansion("ab") == first == vocab.expanded("ab")
+    monkeypatch.setattr(vocabulary, "MAX_EXPANSION", 2)
+    assert vocab.expansion("ab") == first  # remembered: not worked out again
+    assert vocab.expanded("ab") is None
+    monkeypatch.setattr(vocabulary, "MAX_REMEMBERED", 3)
+    for word in ["ba", "ca", "da", "ea"]:
+        vocab.expansion(word)
+    assert len(vocab._expanded) <= 3
