@@ -144,7 +144,8 @@ def compact_item(
     if item.get("conversation_id") == item_id:
         item.pop("conversation_id", None)
     _drop_copies(item, keep)
-    for key in [key for key, value in item.items() if value in ([], "", {})]:
+    # `not value` first: the tuple of an empty list, string and dict is built for falsy values only
+    for key in [key for key, value in item.items() if not value and value in ([], "", {})]:
         del item[key]
     for key in TIMESTAMPS:
         if isinstance(item.get(key), str) and item[key].endswith("+00:00"):
