@@ -91,15 +91,16 @@ STAGES = ("build", "details", "response", "text", "dump", "sdk_line")
 async def merged_pages(data_dir: Path, user: str, queries: Sequence[str]) -> list[list[Any]]:
     """The page (deferred hits) the merge cut for each query, top-100 lexical."""
     from knowledge_mcp.aggregator import search
+    from knowledge_mcp.aggregator.merging.merge import cut_page as cut
 
-    cut, captured = search.cut_page, []
+    captured: list[list[Any]] = []
 
     def capturing(*args: Any, **kwargs: Any) -> Any:
         page = cut(*args, **kwargs)
         captured.append(list(page.results))
         return page
 
-    search.cut_page = capturing  # type: ignore[assignment]
+    setattr(search, "cut_page", capturing)  # noqa: B010 (the name search.py imported)
     settings = Settings(
         data_dir=data_dir, user=user, embed_in_background=False, rate_limit_per_minute=0, log_level="WARNING"
     )
@@ -113,7 +114,7 @@ async def merged_pages(data_dir: Path, user: str, queries: Sequence[str]) -> lis
             for query in queries:
                 await client.call_tool("knowledge_search", {"query": query, **shape})
     finally:
-        search.cut_page = cut  # type: ignore[assignment]
+        setattr(search, "cut_page", cut)  # noqa: B010
         await host.close()
     return captured
 
