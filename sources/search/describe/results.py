@@ -80,8 +80,11 @@ def _record(
 ) -> Details:
     """What `result`'s details are made of: its hit chunk, and the terms the ranking knows the
     chunk matches (not a further passage's: its own chunk is looked through)."""
-    known = None if found.terms_of is None or result.private["_passage"] else found.terms_of(chunk["id"])
-    return Details(chunk, query, matcher, ctx.snippet_length, ctx.request.fields, known)
+    private = result.private
+    known = None if found.terms_of is None or private["_passage"] else found.terms_of(chunk["id"])
+    # `collapse` hands back its argument when there is nothing to collapse (`content_key`)
+    collapsed = private["_content_key"][1] is chunk["body"]
+    return Details(chunk, query, matcher, ctx.snippet_length, ctx.request.fields, known, collapsed)
 
 
 def page_rows(rows: list[Hit], limit: int) -> list[Hit]:

@@ -258,6 +258,31 @@ async def test_the_seen_log_is_folded_into_one_row_once_it_outgrows_its_limit(
     assert len(session.seen) == SEEN_LIMIT and session.seen[-1] == f"notes://{SEEN_LOG_LIMIT // 1000}-999"
 
 
+async def test_a_search_s_seen_batch_and_timeline_event_are_one_statement(
+    data_dir: Path, pool: DatabasePool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SessionStore(data_dir, pool)
+    session = await store.open("local", "one")
+    db = await store.database("local")
+    writes: list[str] = []
+    original = type(db).write
+
+    async def write(self: Any, sql: str, params: Any = ()) -> None:
+        writes.append(sql)
+        await original(self, sql, params)
+
+    monkeypatch.setattr(type(db), "write", write)
+    await session.record_results("levain", ["notes://a", "notes://b"])
+    assert len(writes) == 1
+    events = await (await store.timeline("local")).events("one")
+    assert [(e.kind, e.payload) for e in events] == [
+        ("search", {"query": "levain", "uris": ["notes://a", "notes://b"], "count": 2})
+    ]
+    rows = await db.fetchall("SELECT uris FROM session_seen WHERE session_id = 'one'")
+    assert [json.loads(r[0]) for r in rows] == [["notes://a", "notes://b"]]
+    assert list((await SessionStore(data_dir, pool).open("local", "one")).recent_queries) == ["levain"]
+
+
 async def test_ending_a_session_drops_its_seen_log(data_dir: Path, pool: DatabasePool) -> None:
     store = SessionStore(data_dir, pool)
     await (await store.open("local", "gone")).record_results("q", ["notes://1"])

@@ -212,3 +212,14 @@ def test_a_text_is_told_collapsed_only_when_splitting_and_joining_leaves_it_as_i
         assert is_collapsed(text) == (" ".join(text.split()) == text), repr(text)
     for text in [f"é{chr(c)}b" for c in range(0x3100)]:  # any other text: never told wrongly
         assert not is_collapsed(text) or " ".join(text.split()) == text, repr(text)
+
+
+def test_a_text_known_collapsed_gives_the_snippet_it_gives_when_looked_through() -> None:
+    rng = random.Random(7)
+    words = ["solar", "panels", "feed", "the", "grid.", "Battery", "storage,", "lags!", "Why?", "Coût"]
+    for _ in range(300):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(5, 600)))
+        assert is_collapsed(text)
+        length = rng.choice([50, 120, 300, 1000])
+        match_at = rng.choice([None, 0, rng.randrange(len(text)), len(text) - 1])
+        assert make_snippet(text, length, match_at, collapsed=True) == make_snippet(text, length, match_at)
