@@ -15,6 +15,8 @@ import unicodedata
 from dataclasses import dataclass, field
 
 MAX_QUERY_CHARS = 2000
+TOP = "\U0010ffff"
+"""Above every character: a prefix's index terms (lexemes) are the range [prefix, prefix + TOP)."""
 MAX_TERMS = 64
 
 # Tokens as FTS5's unicode61 tokenizer sees them: runs of letters, digits and marks.

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...storage.db import Database
-from ..query import ParsedQuery, Term, parse_query
+from ..query import TOP, ParsedQuery, Term, parse_query
 from ..request import NOTHING, Found, SearchContext, SearchedSource
 from ..scoring import norm
 from ..stemming import stems
@@ -23,8 +23,6 @@ from .memory_index import K1, B, Floats, Hits, MemoryIndex, MemoryIndexes, Query
 from .plan import CANDIDATE_CAP, PER_RESULT
 from .sql import RankedRow, SearchSpec, build_ranked_sql, build_term_scores_sql, ident
 
-TOP = "\U0010ffff"
-"""Above every character: a prefix's index terms are the range [prefix, prefix + TOP)."""
 SYNC_PAGE_ITEMS = 100
 """A ranked page of at most this many candidate items is read on the event loop's thread."""
 

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...search.lexical.memory_index import Ranked
-from ...search.query import ParsedQuery
+from ...search.query import TOP, ParsedQuery
 from ...search.scoring import Norm, norm
 from ...search.stemming import stems
 from ..db import validate_user_id
-from .phrases import TOP, PhraseHits, phrase_hits
+from .phrases import PhraseHits, phrase_hits
 from .pool import PgDatabase, Statement
 from .postings import terms as term_plan
 from .postings.common_words import common_words

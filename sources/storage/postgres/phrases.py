@@ -13,13 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...search.query import Term
+from ...search.query import TOP, Term
 from ...search.stemming import stems
 from .postings.common_words import MIN_DOCS, CommonWords, Word, kept_window
 from .postings.phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, rows_as, starts, within
 
-TOP = "\U0010ffff"
-"""Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs
     WHERE user_id = %(user)s AND source = %(source)s AND lexeme = ANY(%(lexemes)s::text[])"""
 

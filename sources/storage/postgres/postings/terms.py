@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from ....search.lexical.memory_index import MAX_TERM_BITS, Ranked
-from ....search.query import ParsedQuery, Term
+from ....search.query import TOP, ParsedQuery, Term
 from ....search.stemming import stems
-from ..phrases import TOP, PhraseHits
+from ..phrases import PhraseHits
 
 K1 = 1.2
 B = 0.75

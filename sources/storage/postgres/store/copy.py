@@ -27,10 +27,9 @@ import numpy.typing as npt
 import psycopg
 
 from ....search.lexical.memory_index import K1, B, Floats, Hits, MemoryIndex, QueryTerm, from_postings
-from ....search.query import ParsedQuery, Term
+from ....search.query import TOP, ParsedQuery, Term
 from ....search.stemming import stems
 from ..bm25 import BEGIN_SQL, LOWEST
-from ..phrases import TOP
 from ..pool import PgDatabase, read_as
 from ..schema import on_postings, partition_name
 from .places import Places, read_places

@@ -25,13 +25,13 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from ....search.lexical.plan import Sample, estimated_df, plan_search
-from ....search.query import ParsedQuery, Term
+from ....search.query import TOP, ParsedQuery, Term
 from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
 from ....search.stemming import stems
 from ...store import Hit
 from ..bm25 import Known, Restriction, rank
-from ..phrases import TOP, NewestPhrase, phrase_hits
+from ..phrases import NewestPhrase, phrase_hits
 from ..pool import read_as
 from ..postings.common_words import common_words
 from ..prepared import prepared

@@ -15,14 +15,12 @@ from cachetools import LRUCache
 
 from ....search.lexical.plan import estimate_keys
 from ....search.lexical.term_stats import IndexStats
-from ....search.query import ParsedQuery, Term
+from ....search.query import TOP, ParsedQuery, Term
 from ....search.stemming import stems
 from ..bm25 import Known
 from ..pool import PgDatabase, read_as, saw_generation
 from ..prepared import prepared
 
-TOP = "\U0010ffff"
-"""Above every character: a prefix's lexemes are the range [prefix, prefix + TOP)."""
 STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
     (SELECT tokens FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
     (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
