@@ -21,10 +21,9 @@ from weakref import WeakKeyDictionary
 from ...errors import InvalidArgumentError, SourceUnavailableError
 from .prepared import (
     CUSTOM,
-    CUSTOM_SQL,
     GENERIC,
-    GENERIC_SQL,
     PLAN_SETTINGS,
+    PLAN_SQL,
     array_literal,
     literal_type,
     mode_of,
@@ -46,8 +45,6 @@ except ImportError as exc:  # pragma: no cover - the dev install always has it
     ) from exc
 
 Row = dict[str, Any]
-PLAN_SQL = {GENERIC: GENERIC_SQL, CUSTOM: CUSTOM_SQL}
-"""The statement that sets each `plan_cache_mode` for the rest of the transaction."""
 Statement = tuple[str, Sequence[Any] | dict[str, Any] | None]
 """A statement and its parameters."""
 Result = tuple[list[str], list[tuple[Any, ...]]]

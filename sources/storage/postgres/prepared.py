@@ -27,14 +27,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-GENERIC_SQL = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
-"""Sent before each EXECUTE (its result dropped): a generic plan until the transaction ends."""
-CUSTOM_SQL = "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)"
-"""Sent before each EXECUTE of a statement marked `custom`: planned with its values."""
 GENERIC, CUSTOM = "force_generic_plan", "force_custom_plan"
+PLAN_SQL = {mode: f"SELECT set_config('plan_cache_mode', '{mode}', true)" for mode in (GENERIC, CUSTOM)}
+"""Sent before an EXECUTE (its result dropped): the marked statement's plan mode (a generic plan;
+`custom`: planned with its values) until the transaction ends."""
 PLAN_SETTINGS: dict[str, str] = {}
 """Statements that set `plan_cache_mode` for their transaction themselves (`sets_plan`): a marked
-statement sent right after one that set its mode is sent without `GENERIC_SQL` or `CUSTOM_SQL`."""
+statement sent right after one that set its mode is sent without `PLAN_SQL`."""
 MOST = 256
 """At most this many statements are marked (a formatted statement marks each of its forms)."""
 MOST_TYPED = 1024
