@@ -121,16 +121,7 @@ class PgDatabase:
         marked `prepared.prepared` runs from this connection's prepared statement."""
         cursor = psycopg.AsyncClientCursor(conn)
         texts, kept = await self._bound(conn, cursor, statements)
-        await cursor.execute(";\n".join(texts))  # type: ignore[arg-type]
-        results: list[Result] = []
-        at = 0
-        while True:
-            if at in kept:
-                names = _names(cursor.pgresult)
-                results.append((names, list(await cursor.fetchall()) if names else []))
-            at += 1
-            if not cursor.nextset():
-                return results
+        return await _sent(cursor, texts, kept)
 
     async def _bound(
         self, conn: psycopg.AsyncConnection[Any], cursor: Any, statements: Sequence[Statement]
@@ -201,6 +192,21 @@ class PgDatabase:
 
     async def close(self) -> None:
         await self.pool.close()
+
+
+async def _sent(cursor: Any, texts: Sequence[str], kept: set[int]) -> list[Result]:
+    """`texts` (bound statements) sent on `cursor` as one simple query; the column names and rows
+    of those at the positions in `kept`."""
+    await cursor.execute(";\n".join(texts))
+    results: list[Result] = []
+    at = 0
+    while True:
+        if at in kept:
+            names = _names(cursor.pgresult)
+            results.append((names, list(await cursor.fetchall()) if names else []))
+        at += 1
+        if not cursor.nextset():
+            return results
 
 
 def _names(result: Any) -> list[str]:
@@ -277,3 +283,13 @@ async def read_as(
         user = SET_USER_GENERIC_SQL if name is not None and mode_of(name) == GENERIC else SET_USER_SQL
         results = await db.send(conn, [(user, (user_id,)), (sql, params)])
     return results[1]
+
+
+async def read_on(
+    conn: psycopg.AsyncConnection[Any], user_id: str, sql: str, params: Sequence[Any] | dict[str, Any]
+) -> Result:
+    """`read_as` on a connection the caller holds, idle (autocommit), `sql` sent as text: the user
+    and the statement in one round trip and one implicit transaction."""
+    cursor = psycopg.AsyncClientCursor(conn)
+    texts = [cursor.mogrify(SET_USER_SQL, (user_id,)), cursor.mogrify(sql, params)]
+    return (await _sent(cursor, texts, {1}))[0]

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import psycopg
 
-from ..pool import SET_USER_SQL
+from ..pool import read_on
 from ..schema import on_postings
 from . import positions
 
@@ -101,17 +101,13 @@ def _ints(parts: Sequence[str]) -> np.ndarray:
 
 async def rows_as(conn: Any, user_id: str, sql: str, params: dict[str, Any]) -> list[Any]:
     """`sql`'s rows read as `user_id`. On a connection in a transaction (the caller's, its user
-    set) in binary; on an idle one sent after the user in one simple query (`pool.read_as`: one
+    set) in binary; on an idle one sent after the user in one simple query (`pool.read_on`: one
     round trip, one implicit transaction), where BEGIN, the user, the statement and COMMIT took
     four: each round trip of a phrase's was about a millisecond on a busy machine. Text there
     (bytea arrives in hex, the same bytes once loaded)."""
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         return list(await (await conn.execute(sql, params, binary=True)).fetchall())
-    cursor = psycopg.AsyncClientCursor(conn)
-    text = f"{cursor.mogrify(SET_USER_SQL, (user_id,))};\n{cursor.mogrify(sql, params)}"
-    await cursor.execute(text)  # type: ignore[arg-type]
-    cursor.nextset()
-    return list(await cursor.fetchall())
+    return (await read_on(conn, user_id, sql, params))[1]
 
 
 Row = tuple[str, str, str, str, str, bytes]
