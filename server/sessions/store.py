@@ -238,8 +238,7 @@ class SessionStore:
         if event is None:
             await db.write(WRITE_SQL, params)
         else:
-            payload = json.dumps(event, ensure_ascii=False)
-            await db.write(SEARCH_WRITE_SQL, (*params, payload, at, timeline.EVENT_LIMIT))
+            await db.write(SEARCH_WRITE_SQL, (*params, *timeline.event_values(event, at)))
         state.seen_logged = len(batch) if fold else state.seen_logged + len(batch)
 
     async def record(

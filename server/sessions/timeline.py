@@ -118,10 +118,15 @@ def clip(text: str) -> str:
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
 
 
+def event_values(payload: dict[str, Any], at: str) -> tuple[str, str, int]:
+    """An event's payload, time and the timeline's bound, as `session_event_writes` takes them
+    after the session and the kind (`APPEND_MIGRATION`)."""
+    return json.dumps(payload, ensure_ascii=False), at, EVENT_LIMIT
+
+
 async def append(db: Database, session_id: str, kind: str, payload: dict[str, Any], at: str) -> None:
     """Log one event (and make room past `EVENT_LIMIT`), in one statement (`APPEND_MIGRATION`)."""
-    text = json.dumps(payload, ensure_ascii=False)
-    await db.write(APPEND_EVENT_SQL, (session_id, kind, text, at, EVENT_LIMIT))
+    await db.write(APPEND_EVENT_SQL, (session_id, kind, *event_values(payload, at)))
 
 
 async def events(db: Database, session_id: str, kind: str | None = None) -> list[Event]:
