@@ -62,7 +62,7 @@ async def counted(stores: Stores, name: str, request: SearchRequest) -> Store:
         store = await stores(name)
         if shared is not None:
             try:
-                stats = request.index_stats = await index_stats(store, name, shared.query)
+                stats = request.index_stats = await index_stats(store, name, shared.query, shared.names)
             except Exception:  # the fan-out boundary: the source's search reports it
                 logger.debug("no term statistics from {}", name)
         return store

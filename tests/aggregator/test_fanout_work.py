@@ -121,9 +121,9 @@ async def test_every_source_hands_in_its_term_counts_before_any_source_searches(
     steps: list[str] = []
     search = ChunkedSource.search
 
-    async def counted(store: Any, name: str, query: Any) -> Any:
+    async def counted(store: Any, name: str, query: Any, together: Any) -> Any:
         steps.append("count")
-        return await index_stats(store, name, query)
+        return await index_stats(store, name, query, together)
 
     async def searched(self: ChunkedSource[Any], *args: Any) -> Any:
         steps.append("search")

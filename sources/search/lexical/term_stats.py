@@ -18,7 +18,7 @@ scaled bm25 against (`SearchRequest.norm`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,7 +98,9 @@ class SharedScale:
     def __init__(self, names: Iterable[str], query: ParsedQuery) -> None:
         self.query = query
         self.terms = query.terms
-        self._waiting = set(names)
+        self.names = tuple(names)
+        """The sources that hand in their counts (each source's store may read them all at once)."""
+        self._waiting = set(self.names)
         self._found: dict[str, IndexStats] = {}
         self._shared: SharedStats | None = None
         self._everyone: Norm | None = None
@@ -244,6 +246,9 @@ def term_stats(db: Database, name: str) -> TermStats:
     return stats  # type: ignore[no-any-return]
 
 
-async def index_stats(store: Store, name: str, query: ParsedQuery) -> IndexStats:
-    """Source `name`'s row count and the row counts of `query`'s terms (as the planner counts them)."""
-    return await store.index_stats(query)
+async def index_stats(
+    store: Store, name: str, query: ParsedQuery, together: Sequence[str] = ()
+) -> IndexStats:
+    """Source `name`'s row count and the row counts of `query`'s terms (as the planner counts them);
+    `together`: every source counting them at this moment (`Store.index_stats`)."""
+    return await store.index_stats(query, together)

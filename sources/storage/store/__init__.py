@@ -98,8 +98,10 @@ class Store(Protocol):
         rows (`per_item`); in the request's columns and under its chunk filters."""
         ...
 
-    async def index_stats(self, query: ParsedQuery) -> IndexStats:
-        """The source's chunk and item counts and the chunk counts of `query`'s terms."""
+    async def index_stats(self, query: ParsedQuery, together: Sequence[str] = ()) -> IndexStats:
+        """The source's chunk and item counts and the chunk counts of `query`'s terms.
+        `together`: the sources (this one among them) whose stores ask the same at the same
+        moment (knowledge_search's shared scale), which a store may read in one go."""
         ...
 
     # -- the sources' and the server's own small reads ------------------------------------

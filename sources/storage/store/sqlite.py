@@ -100,12 +100,13 @@ class SqliteStore:
         ]
         return hits(indexes.read_here(sql, params))
 
-    async def index_stats(self, query: ParsedQuery) -> IndexStats:
-        """A small source's current memory copy counts the terms (its prefixes too) as FTS5
-        would, without FTS5. A prefix of a large source is counted as the OR of its index terms
-        when the source's vocabulary is current, as its search counts it (`fts.py`): the same
-        rows, read faster, and the same cached count whichever asks first (knowledge_search asks
-        before the search does)."""
+    async def index_stats(self, query: ParsedQuery, together: Sequence[str] = ()) -> IndexStats:
+        """Each source's own file answers for it (`together` is not read here). A small source's
+        current memory copy counts the terms (its prefixes too) as FTS5 would, without FTS5. A
+        prefix of a large source is counted as the OR of its index terms when the source's
+        vocabulary is current, as its search counts it (`fts.py`): the same rows, read faster,
+        and the same cached count whichever asks first (knowledge_search asks before the search
+        does)."""
         keys = [k for t in query.terms for k in estimate_keys(t)]
         indexes = self.db.caches.get("memory_index")  # made by the source's first search
         copy = indexes.current() if indexes is not None and indexes.index is not None else None

@@ -104,8 +104,10 @@ class PgStore:
     async def passages(self, ctx: SearchContext, query: ParsedQuery, rows: list[Any], more: int) -> list[Any]:
         return await lexical.passages(self, ctx, query, rows, more)
 
-    async def index_stats(self, query: ParsedQuery) -> IndexStats:
-        sizes = await stats.index_sizes(self.pg, self.user_id, self.source, query)
+    async def index_stats(self, query: ParsedQuery, together: Sequence[str] = ()) -> IndexStats:
+        """The counts of `query`'s terms, read with those of the other sources in `together`
+        (one round trip for them all: `stats.joint_sizes`), noted for the search that follows."""
+        sizes = await stats.joint_sizes(self.pg, self.user_id, self.source, query, together)
         self.noted[SIZES] = (frozenset(query.terms), sizes)
         return sizes[0]
 

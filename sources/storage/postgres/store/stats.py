@@ -9,8 +9,10 @@ scale of all the user's sources exactly as it does SQLite's. A multi-word prefix
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import anyio
 from cachetools import LRUCache
 
 from ....search.lexical.plan import estimate_keys
@@ -18,7 +20,7 @@ from ....search.lexical.term_stats import IndexStats
 from ....search.query import TOP, ParsedQuery, Term
 from ....search.stemming import stems
 from ..bm25 import Known
-from ..pool import PgDatabase, read_as, saw_generation
+from ..pool import SET_USER_GENERIC_SQL, PgDatabase, saw_generation
 from ..prepared import prepared
 
 STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
@@ -41,6 +43,8 @@ words and their chunk counts, and each prefix's chunks (the lexemes in [low, low
 order of `lows`."""
 COUNTED = 10_000
 """Sources whose item count is kept (a few dozen bytes each)."""
+JOINT = "joint_stats"
+"""`PgDatabase.caches` key: the joint reads of several sources' statistics under way (`joint_sizes`)."""
 ITEMS_CACHE = "item_counts"
 """`PgDatabase.caches` key: each (user, source)'s item count and the generation it was counted at."""
 
@@ -56,36 +60,115 @@ async def index_sizes(
 ) -> tuple[IndexStats, Known]:
     """`index_stats`, and what `bm25.rank` reads first (the source's tokens, its words' and
     prefixes' chunk counts), from the same round trip."""
-    wanted = {key: term for t in query.terms for key, term in _keyed(t)}
-    words = sorted(
-        {s for t in wanted.values() if not (t.prefix and len(t.words) == 1) for s in stems(t.words)}
-    )
-    prefixes = {key: stems(t.words)[0] for key, t in wanted.items() if t.prefix and len(t.words) == 1}
-    lows = list(prefixes.values())
-    params: dict[str, Any] = {"user": user_id, "source": source, "lexemes": words, "lows": lows}
-    params["highs"] = [low + TOP for low in lows]
-    counted: LRUCache[tuple[str, str], tuple[int, int]] = pg.caches.setdefault(ITEMS_CACHE, LRUCache(COUNTED))
-    at, count = counted.get((user_id, source), (None, 0))
-    params["counted_at"] = at
-    _, [row] = await read_as(pg, user_id, prepared(STATS_SQL), params)  # one row: four numbers, three arrays
-    chunks, tokens, generation = int(row[0] or 0), int(row[1] or 0), row[2]
-    if row[3] is not None:
-        count = int(row[3])
-        if generation is not None:
-            counted[(user_id, source)] = (int(generation), count)
-    docs = {str(lexeme): int(n) for lexeme, n in zip(row[4], row[5], strict=True)}
-    by_prefix = {low: int(n) for low, n in zip(lows, row[6], strict=True)}
-    df: dict[str, int] = {}
-    for key, term in wanted.items():
-        if key in prefixes:
-            df[key] = by_prefix[prefixes[key]]
-        elif len(term.words) == 1:
-            df[key] = docs.get(stems(term.words)[0], 0)
-        else:  # a multi-word prefix phrase: its rarest word
-            df[key] = min(docs.get(s, 0) for s in stems(term.words)) if term.words else 0
-    at = None if generation is None else int(generation)
-    saw_generation(pg, user_id, source, at)
-    return IndexStats(chunks, count, df), Known(chunks, tokens, docs, by_prefix, at)
+    return (await sources_sizes(pg, user_id, [source], query))[0]
+
+
+async def sources_sizes(
+    pg: PgDatabase, user_id: str, sources: Sequence[str], query: ParsedQuery
+) -> list[tuple[IndexStats, Known]]:
+    """`index_sizes` of each of `sources`, in their order: `STATS_SQL` once per source, the
+    statements sent together in one round trip (`PgDatabase.send`), the user set once for them."""
+    asked = _Asked(pg, query)
+    sent = [(prepared(STATS_SQL), asked.params(user_id, source)) for source in sources]
+    async with pg.connection() as conn:
+        results = await pg.send(conn, [(SET_USER_GENERIC_SQL, (user_id,)), *sent])
+    # one row each: four numbers, three arrays
+    return [
+        asked.sizes(user_id, source, rows[0]) for source, (_, rows) in zip(sources, results[1:], strict=True)
+    ]
+
+
+class _Joint:
+    """One read of several sources' statistics, which each of them takes its own from."""
+
+    def __init__(self, sources: Sequence[str]) -> None:
+        self.sources = sources
+        self.read: dict[str, tuple[IndexStats, Known]] | None = None
+        self.done = anyio.Event()
+
+
+async def joint_sizes(
+    pg: PgDatabase, user_id: str, source: str, query: ParsedQuery, together: Sequence[str]
+) -> tuple[IndexStats, Known]:
+    """`index_sizes` of `source`, read with those of every source in `together` that asks for
+    the same query at this moment (knowledge_search's fan-out: its sources are one database):
+    the first to ask reads them all in one round trip (`sources_sizes`), those asking while it
+    is under way take their own from it. A source not in `together`, or asking after the read
+    (or when it failed: its asker says why), reads its own."""
+    if source not in together:
+        return await index_sizes(pg, user_id, source, query)
+    reading: dict[tuple[str, tuple[Term, ...], tuple[str, ...]], _Joint] = pg.caches.setdefault(JOINT, {})
+    key = (user_id, query.terms, tuple(together))
+    joint = reading.get(key)
+    if joint is not None:
+        await joint.done.wait()
+        if joint.read is None:
+            return await index_sizes(pg, user_id, source, query)
+        return joint.read[source]
+    joint = reading[key] = _Joint(tuple(dict.fromkeys(together)))
+    try:
+        joint.read = dict(
+            zip(joint.sources, await sources_sizes(pg, user_id, joint.sources, query), strict=True)
+        )
+    finally:
+        del reading[key]
+        joint.done.set()
+    return joint.read[source]
+
+
+class _Asked:
+    """What `STATS_SQL` asks of every source for one query (its words, its prefixes' ranges, the
+    item counts known), and each source's statistics from its row."""
+
+    def __init__(self, pg: PgDatabase, query: ParsedQuery) -> None:
+        self.pg = pg
+        self.wanted = wanted = {key: term for t in query.terms for key, term in _keyed(t)}
+        self.words = sorted(
+            {s for t in wanted.values() if not (t.prefix and len(t.words) == 1) for s in stems(t.words)}
+        )
+        self.prefixes = {
+            key: stems(t.words)[0] for key, t in wanted.items() if t.prefix and len(t.words) == 1
+        }
+        self.lows = list(self.prefixes.values())
+        self.counted: LRUCache[tuple[str, str], tuple[int, int]] = pg.caches.setdefault(
+            ITEMS_CACHE, LRUCache(COUNTED)
+        )
+
+    def params(self, user_id: str, source: str) -> dict[str, Any]:
+        """`STATS_SQL`'s parameters for `source`."""
+        at, _ = self.counted.get((user_id, source), (None, 0))
+        highs = [low + TOP for low in self.lows]
+        return {
+            "user": user_id,
+            "source": source,
+            "lexemes": self.words,
+            "lows": self.lows,
+            "highs": highs,
+            "counted_at": at,
+        }
+
+    def sizes(self, user_id: str, source: str, row: Sequence[Any]) -> tuple[IndexStats, Known]:
+        """`source`'s statistics from its `STATS_SQL` row (its item count kept, its generation noted)."""
+        pg, wanted, prefixes = self.pg, self.wanted, self.prefixes
+        _, count = self.counted.get((user_id, source), (None, 0))
+        chunks, tokens, generation = int(row[0] or 0), int(row[1] or 0), row[2]
+        if row[3] is not None:
+            count = int(row[3])
+            if generation is not None:
+                self.counted[(user_id, source)] = (int(generation), count)
+        docs = {str(lexeme): int(n) for lexeme, n in zip(row[4], row[5], strict=True)}
+        by_prefix = {low: int(n) for low, n in zip(self.lows, row[6], strict=True)}
+        df: dict[str, int] = {}
+        for key, term in wanted.items():
+            if key in prefixes:
+                df[key] = by_prefix[prefixes[key]]
+            elif len(term.words) == 1:
+                df[key] = docs.get(stems(term.words)[0], 0)
+            else:  # a multi-word prefix phrase: its rarest word
+                df[key] = min(docs.get(s, 0) for s in stems(term.words)) if term.words else 0
+        at = None if generation is None else int(generation)
+        saw_generation(pg, user_id, source, at)
+        return IndexStats(chunks, count, df), Known(chunks, tokens, docs, by_prefix, at)
 
 
 def _keyed(term: Term) -> list[tuple[str, Term]]:

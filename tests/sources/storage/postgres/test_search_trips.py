@@ -8,7 +8,9 @@ import math
 from collections import Counter
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from knowledge_mcp.bench.corpus import CorpusStream
@@ -20,7 +22,7 @@ from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.postgres.embeddings import store as embeddings_store
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.prepared import marked
-from knowledge_mcp.sources.storage.postgres.store import PgStore
+from knowledge_mcp.sources.storage.postgres.store import PgStore, stats
 from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
 
 from .conftest import record_statements
@@ -33,6 +35,8 @@ SAMPLE_AND_PAGE = "WITH newest AS MATERIALIZED"
 CANDIDATES_IN_RANKING = "candidates AS MATERIALIZED"
 """The plan's candidate chunks picked in the ranking statement."""
 FOLDS = (SAMPLE_AND_PAGE, CANDIDATES_IN_RANKING)
+STATS = stats.STATS_SQL[:60]
+"""A source's statistics (`store/stats.py`), as `spelled` spells its EXECUTE."""
 
 
 def spelled(sent: str) -> str:
@@ -102,3 +106,69 @@ async def test_the_statistics_knowledge_search_read_for_a_source_are_not_read_ag
     statements.clear()
     await source.search(fanned, SearchRequest(query), Defaults())  # counts are used once
     assert len(statements) == searched_alone
+
+
+async def test_the_sources_of_a_knowledge_search_read_their_statistics_in_one_round_trip(
+    store: PgDatabase, statements: list[str], tmp_path: Path
+) -> None:
+    stream = CorpusStream(500, 1)
+    await writes.load(store, USER, stream, True)
+    names = tuple(SOURCES)
+    for kind, query in stream.corpus.queries[::7]:
+        parsed = parse_query(query)
+        alone = [await PgStore(store, USER, name, tmp_path).index_stats(parsed) for name in names]
+        stores = [PgStore(store, USER, name, tmp_path) for name in names]
+        together: dict[str, Any] = {}
+        statements.clear()
+        async with anyio.create_task_group() as group:
+            for one in stores:
+                group.start_soon(_counted, one, parsed, names, together)
+        assert sum(STATS in sent for sent in statements) == len(statements) == 1, (kind, query)
+        assert statements[0].count(STATS) == len(names)  # five statements, one round trip
+        assert [together[name] for name in names] == alone, (kind, query)
+        for one in stores:  # each store's search takes its own counts, not another source's
+            assert (await one.sizes(parsed))[0] == together[one.source]
+        assert len(statements) == 1
+
+
+async def test_a_source_reads_its_own_statistics_when_the_joint_read_fails_or_it_is_not_among_them(
+    store: PgDatabase, statements: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await writes.load(store, USER, CorpusStream(300, 1), True)
+    parsed = parse_query("the gar*")
+    names = ("notes", "media", "chats")
+    alone = {name: await PgStore(store, USER, name, tmp_path).index_stats(parsed) for name in names}
+    real = stats.sources_sizes
+
+    async def broken(pg: PgDatabase, user: str, sources: Any, query: Any) -> Any:
+        if len(sources) > 1:
+            await anyio.sleep(0.05)  # the others ask while it is under way
+            raise RuntimeError("the joint read failed")
+        return await real(pg, user, sources, query)
+
+    monkeypatch.setattr(stats, "sources_sizes", broken)
+    failed: list[str] = []
+    together: dict[str, Any] = {}
+
+    async def counted(name: str) -> None:
+        try:
+            together[name] = await PgStore(store, USER, name, tmp_path).index_stats(parsed, names)
+        except RuntimeError:
+            failed.append(name)
+
+    async with anyio.create_task_group() as group:
+        for name in names:
+            group.start_soon(counted, name)
+    assert failed == ["notes"]  # the first to ask read for all, and says why it failed
+    assert together == {name: alone[name] for name in names[1:]}  # the others read their own
+    assert not store.caches[stats.JOINT]  # nothing left behind
+    monkeypatch.setattr(stats, "sources_sizes", real)
+    statements.clear()
+    prompts = await PgStore(store, USER, "prompts", tmp_path).index_stats(parsed, names)
+    assert prompts == await PgStore(store, USER, "prompts", tmp_path).index_stats(parsed)
+    assert sum(STATS in sent for sent in statements) == 2  # not among them: its own, each time
+
+
+async def _counted(store: PgStore, query: Any, names: tuple[str, ...], into: dict[str, Any]) -> None:
+    """`store`'s statistics of `query` read together with `names`', as knowledge_search asks."""
+    into[store.source] = await store.index_stats(query, names)
