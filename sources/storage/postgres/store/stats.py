@@ -33,20 +33,30 @@ STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user
         AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
     ARRAY(SELECT docs FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
         AND lexeme = ANY(%(lexemes)s::text[]) ORDER BY lexeme),
-    ARRAY(SELECT (SELECT count(DISTINCT c.chunk)
+    CASE WHEN %(prefixes_at)s::bigint IS NULL
+        OR (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s)
+        IS DISTINCT FROM %(prefixes_at)s::bigint
+        THEN ARRAY(SELECT (SELECT count(DISTINCT c.chunk)
             FROM pg_posting_blocks b CROSS JOIN LATERAL unnest(b.chunks) AS c(chunk)
             WHERE b.user_id = %(user)s AND b.source = %(source)s AND b.lexeme >= q.low AND b.lexeme < q.high)
-        FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS q(low, high, k) ORDER BY q.k)"""
+        FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS q(low, high, k)
+        ORDER BY q.k) END"""
 """One round trip: the source's chunk count, tokens and generation, its item count (unless counted
 at that generation already: counting thousands of items is most of a rare word's statistics), its
 words and their chunk counts, and each prefix's chunks (the lexemes in [low, low + TOP)), in the
-order of `lows`."""
+order of `lows` (unless every one was counted at that generation, `prefixes_at`: a common
+prefix's count sorts all its lexemes' postings, 10-20 ms for `thou*`'s 19k in notes at 100k)."""
 COUNTED = 10_000
 """Sources whose item count is kept (a few dozen bytes each)."""
 JOINT = "joint_stats"
 """`PgDatabase.caches` key: the joint reads of several sources' statistics under way (`joint_sizes`)."""
 ITEMS_CACHE = "item_counts"
 """`PgDatabase.caches` key: each (user, source)'s item count and the generation it was counted at."""
+PREFIXES_CACHE = "prefix_counts"
+"""`PgDatabase.caches` key: each (user, source, prefix)'s chunk count and the generation it was
+counted at (as SQLite's `TermStats` keeps a term's count until the index changes)."""
+PREFIXES_COUNTED = 20_000
+"""Prefixes whose chunk count is kept."""
 
 
 async def index_stats(pg: PgDatabase, user_id: str, source: str, query: ParsedQuery) -> IndexStats:
@@ -133,12 +143,23 @@ class _Asked:
         self.counted: LRUCache[tuple[str, str], tuple[int, int]] = pg.caches.setdefault(
             ITEMS_CACHE, LRUCache(COUNTED)
         )
+        self.by_prefix: LRUCache[tuple[str, str, str], tuple[int, int]] = pg.caches.setdefault(
+            PREFIXES_CACHE, LRUCache(PREFIXES_COUNTED)
+        )
+        self.kept: dict[str, list[int]] = {}
+        """Each source's prefix counts when all were kept at one generation (`params`)."""
 
     def params(self, user_id: str, source: str) -> dict[str, Any]:
         """`STATS_SQL`'s parameters for `source`."""
         at, _ = self.counted.get((user_id, source), (None, 0))
         highs = [low + TOP for low in self.lows]
+        kept = [self.by_prefix.get((user_id, source, low)) for low in self.lows]
+        at_once = {k[0] if k is not None else None for k in kept}
+        prefixes_at = at_once.pop() if len(at_once) == 1 else None
+        if prefixes_at is not None:  # as they are now: another source's read may drop them meanwhile
+            self.kept[source] = [n for _, n in filter(None, kept)]
         return {
+            "prefixes_at": prefixes_at,
             "user": user_id,
             "source": source,
             "lexemes": self.words,
@@ -157,7 +178,13 @@ class _Asked:
             if generation is not None:
                 self.counted[(user_id, source)] = (int(generation), count)
         docs = {str(lexeme): int(n) for lexeme, n in zip(row[4], row[5], strict=True)}
-        by_prefix = {low: int(n) for low, n in zip(self.lows, row[6], strict=True)}
+        if row[6] is None:  # every prefix counted at this generation
+            by_prefix = dict(zip(self.lows, self.kept[source], strict=True))
+        else:
+            by_prefix = {low: int(n) for low, n in zip(self.lows, row[6], strict=True)}
+            if generation is not None:
+                for low, n in by_prefix.items():
+                    self.by_prefix[(user_id, source, low)] = (int(generation), n)
         df: dict[str, int] = {}
         for key, term in wanted.items():
             if key in prefixes:

@@ -15,15 +15,17 @@ import pytest
 
 from knowledge_mcp.bench.corpus import CorpusStream
 from knowledge_mcp.bench.postgres import writes
-from knowledge_mcp.sources.registry import SOURCES
+from knowledge_mcp.sources.registry import SOURCES, get_source
 from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
+from knowledge_mcp.sources.storage.items import ParsedItem
 from knowledge_mcp.sources.storage.postgres.embeddings import store as embeddings_store
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.prepared import marked
 from knowledge_mcp.sources.storage.postgres.store import PgStore, stats
 from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, MemoryCopies
+from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 
 from .conftest import record_statements
 
@@ -36,6 +38,9 @@ CANDIDATES_IN_RANKING = "candidates AS MATERIALIZED"
 """The plan's candidate chunks picked in the ranking statement."""
 FOLDS = (SAMPLE_AND_PAGE, CANDIDATES_IN_RANKING)
 STATS = stats.STATS_SQL[:60]
+STAMP = "2026-01-01T00:00:00+00:00"
+WOMB, WOMBL = '"womb" *', '"wombl" *'
+"""The FTS keys of `womb*` and `wombl*`."""
 """A source's statistics (`store/stats.py`), as `spelled` spells its EXECUTE."""
 
 
@@ -172,3 +177,28 @@ async def test_a_source_reads_its_own_statistics_when_the_joint_read_fails_or_it
 async def _counted(store: PgStore, query: Any, names: tuple[str, ...], into: dict[str, Any]) -> None:
     """`store`'s statistics of `query` read together with `names`', as knowledge_search asks."""
     into[store.source] = await store.index_stats(query, names)
+
+
+async def test_a_prefix_s_count_is_read_once_per_generation_of_its_source(
+    store: PgDatabase, statements: list[str], tmp_path: Path
+) -> None:
+    writer = PgItemWriter(store, get_source("notes"), USER)
+    await writer.write_items([_note(f"n{n}", f"wombat wombats burrow {n}") for n in range(4)])
+    query = parse_query("womb* burrow")
+    statements.clear()
+    first = await stats.index_sizes(store, USER, "notes", query)
+    assert first[0].df[WOMB] == 4
+    assert await stats.index_sizes(store, USER, "notes", query) == first  # the count kept
+    # one round trip each; the second names the generation its prefix (and item) counts are of
+    assert len(statements) == 2 and statements[1].count("NULL") == statements[0].count("NULL") - 2
+    await writer.write_items([_note("more", "wombling along")])  # a new generation
+    again = await stats.index_sizes(store, USER, "notes", query)
+    assert again[0].df[WOMB] == 5  # counted again, not the kept 4
+    store.caches.clear()  # nothing kept: the same numbers read afresh
+    assert await stats.index_sizes(store, USER, "notes", query) == again
+    other = await stats.index_sizes(store, USER, "notes", parse_query("womb* wombl*"))
+    assert other[0].df[WOMB] == 5 and other[0].df[WOMBL] == 1  # one prefix kept, one not
+
+
+def _note(title: str, body: str) -> tuple[Path, ParsedItem]:
+    return Path(f"{title}.md"), ParsedItem("", title, body, STAMP, STAMP)
