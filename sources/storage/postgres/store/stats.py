@@ -4,7 +4,9 @@
 item counts and each FTS term expression's number of chunks (a word's from `pg_term_docs`, a
 prefix's as the chunks of the lexemes it starts), so `SharedStats` puts PostgreSQL's bm25 on the
 scale of all the user's sources exactly as it does SQLite's. A multi-word prefix phrase
-("home serv*") is estimated by its rarest word.
+("home serv*") is estimated by its rarest word. The sources of one `knowledge_search` are one
+database: their statistics are read in one round trip (`joint_sizes`). A prefix's count is kept
+until its source's generation moves (a common prefix's is the costliest part of the statement).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user
 at that generation already: counting thousands of items is most of a rare word's statistics), its
 words and their chunk counts, and each prefix's chunks (the lexemes in [low, low + TOP)), in the
 order of `lows` (unless every one was counted at that generation, `prefixes_at`: a common
-prefix's count sorts all its lexemes' postings, 10-20 ms for `thou*`'s 19k in notes at 100k)."""
+prefix's count sorts every posting of every lexeme it starts)."""
 COUNTED = 10_000
 """Sources whose item count is kept (a few dozen bytes each)."""
 JOINT = "joint_stats"
