@@ -33,13 +33,7 @@ class Session(Protocol):
         ...
 
     async def record_results(self, query: str, uris: Sequence[str]) -> None:
-        """Remember a search: the query in recent_queries, every returned uri as seen (in the
-        store now, or after the answer is written while the transport holds writes)."""
-        ...
-
-    def take_write_failure(self) -> str | None:
-        """Why the session's last search could not be saved after its answer (its results are
-        not marked seen), said once; None when it was."""
+        """Remember a search: the query in recent_queries, every returned uri as seen."""
         ...
 
     async def mark_viewed(self, uri: str) -> None:

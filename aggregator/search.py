@@ -140,9 +140,6 @@ async def knowledge_search(
     response = merged_response(answers, q, order_by, set(seen) if session is not None else set(), size)
     await completed(stores, response, timeout_s)
     response.session_applied = session is not None
-    lost = session.take_write_failure() if session is not None else None
-    if lost is not None:
-        response.warnings.append(f"{lost}: the previous search's results are not marked seen")
     if session is not None and response.results:
         try:
             await session.record_results(q.query, [r.uri for r in response.results])

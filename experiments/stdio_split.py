@@ -94,13 +94,6 @@ def serve(argv: list[str]) -> int:
     for name in ("fan_out", "merged_response", "fill_details"):
         _timed(events, search, name)
     _timed(events, state.StoredSession, "record_results")
-    try:  # a tree whose searches' session writes wait for the answer (`sessions/pending.py`)
-        import knowledge_mcp.server.sessions.pending as pending
-    except ImportError:
-        pass
-    else:
-        _timed(events, pending.PendingWrites, "settle")
-        _timed(events, pending.PendingWrites, "_run", "held_write")
     atexit.register(lambda: Path(os.environ["STDIO_SPLIT_OUT"]).write_text(json.dumps(events)))
     sys.argv = ["knowledge-mcp", *argv]
     return main()
@@ -165,8 +158,6 @@ def parties(client: Events, server: Events, kinds: list[str]) -> dict[str, Any]:
         "server: merge, build, details": ("merged_response0", "merged_response1"),
         "server:   of which details": ("fill_details0", "fill_details1"),
         "server: session write": ("record_results0", "record_results1"),
-        "server: the last search's held write awaited (in the above)": ("settle0", "settle1"),
-        "server: the held write, after the answer (wall)": ("held_write0", "held_write1"),
         "server: search in all": ("knowledge_search0", "knowledge_search1"),
         "server: text": ("render_knowledge_search0", "render_knowledge_search1"),
         "server: dump (tool_result)": ("tool_result0", "tool_result1"),
@@ -183,10 +174,9 @@ def parties(client: Events, server: Events, kinds: list[str]) -> dict[str, Any]:
     for kind in dict.fromkeys(k for k in kinds if k != "warm"):
         rows = [c for c, k in zip(calls, kinds, strict=False) if k == kind]
         report[kind] = {
-            name: round(statistics.median(c[b] - c[a] for c in have) * 1000, 2)
+            name: round(statistics.median(c[b] - c[a] for c in rows) * 1000, 2)
             for name, (a, b) in spans.items()
-            # most calls (a held write may end in the next call, whose stamps then lack its start)
-            if len(have := [c for c in rows if a in c and b in c and c[b] >= c[a]]) * 2 > len(rows)
+            if all(a in c and b in c for c in rows)
         }
     return report
 

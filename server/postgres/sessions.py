@@ -27,7 +27,6 @@ from knowledge_mcp.sources.errors import SourceUnavailableError
 from knowledge_mcp.sources.storage.postgres.pool import Statement
 
 from ..sessions import timeline
-from ..sessions.pending import PendingWrites
 from ..sessions.state import (
     DEFAULT_KEYS,
     MARK_LIMIT,
@@ -158,7 +157,6 @@ class PgSessionStore:
         self.ttl = ttl
         self.now = now
         self._purged: dict[str, float] = {}
-        self.pending = PendingWrites()
 
     async def open(self, user_id: str, session_id: str, *, follow: bool = False) -> StoredSession:
         """As `SessionStore.open`: the live session (its expiry pushed back), or fresh state."""
@@ -167,7 +165,6 @@ class PgSessionStore:
     async def _open(self, user_id: str, session_id: str) -> StoredSession:
         """The stored state; while PostgreSQL cannot be reached, fresh state (a WARNING says so),
         so the call still answers and its changes fail as warnings (`SharedWriteError`)."""
-        await self.pending.settle((user_id, session_id))
         await self._purge(user_id)
         try:
             return await self._read(user_id, session_id)
@@ -225,7 +222,6 @@ class PgSessionStore:
         """`sql` (an upsert) in one round trip and one transaction, after an expired session's
         seen log is forgotten and the statements `before` ran (a search's URIs logged), before
         the statements `after` (its timeline event)."""
-        await self.pending.settle(key)
         now = self.now()
         params = {"user": key[0], "session": key[1], "now": now, "expires": now + self.ttl} | values
         statements = [(s, params) for s in (FORGET_STALE_SEEN_SQL, *before, sql)]
@@ -240,23 +236,19 @@ class PgSessionStore:
 
     async def end(self, user_id: str, session_id: str) -> None:
         """The client ended the session (HTTP DELETE): drop its state and unnamed timeline."""
-        await self.pending.settle((user_id, session_id))
         params = {"user": user_id, "session": session_id}
         statements = [(DELETE_SQL, params), (FORGET_SEEN_SQL, params), forget_statement(user_id, session_id)]
         with shared_write():
             await self.state.send_as(user_id, statements)
 
     async def append(self, key: Key, kind: str, payload: dict[str, Any]) -> None:
-        await self.pending.settle(key)
         with shared_write():
             await self.state.send_as(key[0], [event_statement(key, kind, payload, iso(self.now()))])
 
     async def timeline(self, user_id: str) -> timeline.Timeline:
-        await self.pending.settle_user(user_id)
         return PgTimeline(self.state, user_id)
 
     async def close(self) -> None:
-        await self.pending.settle_all()
         await self.state.close()
 
     async def _purge(self, user_id: str) -> None:

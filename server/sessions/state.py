@@ -21,7 +21,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from . import timeline
-from .pending import PendingWrites
 
 SEEN_LIMIT = 5000
 QUERY_LIMIT = 50
@@ -176,26 +175,9 @@ class StoredSession:
         return self._state.expires_at
 
     async def record_results(self, query: str, uris: Sequence[str]) -> None:
-        """The search remembered: at once in this handle, and in the store now or, while the
-        transport holds writes (`pending.py`), after the answer is written."""
         payload = {"query": timeline.clip(query.strip()), "uris": list(uris[: timeline.SEARCH_URIS])}
         event = payload | {"count": len(uris)}
-        known = self._state.seen
-
-        def write() -> Awaitable[SessionState]:
-            return self._store.record(self._key, query, uris, known=known, event=event)
-
-        if self._store.pending.hold(self._key, write):
-            state = self._state.copy()
-            state.record_results(query, uris)
-            self._state = state
-        else:
-            self._state = await write()
-
-    def take_write_failure(self) -> str | None:
-        """Why this session's last held write failed (its search's results are not marked
-        seen), once; None when it did not."""
-        return self._store.pending.take_failure(self._key)
+        self._state = await self._store.record(self._key, query, uris, known=self._state.seen, event=event)
 
     async def mark_viewed(self, uri: str) -> None:
         self._state = await self._store.mark(self._key, "viewed", [uri])
@@ -231,10 +213,6 @@ class StoredSession:
 class SessionBackend(Protocol):
     """What a session handle needs of its store: each change one call (SQLite: read, change,
     write under the session's lock; PostgreSQL: one atomic statement), the new state back."""
-
-    pending: PendingWrites
-    """Searches' writes held until their answers are written (`pending.py`): every operation
-    on a session settles the session's pending write first."""
 
     async def record(
         self,

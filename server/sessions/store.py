@@ -30,7 +30,6 @@ from knowledge_mcp.sources.storage.db import Database, Migration, user_dir
 
 from ..context import DatabasePool
 from . import timeline
-from .pending import PendingWrites
 from .state import (
     DEFAULT_KEYS,
     MARK_LIMIT,
@@ -166,7 +165,6 @@ class SessionStore:
         self._cache: LRUCache[Key, SessionState] = LRUCache(maxsize=cache_size)
         self._locks = [asyncio.Lock() for _ in range(LOCK_STRIPES)]
         self._purged: set[str] = set()
-        self.pending = PendingWrites()
 
     def path(self, user_id: str) -> Path:
         return user_dir(self.data_dir, user_id) / "sessions.db"
@@ -180,7 +178,6 @@ class SessionStore:
 
     async def _open(self, user_id: str, session_id: str) -> StoredSession:
         key = (user_id, session_id)
-        await self.pending.settle(key)
         async with self._lock(key):
             db = await self._database(user_id)
             state = await self._load(db, key)
@@ -209,7 +206,6 @@ class SessionStore:
         """Apply `change` to a copy of the current state, write it through (with `seen`, the
         URIs it adds to the seen list, appended to its log; with `event`, a search's event
         logged in the same statement), then cache it."""
-        await self.pending.settle(key)
         async with self._lock(key):
             db = await self._database(key[0])
             current = await self._load(db, key)
@@ -265,7 +261,6 @@ class SessionStore:
 
     async def reset(self, key: Key) -> SessionState:
         """Forget the session; what follows starts fresh (a research session keeps its timeline)."""
-        await self.pending.settle(key)
         async with self._lock(key):
             db = await self._database(key[0])
             await _saved(db.write(DELETE_SQL, (key[1],)))
@@ -277,7 +272,6 @@ class SessionStore:
     async def end(self, user_id: str, session_id: str) -> None:
         """The client ended the session (HTTP DELETE): drop its state."""
         key = (user_id, session_id)
-        await self.pending.settle(key)
         async with self._lock(key):
             db = await self._database(user_id)
             self._cache.pop(key, None)
@@ -286,7 +280,6 @@ class SessionStore:
 
     async def append(self, key: Key, kind: str, payload: dict[str, Any]) -> None:
         """Log an event in the session's timeline (written through: a `SessionWriteError`)."""
-        await self.pending.settle(key)
         db = await self._database(key[0])
         await _saved(timeline.append(db, key[1], kind, payload, iso(self.now())))
 
@@ -299,19 +292,15 @@ class SessionStore:
         await self.update((user_id, session_id), point)
 
     async def database(self, user_id: str) -> Database:
-        """The user's sessions.db (migrated; expired sessions purged once per process), its
-        sessions' pending writes done."""
-        await self.pending.settle_user(user_id)
+        """The user's sessions.db (migrated; expired sessions purged once per process)."""
         return await self._database(user_id)
 
     async def timeline(self, user_id: str) -> timeline.Timeline:
-        """The user's timelines and named research sessions (its sessions' pending writes done)."""
-        await self.pending.settle_user(user_id)
+        """The user's timelines and named research sessions."""
         return timeline.SqliteTimeline(await self._database(user_id))
 
     async def close(self) -> None:
-        """Its pending writes done; nothing of its own to close: its databases belong to the pool."""
-        await self.pending.settle_all()
+        """Nothing of its own to close: its databases belong to the pool."""
 
     def _lock(self, key: Key) -> asyncio.Lock:
         return self._locks[hash(key) % LOCK_STRIPES]

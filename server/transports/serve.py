@@ -40,10 +40,7 @@ async def run_stdio(settings: Settings) -> None:
     try:
         host.start_background()
         watcher = start_watching(host, every_user=False)
-        # A search's session write waits for its answer to be written (`sessions/pending.py`);
-        # leaving the block awaits every pending write.
-        async with host.sessions.pending.held() as release:
-            await serve_stdio(mcp, answered=release)
+        await serve_stdio(mcp)
     finally:
         if watcher is not None:
             await watcher.stop()

@@ -6,27 +6,19 @@ client waits for an answer until its own timeout. Here each line is read by
 `inbound.read_message` first: a message passes on to the SDK's reader unchanged, a refused one is
 answered on stdout with the error the spec gives it and never reaches the SDK.
 
-stdin and stdout are claimed the way the SDK claims them (fd 0 then points at the null device
-and fd 1 at stderr, so nothing a handler starts can read or write the protocol's bytes); stdout
-is the SDK's text wrapper, told each time an answer is flushed (`answered`: a search's held
-session write starts then, while the client reads the answer, `sessions/pending.py`).
+stdin is claimed the way the SDK claims it (fd 0 then points at the null device, so nothing a
+handler starts can read the protocol's bytes); stdout stays the SDK's.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any, cast
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.stdio import (
-    _claim_fd,
-    _open_stdin_diversion,
-    _open_stdout_diversion,
-    _UnownedTextWrapper,
-    stdio_server,
-)
+from mcp.server.stdio import _claim_fd, _open_stdin_diversion, _UnownedTextWrapper, stdio_server
 from mcp.shared._context_streams import ContextSendStream
 from mcp.shared.message import SessionMessage
 
@@ -68,39 +60,17 @@ async def checked_lines(lines: AsyncIterable[str], answers: _Answers) -> AsyncIt
             yield line
 
 
-class _Flushed:
-    """stdout as the SDK's writer uses it (`write`, then `flush` per message), calling
-    `answered` once each message is out."""
-
-    def __init__(self, stdout: anyio.AsyncFile[str], answered: Callable[[], None]) -> None:
-        self._stdout = stdout
-        self._answered = answered
-
-    async def write(self, text: str) -> int:
-        return await self._stdout.write(text)
-
-    async def flush(self) -> None:
-        await self._stdout.flush()
-        self._answered()
-
-
-async def serve_stdio(mcp: MCPServer, answered: Callable[[], None] = lambda: None) -> None:
-    """Run `mcp` over the process's stdin and stdout until stdin ends; `answered` is called
-    after each message written."""
+async def serve_stdio(mcp: MCPServer) -> None:
+    """Run `mcp` over the process's stdin and stdout until stdin ends."""
     buffer, release = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
-    out, restore = _claim_fd(1, sys.stdout, "wb", _open_stdout_diversion)
     try:
         stdin = anyio.wrap_file(_UnownedTextWrapper(buffer, encoding="utf-8", errors="replace"))
-        stdout = _Flushed(anyio.wrap_file(_UnownedTextWrapper(out, encoding="utf-8")), answered)
         answers = _Answers()
         lines = checked_lines(stdin, answers)
-        async with stdio_server(stdin=cast(Any, lines), stdout=cast(Any, stdout)) as streams:
-            read_stream, write_stream = streams
+        async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
             answers.open(write_stream)
             lowlevel = mcp._lowlevel_server  # as MCPServer.run_stdio_async drives it
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
     finally:
-        if restore is not None:
-            restore()
         if release is not None:
             release()
