@@ -38,7 +38,7 @@ class Places:
         self, words: list[Ints], chunks: int
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """How often the phrase of these words' positions occurs in each chunk's title and body."""
-        starts = phrase_starts(words)
+        starts = starts_of(words)
         at = starts >> CHUNK_SHIFT
         in_title = ((starts & ((1 << CHUNK_SHIFT) - 1)) < positions.BODY).astype(np.float64)
         titles = np.bincount(at, weights=in_title, minlength=chunks).astype(np.float64, copy=False)
@@ -67,7 +67,7 @@ def read_places(
     return Places(keys[order], np.concatenate([[0], np.cumsum(per_term)]).astype(np.int64))
 
 
-def phrase_starts(words: list[Ints]) -> Ints:
+def starts_of(words: list[Ints]) -> Ints:
     """The positions p with word i at p + i for every i, sorted: the rarest word's positions
     (less its offset) are the candidates, each later word keeps those it has at its offset,
     looked up by binary search (`np.searchsorted`, m log n for m candidates in n positions: no
