@@ -39,6 +39,7 @@ def places_of(texts: list[tuple[list[str], list[str]]]) -> Places:
 
 def scanned(texts: list[tuple[list[str], list[str]]], phrase: list[set[str]]) -> tuple[list[int], list[int]]:
     """Each chunk's count of the phrase (a set of words per place) in its title and its body."""
+
     def count(words: list[str]) -> int:
         return sum(
             all(words[at + i] in allowed for i, allowed in enumerate(phrase))
