@@ -8,7 +8,7 @@ import random
 import numpy as np
 
 from knowledge_mcp.sources.storage.postgres.postings import positions
-from knowledge_mcp.sources.storage.postgres.store.places import CHUNK_SHIFT, Places, starts_of
+from knowledge_mcp.sources.storage.postgres.store.places import TABLE_SHARE, Places, read_places, starts_of
 
 WORDS = ["the", "to", "fern", "ferny", "water", "heron"]  # by term number: sorted, as a copy's lexemes
 WEIGHTS = [40, 20, 6, 2, 8, 1]  # "the" common, "heron" rare: phrases of common and rare words
@@ -24,17 +24,25 @@ def chunks(seed: int, n: int) -> list[tuple[list[str], list[str]]]:
 
 
 def places_of(texts: list[tuple[list[str], list[str]]]) -> Places:
-    """The copy's places of these chunks, as `read_places` lays them out."""
-    keys: list[list[int]] = [[] for _ in WORDS]
-    for c, (title, body) in enumerate(texts):
-        for base, words in ((0, title), (positions.BODY, body)):
-            for place, word in enumerate(words):
-                keys[WORDS.index(word)].append((c << CHUNK_SHIFT) + base + place)
-    sizes = [len(k) for k in keys]
-    return Places(
-        np.asarray([k for term in keys for k in sorted(term)], dtype=np.int64),
-        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-    )
+    """The copy's places of these chunks, read from one block of `places` bytes per word, as
+    `copy.py` reads them."""
+    blocks, titles, bodies, chunk_at, sizes = [], [], [], [], []
+    for word in WORDS:
+        places: list[int] = []
+        postings = 0
+        for c, (title, body) in enumerate(texts):
+            in_title = [at for at, w in enumerate(title) if w == word]
+            in_body = [at for at, w in enumerate(body) if w == word]
+            if in_title or in_body:
+                places += in_title + in_body
+                titles.append(len(in_title))
+                bodies.append(len(in_body))
+                chunk_at.append(c)
+                postings += 1
+        blocks.append(positions.encode(np.asarray(places, dtype=np.int64)))
+        sizes.append(postings)
+    ints = [np.asarray(a, dtype=np.int64) for a in (titles, bodies, chunk_at)]
+    return read_places(blocks, *ints, sizes, len(texts))
 
 
 def scanned(texts: list[tuple[list[str], list[str]]], phrase: list[set[str]]) -> tuple[list[int], list[int]]:
@@ -75,10 +83,34 @@ def test_a_phrase_ending_in_a_prefix_takes_every_word_the_prefix_starts() -> Non
         assert (titles.tolist(), bodies.tolist()) == scanned(texts, [{first}, {"fern", "ferny"}])
 
 
-def test_a_word_not_in_the_copy_or_a_phrase_crossing_chunks_matches_nothing() -> None:
-    one = np.asarray([(0 << CHUNK_SHIFT) + positions.BODY + 7], dtype=np.int64)  # the last word of chunk 0
-    after = np.asarray([(1 << CHUNK_SHIFT) + 0], dtype=np.int64)  # the first word of chunk 1's title
-    assert starts_of([one, np.zeros(0, dtype=np.int64)]).tolist() == []
-    assert starts_of([np.zeros(0, dtype=np.int64), one]).tolist() == []
-    assert starts_of([one, after]).tolist() == []
-    assert starts_of([one, one + 1]).tolist() == one.tolist()
+def test_a_phrase_does_not_run_on_into_the_next_column_or_chunk() -> None:
+    texts = [(["heron"], ["water", "heron"]), ([], ["the"]), (["water"], ["fern", "heron"]), ([], [])]
+    places = places_of(texts)
+    for phrase, expected in (
+        (["heron", "water"], ([0, 0, 0, 0], [0, 0, 0, 0])),  # title's last word, body's first
+        (["heron", "the"], ([0, 0, 0, 0], [0, 0, 0, 0])),  # body's last word, next chunk's first
+        (["water", "heron"], ([0, 0, 0, 0], [1, 0, 0, 0])),
+        (["water", "fern", "heron"], ([0, 0, 0, 0], [0, 0, 0, 0])),  # across chunk 2's columns
+        (["fern", "heron"], ([0, 0, 0, 0], [0, 0, 1, 0])),
+    ):
+        numbers = [WORDS.index(w) for w in phrase]
+        titles, bodies = places.counts([places.of(n, n + 1) for n in numbers], len(texts))
+        assert (titles.tolist(), bodies.tolist()) == expected, phrase
+
+
+def test_a_lookup_by_table_and_by_binary_search_keep_the_same_starts() -> None:
+    rng = np.random.default_rng(6)
+    size = 50_000
+    found = 0
+    for candidates in (10, size // TABLE_SHARE + 1, 20_000):  # binary search, then the table
+        for offset in (0, 1, 3):
+            words = [np.unique(rng.integers(0, size, n)) for n in (candidates, 30_000, 5)]
+            words[2] = np.unique(np.concatenate([words[2], words[0][:3] + 2 - offset]))
+            wanted = [np.sort(w - i) for i, w in enumerate(words)]
+            expected = set(wanted[0].tolist()).intersection(*(w.tolist() for w in wanted[1:]))
+            assert starts_of(words, size).tolist() == sorted(expected)
+            found += len(expected)
+    assert found  # some candidates are starts
+    assert starts_of([np.asarray([4]), np.zeros(0, dtype=np.int64)], 10).tolist() == []
+    assert starts_of([np.zeros(0, dtype=np.int64), np.asarray([4])], 10).tolist() == []
+    assert starts_of([np.asarray([0, 9]), np.asarray([1, 9])], 10).tolist() == [0]  # 9 + 1 is past the end
