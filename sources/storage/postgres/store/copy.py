@@ -185,7 +185,7 @@ def _copy(
     index = from_postings(rowids, chunk_items, posting_chunks, f, length, avgdl, terms)
     lexemes = [lexeme for lexeme, _ in terms]
     places = read_places(
-        [bytes(b[5]) for b in blocks], titles, bodies, index.positions, [n for _, n in terms]
+        [bytes(b[5]) for b in blocks], titles, bodies, index.positions, [n for _, n in terms], len(rowids)
     )
     return PgCopy(index, generation, lexemes, titles, bodies, length, avgdl, weights, places)
 
