@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -292,21 +293,25 @@ class CommonWords:
         self.task = asyncio.get_running_loop().create_task(self._ahead(pg.url, user_id, source))
 
     async def _ahead(self, url: str, user_id: str, source: str) -> None:
+        loop = asyncio.get_running_loop()
+
+        def each(read_at: int, lexeme: str, word: Word) -> None:  # in the thread: kept on the loop
+            loop.call_soon_threadsafe(self._keep_ahead, (user_id, source, lexeme), read_at, word)
+
         try:
             share = self.budget // AHEAD_SHARE
-            read_at, words = await asyncio.to_thread(
-                _read_ahead, url, user_id, source, self.min_docs, share, self._stop
-            )
-            for lexeme, word in words:
-                key = (user_id, source, lexeme)
-                known = self._words.get(key)
-                if read_at is not None and (known is None or known[0] < read_at):  # unless read since
-                    self._drop(key)
-                    self._keep(key, read_at, word)
+            await asyncio.to_thread(_read_ahead, url, user_id, source, self.min_docs, share, self._stop, each)
         except Exception as error:  # without them, a search reads the words it needs
             logger.warning("common words of {} not read ahead: {}", source, type(error).__name__)
         finally:
             self.task = None
+
+    def _keep_ahead(self, key: Key, read_at: int, word: Word) -> None:
+        """Keep a word read ahead (at generation `read_at`) unless it was read since."""
+        known = self._words.get(key)
+        if known is None or known[0] < read_at:
+            self._drop(key)
+            self._keep(key, read_at, word)
 
     async def wait(self) -> None:
         """Until the running read ahead (if any) is done."""
@@ -335,10 +340,18 @@ class CommonWords:
 
 
 def _read_ahead(
-    url: str, user_id: str, source: str, min_docs: int, budget: int, stop: threading.Event
+    url: str,
+    user_id: str,
+    source: str,
+    min_docs: int,
+    budget: int,
+    stop: threading.Event,
+    each: Callable[[int, str, Word], None] | None = None,
 ) -> tuple[int | None, list[tuple[str, Word]]]:
     """The source's generation and its most common words (in `min_docs` chunks or more) that fit
-    in `budget` bytes together, read in one snapshot; none further once `stop` is set."""
+    in `budget` bytes together, read in one snapshot; none further once `stop` is set. Each word
+    is also handed to `each` (its generation, lexeme and postings) as soon as it is read: a
+    search can use the most common ones while the others are read."""
     words: list[tuple[str, Word]] = []
     size, read_at = 0, None
     params: dict[str, Any] = {"user": user_id, "source": source, "min_docs": min_docs, "most": AHEAD_MOST}
@@ -355,6 +368,8 @@ def _read_ahead(
                 break
             words.append((str(lexeme), word))
             size, read_at = size + word.size, at
+            if each is not None:
+                each(at, str(lexeme), word)
         conn.execute("COMMIT")
     return read_at, words
 

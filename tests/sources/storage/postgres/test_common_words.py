@@ -304,10 +304,16 @@ async def test_closing_the_store_stops_a_running_read_ahead_and_waits_for_its_co
 
 
 @pytest.mark.anyio
-async def test_a_stopped_read_ahead_reads_no_word(loaded, pg_url: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_read_ahead_hands_on_each_word_as_read_and_once_stopped_reads_none(
+    loaded, pg_url: str
+) -> None:  # type: ignore[no-untyped-def]
     stop = threading.Event()
     stop.set()
     read_at, words = await asyncio.to_thread(_read_ahead, pg_url, USER, "notes", 1, 2**30, stop)
     assert words == [] and read_at is None
-    read_at, words = await asyncio.to_thread(_read_ahead, pg_url, USER, "notes", 1, 2**30, threading.Event())
+    handed: list[tuple[int, str, Word]] = []
+    read_at, words = await asyncio.to_thread(
+        _read_ahead, pg_url, USER, "notes", 1, 2**30, threading.Event(), lambda *word: handed.append(word)
+    )
     assert read_at is not None and len(words) == AHEAD_MOST
+    assert [(read_at, lexeme, word) for lexeme, word in words] == handed  # each handed on as read
