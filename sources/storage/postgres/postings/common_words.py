@@ -118,7 +118,8 @@ class Ascending:
         if not self.narrow:
             return self.apart[at].astype(np.int64)
         where = np.arange(at.start, at.stop) if isinstance(at, slice) else at
-        return self.anchors[where // ANCHOR] + self.apart[at]
+        found: np.ndarray = self.anchors[where // ANCHOR] + self.apart[at]
+        return found
 
     def one(self, at: int) -> int:
         """The number at `at`."""
