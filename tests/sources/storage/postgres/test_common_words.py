@@ -31,10 +31,10 @@ from knowledge_mcp.sources.storage.postgres.postings.common_words import (
     AHEAD_SHARE,
     CACHE,
     CommonWords,
-    Word,
     _read_ahead,
     kept_window,
 )
+from knowledge_mcp.sources.storage.postgres.postings.kept_word import Word
 from knowledge_mcp.sources.storage.postgres.postings.phrase_match import postings, starts, within
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, as_user
 from knowledge_mcp.sources.storage.postgres.store import PgStore
@@ -271,12 +271,17 @@ BACKENDS_SQL = (
 )
 
 
-async def _backends(url: str) -> int:
-    """How many other client connections the server has."""
+async def _backends(url: str, at_most: int | None = None) -> int:
+    """How many other client connections the server has; with `at_most`, asked again for up to
+    5 s until they are no more (a server process ends a moment after its client closed)."""
     checker = await open_pg(url)
     try:
-        row = await checker.fetchone(BACKENDS_SQL)
-        assert row is not None
+        for _ in range(50):
+            row = await checker.fetchone(BACKENDS_SQL)
+            assert row is not None
+            if at_most is None or int(row["count"]) <= at_most:
+                break
+            await asyncio.sleep(0.1)
         return int(row["count"])
     finally:
         await checker.close()
@@ -297,7 +302,7 @@ async def test_closing_the_store_stops_a_running_read_ahead_and_waits_for_its_co
     assert task is not None and not task.done()
     await closing.close()
     assert task.done() and kept.task is None  # waited for, not left running
-    assert await _backends(pg_url) <= before  # its connection closed with the pool's
+    assert await _backends(pg_url, before) <= before  # its connection closed with the pool's
     assert len(kept) < AHEAD_MOST  # stopped before reading every word it would have
     kept.read_ahead(closing, USER, "notes", generation + 1)
     assert kept.task is None  # closed: no read ahead starts
