@@ -15,7 +15,8 @@ from typing import Any
 
 from ...search.query import TOP, Term
 from ...search.stemming import stems
-from .postings.common_words import MIN_DOCS, CommonWords, Word, kept_window
+from .postings.common_words import MIN_DOCS, CommonWords, kept_window
+from .postings.kept_word import Word
 from .postings.phrase_match import EVERY, PREFIXED, Hit, read_phrase, read_window, rows_as, starts, within
 
 DOCS_SQL = """SELECT lexeme, docs FROM pg_term_docs

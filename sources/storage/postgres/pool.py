@@ -191,6 +191,12 @@ class PgDatabase:
         return True
 
     async def close(self) -> None:
+        """Close the pool, after each cache with an `aclose` (work in the background that holds a
+        connection of its own, e.g. a read ahead) has stopped."""
+        for cache in list(self.caches.values()):
+            closing = getattr(cache, "aclose", None)
+            if closing is not None:
+                await closing()
         await self.pool.close()
 
 

@@ -18,126 +18,45 @@ database.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import psycopg
 from loguru import logger
 
 from ..pool import PgDatabase
 from ..schema import on_postings
-from . import positions
-from .phrase_match import BODY, Postings, Window, rows_as
+from .kept_word import Word
+from .phrase_match import Window, rows_as
 
 MIN_DOCS = 8_192
 """Words in at least this many chunks of a source (64 full blocks) are read whole and kept: a rarer
 word's windows read few blocks."""
-NEAR_SHARE = 4
-"""A word's postings are cut to a rarer word's chunks when those are under a quarter of them."""
 BUDGET_MB = 64
 """What the kept words of one process hold together at most, in MB (`Word.size`)."""
 CACHE = "common_words"
 """The `PgDatabase.caches` key of the process's `CommonWords`."""
 WORD_SQL = """SELECT
         (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
-        array_to_string(chunks, ','), array_to_string(items, ','), array_to_string(dls, ','),
-        array_to_string(tf_titles, ','), array_to_string(tf_bodies, ','), places
+        array_send(chunks), array_send(items), array_send(dls), array_send(tf_titles),
+        array_send(tf_bodies), places
     FROM {postings} WHERE source = %(source)s AND lexeme = %(lexeme)s ORDER BY block"""
 """Every block of a word, in chunk order (a word's blocks hold disjoint, ascending chunk
-ranges), each with the source's generation (the same snapshot); read in binary (the places)."""
+ranges), each with the source's generation (the same snapshot); each array in PostgreSQL's
+binary form (`kept_word.sent`), not as text: less for the server to write and the client to
+parse (`docs/postgresql.md`, "Session 16")."""
 AHEAD_SHARE = 2
 """A source's words read ahead (`CommonWords.read_ahead`) fill at most this share of the budget
 (1/2): a second large source's still fit beside them."""
-AHEAD_MOST = 64
+AHEAD_MOST = 128
 """At most this many words of a source are read ahead."""
 AHEAD_SQL = """SELECT set_config('knowledge.user_id', %(user)s, true),
     ARRAY(SELECT lexeme FROM pg_term_docs WHERE user_id = %(user)s AND source = %(source)s
         AND docs >= %(min_docs)s ORDER BY docs DESC, lexeme LIMIT %(most)s)"""
 """The user (`schema.as_user`) and the source's common words, the most common first."""
 BEGIN_SQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-
-
-def _ints(parts: list[str]) -> np.ndarray:
-    text = ",".join(p for p in parts if p)
-    if not text:
-        return np.zeros(0, dtype=np.int64)
-    return np.asarray(np.fromstring(text, dtype=np.int64, sep=","), dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class Word:
-    """A word's postings in a source: per posting its chunk (ascending), item and length, and
-    where its places start in `numbers` (one more at the end); per posting and column (the title,
-    then the body), the key its places are added to (`chunk << 32`, plus BODY in the body) and
-    how many places it has there."""
-
-    chunks: np.ndarray
-    items: np.ndarray
-    dls: np.ndarray
-    starts: np.ndarray
-    bases: np.ndarray
-    lengths: np.ndarray
-    numbers: np.ndarray
-
-    @staticmethod
-    def of(rows: list[tuple[Any, ...]]) -> Word:
-        """From `WORD_SQL`'s rows (without the generation)."""
-        chunks = _ints([r[0] for r in rows])
-        titles, bodies = _ints([r[3] for r in rows]), _ints([r[4] for r in rows])
-        starts = np.zeros(len(chunks) + 1, dtype=np.int64)
-        np.cumsum(titles + bodies, out=starts[1:])
-        numbers = positions.numbers([bytes(r[5]) for r in rows])
-        if len(numbers) != int(starts[-1]):
-            raise ValueError("posting blocks' places do not match their counts")
-        owners = chunks << 32
-        bases = np.column_stack((owners, owners + BODY)).ravel()
-        lengths = np.column_stack((titles, bodies)).ravel()
-        items, dls = _ints([r[1] for r in rows]), _ints([r[2] for r in rows])
-        return Word(chunks, items, dls, starts, bases, lengths, numbers)
-
-    @property
-    def size(self) -> int:
-        """Its arrays' bytes."""
-        arrays = (self.chunks, self.items, self.dls, self.starts, self.bases, self.lengths, self.numbers)
-        return sum(a.nbytes for a in arrays)
-
-    def older(self, until: int) -> int:
-        """How many of its chunks are older (lower) than `until`."""
-        return int(np.searchsorted(self.chunks, until))
-
-    def postings(self, since: int, until: int, rows: bool = True, near: np.ndarray | None = None) -> Postings:
-        """Its postings in chunks [since, until) as `phrase_match.read` gives them (without `rows`,
-        no items and lengths). With `near` (a rarer word's chunks there, ascending), only in those
-        when they are a small share (`_among`); else not cut to them: a key of a chunk without
-        the rarer word starts no phrase and is the place of none (`phrase_match.starts`)."""
-        low, high = (int(n) for n in np.searchsorted(self.chunks, [since, until]))
-        if near is not None and len(near) * NEAR_SHARE < high - low:
-            return self._among(near, rows)
-        numbers = self.numbers[self.starts[low] : self.starts[high]]
-        keys = np.repeat(self.bases[2 * low : 2 * high], self.lengths[2 * low : 2 * high])
-        keys += numbers
-        chunks = self.chunks[low:high]
-        if not rows:
-            return Postings(chunks, chunks[:0], chunks[:0], keys.astype(np.uint64))
-        return Postings(chunks, self.items[low:high], self.dls[low:high], keys.astype(np.uint64))
-
-    def _among(self, near: np.ndarray, rows: bool) -> Postings:
-        """Its postings in the chunks `near` (ascending) alone: only their places converted."""
-        at = np.minimum(np.searchsorted(self.chunks, near), max(len(self.chunks) - 1, 0))
-        mine = at[self.chunks[at] == near] if len(self.chunks) else at[:0]
-        counts = self.starts[mine + 1] - self.starts[mine]
-        moved = self.starts[mine] - (np.cumsum(counts) - counts)
-        numbers = self.numbers[np.repeat(moved, counts) + np.arange(int(counts.sum()))]
-        pairs = np.column_stack((2 * mine, 2 * mine + 1)).ravel()
-        keys = np.repeat(self.bases[pairs], self.lengths[pairs])
-        keys += numbers
-        chunks = self.chunks[mine]
-        if not rows:
-            return Postings(chunks, chunks[:0], chunks[:0], keys.astype(np.uint64))
-        return Postings(chunks, self.items[mine], self.dls[mine], keys.astype(np.uint64))
-
 
 Key = tuple[str, str, str]
 
@@ -156,6 +75,8 @@ class CommonWords:
         """Each (user, source) whose words were read ahead, and the generation it was asked at."""
         self.task: asyncio.Task[None] | None = None
         """The running read ahead (one at a time in the process)."""
+        self._stop = threading.Event()
+        """Set by `aclose`: a read ahead reads no further word."""
 
     async def word(self, conn: Any, user_id: str, source: str, lexeme: str, generation: int) -> Word:
         """The word's postings at `generation`: kept, else read (on `conn`, a transaction as the
@@ -198,33 +119,51 @@ class CommonWords:
         key = (user_id, source)
         if self.task is not None or self.ahead.get(key) == generation or self.budget <= 0:
             return
+        if self._stop.is_set():  # closed
+            return
         self.ahead[key] = generation
         self.task = asyncio.get_running_loop().create_task(self._ahead(pg.url, user_id, source))
 
     async def _ahead(self, url: str, user_id: str, source: str) -> None:
+        loop = asyncio.get_running_loop()
+
+        def each(read_at: int, lexeme: str, word: Word) -> None:  # in the thread: kept on the loop
+            loop.call_soon_threadsafe(self._keep_ahead, (user_id, source, lexeme), read_at, word)
+
         try:
             share = self.budget // AHEAD_SHARE
-            read_at, words = await asyncio.to_thread(_read_ahead, url, user_id, source, self.min_docs, share)
-            for lexeme, word in words:
-                key = (user_id, source, lexeme)
-                known = self._words.get(key)
-                if read_at is not None and (known is None or known[0] < read_at):  # unless read since
-                    self._drop(key)
-                    self._keep(key, read_at, word)
+            await asyncio.to_thread(_read_ahead, url, user_id, source, self.min_docs, share, self._stop, each)
         except Exception as error:  # without them, a search reads the words it needs
             logger.warning("common words of {} not read ahead: {}", source, type(error).__name__)
         finally:
             self.task = None
+
+    def _keep_ahead(self, key: Key, read_at: int, word: Word) -> None:
+        """Keep a word read ahead (at generation `read_at`) unless it was read since."""
+        known = self._words.get(key)
+        if known is None or known[0] < read_at:
+            self._drop(key)
+            self._keep(key, read_at, word)
 
     async def wait(self) -> None:
         """Until the running read ahead (if any) is done."""
         if self.task is not None:
             await asyncio.shield(self.task)
 
+    async def aclose(self) -> None:
+        """Stop reading ahead (for good) and wait until the running read ahead's thread has
+        closed its connection (`PgDatabase.close`): it reads no further word."""
+        self._stop.set()
+        await self.wait()
+
     def _drop(self, key: Key) -> None:
         kept = self._words.pop(key, None)
         if kept is not None:
             self._size -= kept[1].size
+
+    def __len__(self) -> int:
+        """How many words are kept."""
+        return len(self._words)
 
     @property
     def size(self) -> int:
@@ -233,10 +172,18 @@ class CommonWords:
 
 
 def _read_ahead(
-    url: str, user_id: str, source: str, min_docs: int, budget: int
+    url: str,
+    user_id: str,
+    source: str,
+    min_docs: int,
+    budget: int,
+    stop: threading.Event,
+    each: Callable[[int, str, Word], None] | None = None,
 ) -> tuple[int | None, list[tuple[str, Word]]]:
     """The source's generation and its most common words (in `min_docs` chunks or more) that fit
-    in `budget` bytes together, read in one snapshot."""
+    in `budget` bytes together, read in one snapshot; none further once `stop` is set. Each word
+    is also handed to `each` (its generation, lexeme and postings) as soon as it is read: a
+    search can use the most common ones while the others are read."""
     words: list[tuple[str, Word]] = []
     size, read_at = 0, None
     params: dict[str, Any] = {"user": user_id, "source": source, "min_docs": min_docs, "most": AHEAD_MOST}
@@ -244,6 +191,8 @@ def _read_ahead(
         conn.execute(BEGIN_SQL)
         [(_, lexemes)] = conn.execute(AHEAD_SQL, params).fetchall()
         for lexeme in lexemes:
+            if stop.is_set():
+                break
             sql = on_postings(WORD_SQL, user_id)
             rows = conn.execute(sql, params | {"lexeme": lexeme}, binary=True).fetchall()  # type: ignore[call-overload]
             at, word = _read(rows)
@@ -251,6 +200,8 @@ def _read_ahead(
                 break
             words.append((str(lexeme), word))
             size, read_at = size + word.size, at
+            if each is not None:
+                each(at, str(lexeme), word)
         conn.execute("COMMIT")
     return read_at, words
 

@@ -5,7 +5,10 @@ and the word is read again; the kept words stay within their budget."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import struct
+import threading
 from itertools import pairwise
 from pathlib import Path
 
@@ -28,9 +31,10 @@ from knowledge_mcp.sources.storage.postgres.postings.common_words import (
     AHEAD_SHARE,
     CACHE,
     CommonWords,
-    Word,
+    _read_ahead,
     kept_window,
 )
+from knowledge_mcp.sources.storage.postgres.postings.kept_word import Word
 from knowledge_mcp.sources.storage.postgres.postings.phrase_match import postings, starts, within
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, as_user
 from knowledge_mcp.sources.storage.postgres.store import PgStore
@@ -43,6 +47,24 @@ from .test_phrase_match import WORDS, blocks, chunks
 
 SIZE = 3000
 USER = loading.USER
+INT8, INT4 = 20, 23
+"""The type ids of bigint and integer, as `array_send` writes them."""
+
+
+def sent(text: str, oid: int) -> bytes:
+    """An array given as "1,2,3" in PostgreSQL's binary form, as `array_send` gives it."""
+    values = [int(v) for v in text.split(",")] if text else []
+    if not values:
+        return struct.pack(">iii", 0, 0, oid)
+    form = ">iq" if oid == INT8 else ">ii"
+    head = struct.pack(">iiiii", 1, 0, oid, len(values), 1)
+    return head + b"".join(struct.pack(form, 8 if oid == INT8 else 4, v) for v in values)
+
+
+def word_of(rows: list[tuple[str, str, str, str, str, bytes]]) -> Word:
+    """A `Word` of blocks given as `phrase_match.BLOCKS_SQL` reads them (arrays as text)."""
+    oids = (INT8, INT8, INT4, INT4, INT4)
+    return Word.of([(*(sent(r[k], oid) for k, oid in enumerate(oids)), r[5]) for r in rows])
 
 
 def test_a_kept_word_gives_the_postings_its_blocks_give_over_any_chunk_range() -> None:
@@ -52,7 +74,7 @@ def test_a_kept_word_gives_the_postings_its_blocks_give_over_any_chunk_range() -
     rng = random.Random(11)
     for word in WORDS:
         rows = blocks(indexed.postings[word], ids, size=8)
-        kept, read = Word.of(rows), postings(rows)
+        kept, read = word_of(rows), postings(rows)
         for _ in range(20):
             since, until = sorted(rng.sample(range(ids[-1] + 3), 2))
             inside = (read.chunks >= since) & (read.chunks < until)
@@ -72,7 +94,7 @@ def test_windows_of_kept_words_find_every_phrase_the_per_chunk_reference_finds()
         texts = chunks(seed, 70)
         indexed = index(texts)
         ids = [3 + 4 * n for n in range(len(texts))]
-        words = {w: Word.of(blocks(indexed.postings[w], ids, size=8)) for w in WORDS}
+        words = {w: word_of(blocks(indexed.postings[w], ids, size=8)) for w in WORDS}
         places = {w: {c: {int(p) for p in t.split(",")} for c, _, _, t in indexed.postings[w]} for w in WORDS}
         rng = random.Random(seed)
         for _ in range(15):
@@ -242,3 +264,61 @@ async def test_a_source_s_most_common_words_are_read_ahead_once_a_generation_wit
     small.read_ahead(pg, USER, "notes", generation + 1)
     await small.wait()
     assert 0 < small.size <= small.budget // AHEAD_SHARE
+
+
+BACKENDS_SQL = (
+    "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+)
+
+
+async def _backends(url: str, at_most: int | None = None) -> int:
+    """How many other client connections the server has; with `at_most`, asked again for up to
+    5 s until they are no more (a server process ends a moment after its client closed)."""
+    checker = await open_pg(url)
+    try:
+        for _ in range(50):
+            row = await checker.fetchone(BACKENDS_SQL)
+            assert row is not None
+            if at_most is None or int(row["count"]) <= at_most:
+                break
+            await asyncio.sleep(0.1)
+        return int(row["count"])
+    finally:
+        await checker.close()
+
+
+@pytest.mark.anyio
+async def test_closing_the_store_stops_a_running_read_ahead_and_waits_for_its_connection(
+    loaded, pg_url: str
+) -> None:  # type: ignore[no-untyped-def]
+    pg, _, _ = loaded
+    async with pg.transaction() as conn:
+        generation = int((await (await conn.execute(GENERATION_SQL, [USER])).fetchone())[0])
+    before = await _backends(pg_url)
+    closing = await open_pg(pg_url)
+    kept = closing.caches[CACHE] = CommonWords(min_docs=1)  # every word: a long read ahead
+    kept.read_ahead(closing, USER, "notes", generation)
+    task = kept.task
+    assert task is not None and not task.done()
+    await closing.close()
+    assert task.done() and kept.task is None  # waited for, not left running
+    assert await _backends(pg_url, before) <= before  # its connection closed with the pool's
+    assert len(kept) < AHEAD_MOST  # stopped before reading every word it would have
+    kept.read_ahead(closing, USER, "notes", generation + 1)
+    assert kept.task is None  # closed: no read ahead starts
+
+
+@pytest.mark.anyio
+async def test_a_read_ahead_hands_on_each_word_as_read_and_once_stopped_reads_none(
+    loaded, pg_url: str
+) -> None:  # type: ignore[no-untyped-def]
+    stop = threading.Event()
+    stop.set()
+    read_at, words = await asyncio.to_thread(_read_ahead, pg_url, USER, "notes", 1, 2**30, stop)
+    assert words == [] and read_at is None
+    handed: list[tuple[int, str, Word]] = []
+    read_at, words = await asyncio.to_thread(
+        _read_ahead, pg_url, USER, "notes", 1, 2**30, threading.Event(), lambda *word: handed.append(word)
+    )
+    assert read_at is not None and len(words) == AHEAD_MOST
+    assert [(read_at, lexeme, word) for lexeme, word in words] == handed  # each handed on as read
