@@ -284,11 +284,18 @@ async def read_as(
     statement sent together (`PgDatabase.send`: one implicit transaction, the user set for this
     statement alone), where BEGIN, the user, the statement and COMMIT were four, most of a short
     read's client CPU (`docs/performance.md`, "PostgreSQL"). Its column names and rows."""
+    return (await reads_as(db, user_id, [(sql, params)]))[0]
+
+
+async def reads_as(db: PgDatabase, user_id: str, statements: Sequence[Statement]) -> list[Result]:
+    """`read_as` of several statements: the user set once before them, all in one round trip.
+    The user's statement also sets a generic plan when the first statement is prepared for one.
+    Each statement's column names and rows, in order."""
+    name = name_of(statements[0][0])
+    user = SET_USER_GENERIC_SQL if name is not None and mode_of(name) == GENERIC else SET_USER_SQL
     async with db.connection() as conn:
-        name = name_of(sql)
-        user = SET_USER_GENERIC_SQL if name is not None and mode_of(name) == GENERIC else SET_USER_SQL
-        results = await db.send(conn, [(user, (user_id,)), (sql, params)])
-    return results[1]
+        results = await db.send(conn, [(user, (user_id,)), *statements])
+    return results[1:]
 
 
 async def read_on(

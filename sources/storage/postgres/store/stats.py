@@ -22,7 +22,7 @@ from ....search.lexical.term_stats import IndexStats
 from ....search.query import TOP, ParsedQuery, Term
 from ....search.stemming import stems
 from ..bm25 import Known
-from ..pool import SET_USER_GENERIC_SQL, PgDatabase, saw_generation
+from ..pool import PgDatabase, reads_as, saw_generation
 from ..prepared import prepared
 
 STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
@@ -82,12 +82,8 @@ async def sources_sizes(
     statements sent together in one round trip (`PgDatabase.send`), the user set once for them."""
     asked = _Asked(pg, query)
     sent = [(prepared(STATS_SQL), asked.params(user_id, source)) for source in sources]
-    async with pg.connection() as conn:
-        results = await pg.send(conn, [(SET_USER_GENERIC_SQL, (user_id,)), *sent])
-    # one row each: four numbers, three arrays
-    return [
-        asked.sizes(user_id, source, rows[0]) for source, (_, rows) in zip(sources, results[1:], strict=True)
-    ]
+    results = await reads_as(pg, user_id, sent)  # one row each: four numbers, three arrays
+    return [asked.sizes(user_id, source, rows[0]) for source, (_, rows) in zip(sources, results, strict=True)]
 
 
 class _Joint:
@@ -142,6 +138,7 @@ class _Asked:
             key: stems(t.words)[0] for key, t in wanted.items() if t.prefix and len(t.words) == 1
         }
         self.lows = list(self.prefixes.values())
+        self.highs = [low + TOP for low in self.lows]
         self.counted: LRUCache[tuple[str, str], tuple[int, int]] = pg.caches.setdefault(
             ITEMS_CACHE, LRUCache(COUNTED)
         )
@@ -154,7 +151,6 @@ class _Asked:
     def params(self, user_id: str, source: str) -> dict[str, Any]:
         """`STATS_SQL`'s parameters for `source`."""
         at, _ = self.counted.get((user_id, source), (None, 0))
-        highs = [low + TOP for low in self.lows]
         kept = [self.by_prefix.get((user_id, source, low)) for low in self.lows]
         at_once = {k[0] if k is not None else None for k in kept}
         prefixes_at = at_once.pop() if len(at_once) == 1 else None
@@ -166,7 +162,7 @@ class _Asked:
             "source": source,
             "lexemes": self.words,
             "lows": self.lows,
-            "highs": highs,
+            "highs": self.highs,
             "counted_at": at,
         }
 
