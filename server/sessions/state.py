@@ -45,7 +45,8 @@ def iso(moment: datetime) -> str:
 
 def _bounded(items: dict[str, None], limit: int) -> dict[str, None]:
     """`items` with only its last `limit` keys, the oldest dropped in place: a search past the
-    5,000 seen URIs drops as many as it adds, where copying the kept ones cost ~0.4 ms."""
+    5,000 seen URIs drops as many as it adds, without copying the kept ones
+    (`docs/performance.md`, "Session 15: the page's own cost")."""
     for oldest in list(itertools.islice(items, max(0, len(items) - limit))):
         del items[oldest]
     return items

@@ -109,8 +109,9 @@ def literal_type(literal: str) -> str | None:
 
 def array_literal(value: Any) -> str | None:
     """A list of ints or of finite floats as psycopg binds it (`adapt.Transformer.as_literal`:
-    `'{1,2}'::int2[]`, the smallest integer type that holds the largest, `'{0.5}'::float8[]`), in
-    a fifth of its time (~50 us for a page's 11 rowids, two per search); None for any other value."""
+    `'{1,2}'::int2[]`, the smallest integer type that holds the largest, `'{0.5}'::float8[]`),
+    faster than psycopg's element by element (`docs/postgresql.md`, "Session 15: the ranking
+    prepared"); None for any other value."""
     if type(value) is not list or not value:
         return None
     kinds = set(map(type, value))

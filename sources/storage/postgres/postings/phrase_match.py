@@ -103,8 +103,8 @@ async def rows_as(conn: Any, user_id: str, sql: str, params: dict[str, Any]) -> 
     """`sql`'s rows read as `user_id`. On a connection in a transaction (the caller's, its user
     set) in binary; on an idle one sent after the user in one simple query (`pool.read_on`: one
     round trip, one implicit transaction), where BEGIN, the user, the statement and COMMIT took
-    four: each round trip of a phrase's was about a millisecond on a busy machine. Text there
-    (bytea arrives in hex, the same bytes once loaded)."""
+    four (`docs/postgresql.md`, "Session 15: which queries make notes'…"). Text there (bytea
+    arrives in hex, the same bytes once loaded)."""
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         return list(await (await conn.execute(sql, params, binary=True)).fetchall())
     return (await read_on(conn, user_id, sql, params))[1]
