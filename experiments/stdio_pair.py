@@ -10,13 +10,15 @@ hybrid` filled: a server migrates the copy's `sessions.db`) and makes every call
 `bench/stdio/calls.py` on both, alternating which goes first: the floor (a tool that does not
 exist), then `knowledge_search` at top-10/top-100, lexical and hybrid, `seen: show`, through the
 official client with its schema check. Prints JSON: each tree's floor and calls as that bench
-reports them.
+reports them, and `paired`: the median of the after − before differences of each kind of call,
+query by query.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -65,7 +67,23 @@ async def side_by_side(servers: dict[str, StdioServerParameters], queries: Seque
         for r in calls:
             r["ratio_to_floor_p50"] = round(r["latency_ms"]["p50"] / max(floor_s["p50"], 1e-6), 2)
         report[name] = {"floor_ms": floor_s, "search": calls}
+    report["paired"] = paired(floor, phases, names)
     return report
+
+
+def paired(floor: dict[str, list[float]], phases: dict[str, list[Phase]], names: list[str]) -> dict[str, Any]:
+    """The median over queries of the second server's ms less the first's, call by call (the
+    two calls of one query ran back to back): steadier than the difference of two p50s."""
+
+    def median_gap(first: list[float], second: list[float]) -> float | None:
+        if len(first) != len(second) or not first:
+            return None  # a call failed on one side: its pairs are lost
+        return round(statistics.median(b - a for a, b in zip(first, second, strict=True)), 2)
+
+    gaps: dict[str, Any] = {"floor_ms": median_gap(floor[names[0]], floor[names[1]])}
+    for one, other in zip(phases[names[0]], phases[names[1]], strict=True):
+        gaps[f"{one.args['mode']} top-{one.args['limit']}"] = median_gap(one.ms, other.ms)
+    return gaps
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,8 @@ client waits for an answer until its own timeout. Here each line is read by
 answered on stdout with the error the spec gives it and never reaches the SDK.
 
 stdin is claimed the way the SDK claims it (fd 0 then points at the null device, so nothing a
-handler starts can read the protocol's bytes); stdout stays the SDK's.
+handler starts can read the protocol's bytes); stdout stays the SDK's, its pipe widened first
+(`widen_pipe`) so that a large answer does not wait for the client to drain it.
 """
 
 from __future__ import annotations
@@ -60,8 +61,27 @@ async def checked_lines(lines: AsyncIterable[str], answers: _Answers) -> AsyncIt
             yield line
 
 
+PIPE_BYTES = 1 << 20
+"""The answers' pipe is made this large where the system allows it (Linux: up to
+/proc/sys/fs/pipe-max-size, 1 MiB by default): a top-100 page (~100 KB) is written in one
+call instead of waiting for the client to drain a 64 KiB pipe (docs/performance.md)."""
+
+
+def widen_pipe(fd: int, size: int = PIPE_BYTES) -> int | None:
+    """Make the pipe on `fd` hold `size` bytes; its size after (None: not a pipe, or no such
+    call on this system: nothing changes)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
+        return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    except (ImportError, AttributeError, OSError, ValueError):
+        return None
+
+
 async def serve_stdio(mcp: MCPServer) -> None:
     """Run `mcp` over the process's stdin and stdout until stdin ends."""
+    widen_pipe(1)  # the answers: the SDK serves them from a copy of fd 1, the same pipe
     buffer, release = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
     try:
         stdin = anyio.wrap_file(_UnownedTextWrapper(buffer, encoding="utf-8", errors="replace"))
