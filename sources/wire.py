@@ -12,6 +12,7 @@ its models: `chats/models.py`, `notes/rendering.py`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -28,6 +29,7 @@ SCORE_DIGITS = 3
 """Significant digits a score is given with at the least: a page gives its scores more when
 three would print two distinct scores alike (`score_digits`); 17 tells any two floats apart."""
 EXACT_DIGITS = 17
+ROUNDED_KEPT = 4096  # scores remembered rounded (`rounded`): a few pages' worth
 DEFAULT_SCORE_TYPE = "fts"
 # Keys of a loc that repeat the item's own id.
 LOC_ITEM_IDS = ("media_id", "conversation_id")
@@ -112,7 +114,16 @@ def score_digits(scores: Iterable[object]) -> int:
 
 def rounded(score: float, digits: int = SCORE_DIGITS) -> float:
     """`score` to `digits` significant digits: the number both the structured content and the
-    text say (the text prints it as Python and JSON do: 0.0123, 0.5, 1e-05)."""
+    text say (the text prints it as Python and JSON do: 0.0123, 0.5, 1e-05). Remembered: a
+    page's scores are rounded four times each (its digits and its hits, in `dump` and in the
+    text), and formatting a float is most of what a top-100 page's rounding costs."""
+    if not score:  # 0.0 and -0.0 are one key to the cache but print apart
+        return float(f"{score:.{digits}g}")
+    return _rounded(score, digits)
+
+
+@functools.lru_cache(maxsize=ROUNDED_KEPT)
+def _rounded(score: float, digits: int) -> float:
     return float(f"{score:.{digits}g}")
 
 

@@ -163,3 +163,16 @@ def test_score_digits_are_the_fewest_from_three_that_keep_a_page_s_distinct_scor
             d for d in range(SCORE_DIGITS, 17) if len({rounded(s, d) for s in distinct}) == len(distinct)
         ]
         assert score_digits(scores) == (apart[0] if apart else 17), scores
+
+
+def test_a_remembered_rounding_is_the_formatted_number_every_time() -> None:
+    rng = random.Random(17)
+    scores = [rng.random() * 10 ** -rng.randint(0, 6) for _ in range(500)] + [0.0, -0.0, 1.0, 1e-05]
+    for _ in range(2):  # the second pass is answered from what the first remembered
+        for score in scores:
+            for digits in (SCORE_DIGITS, 5, 17):
+                expected = float(f"{score:.{digits}g}")
+                shown = rounded(score, digits)
+                assert shown == expected and math.copysign(1, shown) == math.copysign(1, expected)
+                assert repr(shown) == repr(expected)
+    assert repr(rounded(-0.0)) == "-0.0" and repr(rounded(0.0)) == "0.0"  # one cache key, two numbers
