@@ -1,15 +1,19 @@
-"""The answers' pipe of a stdio server is widened, so a top-100 page is written in one call."""
+"""A stdio server's costs per call: the answers' pipe is widened, so a top-100 page is written in
+one call; the garbage collector leaves the built server out of its walks while it serves."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
 
+from knowledge_mcp.server.transports.serve import YOUNG_OBJECTS, collected_for_serving
 from knowledge_mcp.server.transports.stdio import PIPE_BYTES, widen_pipe
 from tests.conftest import ROOT, serve_args
 
@@ -63,3 +67,26 @@ def test_the_stdio_servers_answers_pipe_is_widened(cli_imported_notes: Path) -> 
         if process.returncode is None:
             process.kill()
             process.wait()
+
+
+class _Node:
+    """A cycle's member: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_serving_freezes_what_was_built_collects_less_often_and_leaves_as_it_found() -> None:
+    before = gc.get_threshold()
+    built = {"server": [1, 2, 3]}
+    with collected_for_serving():
+        assert gc.get_threshold() == (YOUNG_OBJECTS, *before[1:])
+        assert gc.get_freeze_count() > 0
+        assert not any(obj is built for obj in gc.get_objects())  # left out of the walks
+        cycle = _Node()
+        gone = weakref.ref(cycle)
+        del cycle
+        gc.collect()
+        assert gone() is None  # what the server makes while serving is still collected
+    assert gc.get_threshold() == before
+    assert any(obj is built for obj in gc.get_objects())
