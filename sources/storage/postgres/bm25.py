@@ -295,7 +295,9 @@ async def _ranking(
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
     if sql and asked.reading:
         sql = asked.reading.replace("{ranking}", sql)
-    ranking = [(prepared(on_postings(sql, user_id), custom=True), params)] if sql else []
+    generic = _generic(params, restriction)
+    marked = prepared(on_postings(sql, user_id), custom=not generic, typed=generic) if sql else ""
+    ranking = [(marked, params)] if sql else []
     held = bool(left_out and sql)  # the snapshot stays open: the left-out terms' bits are read in it
     closing: list[Statement] = [] if held else [("COMMIT", None)]
     if begin and not held:  # one statement, one snapshot: sent with its setup, without BEGIN … COMMIT
@@ -367,6 +369,17 @@ async def _in_columns(
             1 for c in phrase.chunks if ("title" in columns and c[2]) or ("body" in columns and c[3])
         )
     return counted, (weights[0] * ("title" in columns), weights[1] * ("body" in columns))
+
+
+def _generic(params: dict[str, Any], restriction: Restriction) -> bool:
+    """Whether a ranking is run from a generic plan (`prepared.py`): one of whole words alone,
+    without a search's filters (its candidates picked by words too); a prefix's range, a phrase's
+    hits, a list of chunks or a filter keep a plan made with their values."""
+    if params["lows"] or params["phrase_ns"] or restriction.within is not None:
+        return False
+    if restriction.columns is not None or restriction.chunks != "TRUE" or restriction.items != "TRUE":
+        return False
+    return restriction.candidates is None or "%(low" not in restriction.candidates
 
 
 def _within(restriction: Restriction) -> dict[str, Any]:
