@@ -372,14 +372,12 @@ async def _in_columns(
 
 
 def _generic(params: dict[str, Any], restriction: Restriction) -> bool:
-    """Whether a ranking is run from a generic plan (`prepared.py`): one of whole words alone,
-    without a search's filters (its candidates picked by words too); a prefix's range, a phrase's
-    hits, a list of chunks or a filter keep a plan made with their values."""
-    if params["lows"] or params["phrase_ns"] or restriction.within is not None:
+    """Whether a ranking is run from a generic plan (`prepared.py`): one of words and prefixes
+    (their candidates picked by words and prefixes too) without a search's filters; a phrase's
+    hits, a list of chunks, a field limit or a filter keep a plan made with their values."""
+    if params["phrase_ns"] or restriction.within is not None or restriction.columns is not None:
         return False
-    if restriction.columns is not None or restriction.chunks != "TRUE" or restriction.items != "TRUE":
-        return False
-    return restriction.candidates is None or "%(low" not in restriction.candidates
+    return restriction.chunks == "TRUE" and restriction.items == "TRUE"
 
 
 def _within(restriction: Restriction) -> dict[str, Any]:

@@ -10,16 +10,18 @@ sent as `EXECUTE name(values)` in the same batch as before, after a local
 every run, for the statistics statement). Only statements whose generic plan was measured as
 good are marked so (`docs/postgresql.md`, "Prepared statements").
 
-A ranking's generic plan was slower (its worst case 10x), so a ranking is marked
-`prepared(sql, custom=True)`: planned on every run with its values (`force_custom_plan`, the plan
-the statement sent as text gets), which still saves parsing, analysing and rewriting its text.
+The generic plan of a ranking prepared with untyped parameters was slower, so a ranking of
+phrases (or restricted to chunks or filters) is marked `prepared(sql, custom=True)`: planned on
+every run with its values (`force_custom_plan`, the plan the statement sent as text gets), which
+still saves parsing, analysing and rewriting its text.
 Its parameters are declared with the types PostgreSQL gives the literals psycopg binds (`1.2`
 is numeric, `3` integer, `'{1,2}'::int2[]` int2[], a quoted string or NULL unknown: typed by
 where it is used), so every expression, and every score, is computed as from the text: one
-prepared statement per marked statement and list of types. A ranking of whole words alone
-(`bm25._generic`) is marked `prepared(sql, typed=True)`: its parameters declared so, planned once
-(a generic plan), which took it half the time of a custom plan; one with a prefix's range kept
-its custom plan (a generic one was up to 60x slower: `docs/postgresql.md`, "Session 17").
+prepared statement per marked statement and list of types. A ranking of words and prefixes
+without filters (`bm25._generic`) is marked `prepared(sql, typed=True)`: its parameters declared
+so, planned once per connection (a generic plan), faster than a custom plan; phrases' hits,
+lists of chunks and filters keep a custom plan (`docs/postgresql.md`, "Session 17: the
+ranking planned once").
 """
 
 from __future__ import annotations
