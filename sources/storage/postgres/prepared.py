@@ -42,7 +42,8 @@ statement sent right after one that set its mode is sent without `PLAN_SQL`."""
 MOST = 256
 """At most this many statements are marked (a formatted statement marks each of its forms)."""
 MOST_TYPED = 1024
-"""At most this many typed forms of `custom` statements are named (then they are sent as text)."""
+"""At most this many typed forms of `custom` and `typed` statements are named (then they are sent
+as text)."""
 _NAMES: dict[str, str] = {}
 _CUSTOM: set[str] = set()
 _TYPED_GENERIC: set[str] = set()
