@@ -104,7 +104,8 @@ class Known:
     """What a ranking's first round trip reads, read already (`store/stats.index_sizes`): the
     source's chunks and tokens, its words' chunk counts, each prefix's (by its stem). Given, a
     query of words and prefixes is ranked in one round trip, from these counts (read just before,
-    not in the ranking's snapshot: a write between the two moves a score by its share of N)."""
+    not in the ranking's snapshot: a write between the two moves a score by its share of N); a
+    phrase's hits take a round trip of their own before it (`_rank_known`)."""
 
     chunks: int
     tokens: int
@@ -155,7 +156,7 @@ async def rank(
     async with db.connection() as conn:
         try:
             ranking = _Ranking(query, terms, lexemes, want, weights, restriction, reading)
-            if known is not None and not terms.phrases and restriction.columns is None and known.chunks:
+            if known is not None and restriction.columns is None and known.chunks:
                 return await _rank_known(db, conn, source, user_id, ranking, known)
             return await _rank(db, conn, source, user_id, ranking)
         except BaseException:
@@ -212,14 +213,26 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
 async def _rank_known(
     db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ranking, known: Known
 ) -> PgRanking:
-    """`_rank` of a query of words and prefixes from `known` counts: the snapshot opened, the
-    ranking and COMMIT in one round trip."""
+    """`_rank` from `known` counts: the phrases' hits read first (each statement sent with the
+    user, `phrase_match.rows_as`: no snapshot opened for them), then the snapshot opened, the
+    ranking and COMMIT in one round trip. Where `_rank` read the counts again in a snapshot of
+    its own, and the hits and the ranking in it: one or two round trips more for a phrase (a
+    write between the hits and the ranking drops a replaced chunk from the page, as between the
+    counts and the ranking)."""
+    terms = asked.terms
     rows = [0] * len(asked.query.terms)
-    for n, lexeme in asked.terms.words:
+    for n, lexeme in terms.words:
         rows[n] = known.docs.get(lexeme, 0)
-    for n, prefix in asked.terms.prefixes:
+    for n, prefix in terms.prefixes:
         rows[n] = known.prefixes.get(prefix, 0)
-    counted = _Counted(rows, rows, asked.weights, [], known.chunks, known.tokens, known.docs)
+    hits: list[PhraseHits] = []
+    if terms.phrases:
+        phrases = [t for _, t in terms.phrases]
+        kept = common_words(db)
+        hits = await phrase_hits(conn, source, user_id, phrases, known.docs, kept, known.generation)
+        for (n, _), phrase in zip(terms.phrases, hits, strict=True):
+            rows[n] = len(phrase.chunks)
+    counted = _Counted(rows, rows, asked.weights, hits, known.chunks, known.tokens, known.docs)
     begin: list[Statement] = [
         (BEGIN_SQL, None),
         (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id))),
@@ -282,7 +295,9 @@ async def _ranking(
     left_out = [n for n in range(len(rows)) if rows[n] and n not in kept]
     if sql and asked.reading:
         sql = asked.reading.replace("{ranking}", sql)
-    ranking = [(prepared(on_postings(sql, user_id), custom=True), params)] if sql else []
+    generic = _generic(params, restriction)
+    marked = prepared(on_postings(sql, user_id), custom=not generic, typed=generic) if sql else ""
+    ranking = [(marked, params)] if sql else []
     held = bool(left_out and sql)  # the snapshot stays open: the left-out terms' bits are read in it
     closing: list[Statement] = [] if held else [("COMMIT", None)]
     if begin and not held:  # one statement, one snapshot: sent with its setup, without BEGIN … COMMIT
@@ -354,6 +369,15 @@ async def _in_columns(
             1 for c in phrase.chunks if ("title" in columns and c[2]) or ("body" in columns and c[3])
         )
     return counted, (weights[0] * ("title" in columns), weights[1] * ("body" in columns))
+
+
+def _generic(params: dict[str, Any], restriction: Restriction) -> bool:
+    """Whether a ranking is run from a generic plan (`prepared.py`): one of words and prefixes
+    (their candidates picked by words and prefixes too) without a search's filters; a phrase's
+    hits, a list of chunks, a field limit or a filter keep a plan made with their values."""
+    if params["phrase_ns"] or restriction.within is not None or restriction.columns is not None:
+        return False
+    return restriction.chunks == "TRUE" and restriction.items == "TRUE"
 
 
 def _within(restriction: Restriction) -> dict[str, Any]:

@@ -20,11 +20,11 @@ from weakref import WeakKeyDictionary
 
 from ...errors import InvalidArgumentError, SourceUnavailableError
 from .prepared import (
-    CUSTOM,
     GENERIC,
     PLAN_SETTINGS,
     PLAN_SQL,
     array_literal,
+    is_typed,
     literal_type,
     mode_of,
     name_of,
@@ -160,14 +160,15 @@ class PgDatabase:
         as psycopg binds them: `mogrify`'s literals), prepared now if need be; None: sent as text."""
         text, values = numbered(sql, params)
         bound = [array_literal(v) or literals.as_literal(v).decode() for v in values]
-        mode, types = mode_of(name), tuple[str, ...]()
-        if mode == CUSTOM:
+        types = tuple[str, ...]()
+        if is_typed(name):
             known = [literal_type(b) for b in bound]
             types = tuple(t for t in known if t is not None)
             typed = typed_name(name, types) if len(types) == len(known) else None
             if typed is None:
                 return None
             name = typed
+        mode = mode_of(name)
         if not await self._prepare(conn, name, text, types):
             return None
         arguments = f"({', '.join(bound)})" if bound else ""

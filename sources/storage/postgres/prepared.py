@@ -10,13 +10,18 @@ sent as `EXECUTE name(values)` in the same batch as before, after a local
 every run, for the statistics statement). Only statements whose generic plan was measured as
 good are marked so (`docs/postgresql.md`, "Prepared statements").
 
-A ranking's generic plan was slower (its worst case 10x), so a ranking is marked
-`prepared(sql, custom=True)`: planned on every run with its values (`force_custom_plan`, the plan
-the statement sent as text gets), which still saves parsing, analysing and rewriting its text.
+The generic plan of a ranking prepared with untyped parameters was slower, so a ranking of
+phrases (or restricted to chunks or filters) is marked `prepared(sql, custom=True)`: planned on
+every run with its values (`force_custom_plan`, the plan the statement sent as text gets), which
+still saves parsing, analysing and rewriting its text.
 Its parameters are declared with the types PostgreSQL gives the literals psycopg binds (`1.2`
 is numeric, `3` integer, `'{1,2}'::int2[]` int2[], a quoted string or NULL unknown: typed by
 where it is used), so every expression, and every score, is computed as from the text: one
-prepared statement per marked statement and list of types.
+prepared statement per marked statement and list of types. A ranking of words and prefixes
+without filters (`bm25._generic`) is marked `prepared(sql, typed=True)`: its parameters declared
+so, planned once per connection (a generic plan), faster than a custom plan; phrases' hits,
+lists of chunks and filters keep a custom plan (`docs/postgresql.md`, "Session 17: the
+ranking planned once").
 """
 
 from __future__ import annotations
@@ -37,9 +42,11 @@ statement sent right after one that set its mode is sent without `PLAN_SQL`."""
 MOST = 256
 """At most this many statements are marked (a formatted statement marks each of its forms)."""
 MOST_TYPED = 1024
-"""At most this many typed forms of `custom` statements are named (then they are sent as text)."""
+"""At most this many typed forms of `custom` and `typed` statements are named (then they are sent
+as text)."""
 _NAMES: dict[str, str] = {}
 _CUSTOM: set[str] = set()
+_TYPED_GENERIC: set[str] = set()
 _TYPED: dict[tuple[str, tuple[str, ...]], str] = {}
 _SHAPES: dict[str, tuple[str, list[str | int]]] = {}
 _PLACEHOLDER = re.compile(r"%(?:\((\w+)\))?([sbt%])")
@@ -51,13 +58,16 @@ INTEGERS = (("int2", INT2), ("int4", INT4), ("int8", INT8))
 """psycopg's integer types by the values they hold, smallest first (`-top <= value < top`)."""
 
 
-def prepared(sql: str, custom: bool = False) -> str:
+def prepared(sql: str, custom: bool = False, typed: bool = False) -> str:
     """Mark `sql` (psycopg placeholders) to be run from a prepared statement (`custom`: planned
-    with its values on every run); `sql` itself."""
+    with its values on every run; `typed`: its parameters declared as a custom one's, planned
+    once); `sql` itself."""
     if sql not in _NAMES and len(_NAMES) < MOST:
         _NAMES[sql] = "knowledge_" + hashlib.sha1(sql.encode()).hexdigest()[:16]
         if custom:
             _CUSTOM.add(_NAMES[sql])
+        elif typed:
+            _TYPED_GENERIC.add(_NAMES[sql])
     return sql
 
 
@@ -65,6 +75,11 @@ def sets_plan(sql: str, mode: str) -> str:
     """Note that `sql` sets `plan_cache_mode` to `mode` until its transaction ends; `sql` itself."""
     PLAN_SETTINGS[sql] = mode
     return sql
+
+
+def is_typed(name: str) -> bool:
+    """Whether the statement named `name` is run in typed forms (`typed_name`)."""
+    return name in _CUSTOM or name in _TYPED_GENERIC
 
 
 def mode_of(name: str) -> str:
@@ -78,12 +93,14 @@ def name_of(sql: str) -> str | None:
 
 
 def typed_name(name: str, types: tuple[str, ...]) -> str | None:
-    """The name of `name`'s form with parameters of `types` (None: too many forms named)."""
+    """The name of `name`'s form with parameters of `types` (None: too many forms named), planned
+    as `name` is."""
     key = (name, types)
     found = _TYPED.get(key)
     if found is None and len(_TYPED) < MOST_TYPED:
         found = _TYPED[key] = f"{name}_{hashlib.sha1(','.join(types).encode()).hexdigest()[:8]}"
-        _CUSTOM.add(found)
+        if name in _CUSTOM:
+            _CUSTOM.add(found)
     return found
 
 

@@ -19,8 +19,11 @@ WORDS_PART = f"""SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
 PREFIXES_PART = f"""SELECT q.n, p.chunk, p.item, p.tf_title, p.tf_body, p.dl
     FROM unnest(%(lows)s::text[], %(highs)s::text[], %(prefix_ns)s::int[]) AS q(low, high, n)
     CROSS JOIN LATERAL (SELECT chunks, items, tf_titles, tf_bodies, dls FROM {{postings}}
-        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high{{blocks}}) AS b
+        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high{{blocks}} OFFSET 0) AS b
     {UNNESTED}{{within}}"""
+"""`OFFSET 0`: the lateral subquery is not pulled up, so a generic plan too reads each prefix's
+range by the index (pulled up, it scanned every block of the source and filtered the ranges:
+`docs/postgresql.md`, "Session 17: the ranking planned once")."""
 WITHIN_BLOCKS = " AND last_chunk >= %(within_lo)s AND first_chunk <= %(within_hi)s"
 """Only the blocks whose chunk range reaches the chunks scored (`Restriction.within`)."""
 WITHIN_CHUNKS = "\n    WHERE p.chunk = ANY(%(within)s::bigint[])"

@@ -74,21 +74,26 @@ async def test_a_large_source_s_searches_run_their_statistics_from_a_generic_pre
     assert all(counted[n][1] == 0 for n in generic), counted  # never planned per run
 
 
-async def test_a_large_source_s_rankings_run_from_prepared_statements_planned_with_their_values(
+async def test_a_large_source_s_word_and_prefix_rankings_are_planned_once_and_phrase_rankings_per_run(
     store: PgDatabase, tmp_path: Path
 ) -> None:
     stream = CorpusStream(1000, 1)
     await writes.load(store, USER, stream, True)
     store.caches[CACHE] = MemoryCopies(max_chunks=0)
-    queries = [q for kind, q in stream.corpus.queries if kind in ("rare", "mix")][:30]
+    queries = [q for kind, q in stream.corpus.queries if kind in ("rare", "mix", "prefix", "phrase")]
     await searched(store, tmp_path, queries)
     counted = await plans(store)
     names = marked()
     rankings = [n for n in counted if "WITH " in names[n] and "hits AS" in names[n]]
-    assert rankings, counted
-    assert all(mode_of(n) == CUSTOM for n in rankings)
-    assert sum(counted[n][1] for n in rankings) >= len(queries) // 2, counted  # custom plans, run
-    assert all(counted[n][0] == 0 for n in rankings), counted  # never a generic plan
+    by_phrase = [n for n in rankings if "phrase_ns" in names[n]]
+    by_terms = [n for n in rankings if n not in by_phrase]
+    assert any("q(low, high, n)" in names[n] for n in by_terms) and by_phrase, counted
+    assert all(mode_of(n) == GENERIC for n in by_terms)
+    assert all(counted[n][1] == 0 for n in by_terms), counted  # never planned per run
+    assert sum(counted[n][0] for n in by_terms) >= len(queries) // 4, counted  # the generic plans, run
+    assert all(mode_of(n) == CUSTOM for n in by_phrase)
+    assert sum(counted[n][1] for n in by_phrase) >= 1, counted  # custom plans, run
+    assert all(counted[n][0] == 0 for n in by_phrase), counted  # never a generic plan
 
 
 async def test_searches_give_the_same_pages_with_their_statements_prepared_or_not(

@@ -20,6 +20,7 @@ from knowledge_mcp.sources.retrieval import Defaults
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.request import SearchRequest
 from knowledge_mcp.sources.storage.items import ParsedItem
+from knowledge_mcp.sources.storage.postgres import bm25
 from knowledge_mcp.sources.storage.postgres.embeddings import store as embeddings_store
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase
 from knowledge_mcp.sources.storage.postgres.prepared import marked
@@ -202,3 +203,30 @@ async def test_a_prefix_s_count_is_read_once_per_generation_of_its_source(
 
 def _note(title: str, body: str) -> tuple[Path, ParsedItem]:
     return Path(f"{title}.md"), ParsedItem("", title, body, STAMP, STAMP)
+
+
+async def test_a_phrase_ranked_from_the_plan_s_counts_reads_them_once_and_opens_no_snapshot_of_its_own(
+    store: PgDatabase, statements: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stream = CorpusStream(SIZE, 1)
+    await writes.load(store, USER, stream, True)
+    store.caches[CACHE] = MemoryCopies(max_chunks=0)
+    source, pg = SOURCES["notes"], PgStore(store, USER, "notes", tmp_path)
+    phrases = [q for kind, q in stream.corpus.queries if kind == "phrase"]
+    await source.search(pg, SearchRequest(phrases[0]), Defaults())  # the coverage row, once
+    pages, ranked = [], 0
+    for query in phrases:
+        statements.clear()
+        pages.append((await source.search(pg, SearchRequest(query, limit=10), Defaults())).model_dump())
+        sent = "\n".join(statements)
+        assert sent.count(STATS) == 1 and bm25.SIZES_SQL[:200] not in sent, query  # counted once
+        assert "BEGIN" not in sent and "COMMIT" not in sent, query  # each trip its own transaction
+        ranked += "hits AS" in sent
+    assert ranked >= 3, ranked  # phrases ranked exactly, not only sampled
+    monkeypatch.setattr(
+        bm25,
+        "_rank_known",
+        lambda db, conn, source, user, asked, known: bm25._rank(db, conn, source, user, asked),
+    )  # the counts read again, the hits and the ranking in one snapshot
+    again = [(await source.search(pg, SearchRequest(q, limit=10), Defaults())).model_dump() for q in phrases]
+    assert again == pages
