@@ -37,11 +37,14 @@ ACTIVITY_SQL = """SELECT (SELECT num_timed + num_requested FROM pg_stat_checkpoi
     (SELECT buffers_written FROM pg_stat_checkpointer) AS checkpoint_buffers,
     (SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)::bigint
         FROM pg_stat_user_tables) AS autovacuums,
+    ARRAY(SELECT relname || ' ' || (autovacuum_count + autoanalyze_count) FROM pg_stat_user_tables
+        WHERE autovacuum_count + autoanalyze_count > 0 ORDER BY relname) AS autovacuumed,
     (SELECT count(*) FROM pg_stat_activity
         WHERE backend_type = 'autovacuum worker' AND datname = current_database()) AS autovacuum_workers"""
 """What the server does in the background that a timing can overlap: checkpoints done and the
-buffers they wrote, the database's tables' autovacuums and autoanalyzes done, and the autovacuum
-workers busy in it now (PostgreSQL 17 and later: `pg_stat_checkpointer`)."""
+buffers they wrote, the database's tables' autovacuums and autoanalyzes done (together, and per
+table that had any), and the autovacuum workers busy in it now (PostgreSQL 17 and later:
+`pg_stat_checkpointer`)."""
 INDEX_SQL = "SELECT pg_indexes_size(%s::regclass) AS bytes"
 VERSION_SQL = "SELECT current_setting('server_version') AS v, pg_backend_pid() AS pid"
 
