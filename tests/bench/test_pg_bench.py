@@ -172,9 +172,9 @@ def test_bench_on_postgresql_reports_every_section_with_positive_numbers(pg_url:
     activity = report["server_activity"]  # what the server did in the background while timed
     assert set(activity) == {"before_tools", "after_tools"}
     before_tools, after_tools = activity["before_tools"], activity["after_tools"]
-    assert after_tools["checkpoints"] >= before_tools["checkpoints"] > 0  # settled: a CHECKPOINT ran
+    assert after_tools["checkpoints"] >= before_tools["checkpoints"] >= 0
     assert after_tools["autovacuums"] >= before_tools["autovacuums"] >= 0
-    assert report["phases_s"]["settle"] >= 0
+    assert after_tools["autovacuum_workers"] >= 0 and isinstance(after_tools["autovacuumed"], list)
     assert all(g["calls"] > 0 and g["p50"] > 0 for g in report["tools"]["get_ms"].values())
     http = report["http"]
     assert [(run["round"], run["workers"]) for run in http["runs"]] == [(1, 1), (1, 2)]

@@ -124,19 +124,6 @@ async def activity(url: str) -> dict[str, Any] | None:
         await db.close()
 
 
-async def settle(url: str) -> None:
-    """The database as a user's is a minute after an import: the import's dirty buffers written
-    (CHECKPOINT, which a timed checkpoint would otherwise do during the timing). Its tables are
-    vacuumed and analyzed already (`writes.sizes`)."""
-    db = await open_pg(url)
-    try:
-        await db.write("CHECKPOINT")
-    except psycopg.errors.InsufficientPrivilege:  # a role without pg_checkpoint: timed unsettled
-        pass
-    finally:
-        await db.close()
-
-
 async def write_without_bm25(url: str, size: int, seed: int) -> dict[str, Any]:
     """The same corpus written again without the bm25 statistics, as a throw-away user."""
     db = await open_pg(url)
@@ -170,9 +157,6 @@ async def run_pg_bench(options: PgBenchOptions) -> dict[str, Any]:
         imported = await import_corpus(url, stream)
         phases["import"] = round(time.perf_counter() - t0, 2)
         corpus, queries = stream.corpus, [q for _, q in stream.corpus.queries]
-        t0 = time.perf_counter()
-        await settle(url)
-        phases["settle"] = round(time.perf_counter() - t0, 2)
         before = await activity(url)
         t0 = time.perf_counter()
         report["tools"] = await tool_latency(Path(tmp), url, queries, options.mode)
