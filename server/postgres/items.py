@@ -26,7 +26,7 @@ from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS
 from knowledge_mcp.sources.storage.postgres.store import PgStore
-from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, TOTAL_MB, MemoryCopies
+from knowledge_mcp.sources.storage.postgres.store.memory import CACHE, TOTAL_MB, MemoryCopies, settled
 from knowledge_mcp.sources.storage.postgres.writing import PgItemWriter
 from knowledge_mcp.sources.storage.runs import ImportSummary
 
@@ -99,11 +99,11 @@ class PostgresItems:
 
     async def settled(self, user_id: str, sources: list[str]) -> None:
         """Until `user_id`'s `sources` small enough to copy are ranked from their copies in memory
-        (built now, one after the other), as the SQLite pool's `settled`: for benchmarks."""
+        and the larger ones have their common words read ahead (`memory.settled`, one after the
+        other), as the SQLite pool's `settled`: for benchmarks."""
         pg = await self._open()
-        copies: MemoryCopies = pg.caches[CACHE]
         for source in sources:
-            await copies.ready(pg, (user_id, source), get_source(source).weights)
+            await settled(pg, (user_id, source), get_source(source).weights)
 
     async def _open(self) -> PgDatabase:
         if self._pg is not None:

@@ -15,6 +15,7 @@ from knowledge_mcp.bench.corpus import generate
 from knowledge_mcp.bench.postgres.command.full import group_of, storage
 from knowledge_mcp.bench.postgres.command.options import worker_counts
 from knowledge_mcp.bench.postgres.command.throughput import summary
+from knowledge_mcp.bench.store_calls import WARMUP_QUERIES
 from knowledge_mcp.bench.workers import cpu
 from knowledge_mcp.bench.workers.load import no_results
 from knowledge_mcp.sources.errors import KnowledgeError
@@ -165,7 +166,15 @@ def test_bench_on_postgresql_reports_every_section_with_positive_numbers(pg_url:
     for figures in search.values():
         assert figures["errors"] == 0 and figures["queries"] == report["sizes"]["queries"]
         assert 0 < figures["p50"] <= figures["p95"]
+        first = figures["first"]  # the first searches, before anything is built, timed apart
+        assert first["calls"] == min(WARMUP_QUERIES, report["sizes"]["queries"]) and first["p50"] > 0
     assert search["knowledge_search"]["with_hits"] > 0
+    activity = report["server_activity"]  # what the server did in the background while timed
+    assert set(activity) == {"before_tools", "after_tools"}
+    before_tools, after_tools = activity["before_tools"], activity["after_tools"]
+    assert after_tools["checkpoints"] >= before_tools["checkpoints"] >= 0
+    assert after_tools["autovacuums"] >= before_tools["autovacuums"] >= 0
+    assert after_tools["autovacuum_workers"] >= 0 and isinstance(after_tools["autovacuumed"], list)
     assert all(g["calls"] > 0 and g["p50"] > 0 for g in report["tools"]["get_ms"].values())
     http = report["http"]
     assert [(run["round"], run["workers"]) for run in http["runs"]] == [(1, 1), (1, 2)]

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from knowledge_mcp.sources.search.request import SearchMode
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import PgDatabase, open_pg
@@ -31,6 +33,18 @@ from .throughput import USER, LoadPlan, throughput
 from .tools import tool_latency
 
 MILLION = 1_000_000
+ACTIVITY_SQL = """SELECT (SELECT num_timed + num_requested FROM pg_stat_checkpointer) AS checkpoints,
+    (SELECT buffers_written FROM pg_stat_checkpointer) AS checkpoint_buffers,
+    (SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)::bigint
+        FROM pg_stat_user_tables) AS autovacuums,
+    ARRAY(SELECT relname || ' ' || (autovacuum_count + autoanalyze_count) FROM pg_stat_user_tables
+        WHERE autovacuum_count + autoanalyze_count > 0 ORDER BY relname) AS autovacuumed,
+    (SELECT count(*) FROM pg_stat_activity
+        WHERE backend_type = 'autovacuum worker' AND datname = current_database()) AS autovacuum_workers"""
+"""What the server does in the background that a timing can overlap: checkpoints done and the
+buffers they wrote, the database's tables' autovacuums and autoanalyzes done (together, and per
+table that had any), and the autovacuum workers busy in it now (PostgreSQL 17 and later:
+`pg_stat_checkpointer`)."""
 INDEX_SQL = "SELECT pg_indexes_size(%s::regclass) AS bytes"
 VERSION_SQL = "SELECT current_setting('server_version') AS v, pg_backend_pid() AS pid"
 
@@ -99,6 +113,17 @@ async def import_corpus(url: str, stream: CorpusStream) -> dict[str, Any]:
     return loaded
 
 
+async def activity(url: str) -> dict[str, Any] | None:
+    """`ACTIVITY_SQL` now (None: a server without `pg_stat_checkpointer`)."""
+    db = await open_pg(url)
+    try:
+        return await db.fetchone(ACTIVITY_SQL)
+    except psycopg.Error:
+        return None
+    finally:
+        await db.close()
+
+
 async def write_without_bm25(url: str, size: int, seed: int) -> dict[str, Any]:
     """The same corpus written again without the bm25 statistics, as a throw-away user."""
     db = await open_pg(url)
@@ -132,9 +157,11 @@ async def run_pg_bench(options: PgBenchOptions) -> dict[str, Any]:
         imported = await import_corpus(url, stream)
         phases["import"] = round(time.perf_counter() - t0, 2)
         corpus, queries = stream.corpus, [q for _, q in stream.corpus.queries]
+        before = await activity(url)
         t0 = time.perf_counter()
         report["tools"] = await tool_latency(Path(tmp), url, queries, options.mode)
         phases["tools"] = round(time.perf_counter() - t0, 2)
+        report["server_activity"] = {"before_tools": before, "after_tools": await activity(url)}
         t0 = time.perf_counter()
         pg_pid = imported.pop("postmaster_pid")
         http = (

@@ -110,6 +110,14 @@ class PgCopy:
         hit = np.flatnonzero(titles + bodies)
         return self.index.rowids[hit], -self._score(titles[hit], bodies[hit], self.length[hit])
 
+    def prefix_chunks(self, prefix: str) -> int:
+        """How many chunks hold a lexeme that starts with `prefix`: the prefix's chunk count as
+        `stats.STATS_SQL` counts it from the postings (`lexeme` is COLLATE "C": Python orders
+        the lexemes as PostgreSQL does)."""
+        low, high = self._range(prefix, prefix + TOP)
+        at = self.index.positions[self.index.bounds[low] : self.index.bounds[high]]
+        return int(np.count_nonzero(np.bincount(at, minlength=self.chunks))) if len(at) else 0
+
     def _score(self, titles: Floats, bodies: Floats, dl: Floats) -> Floats:
         """A term's bm25 in the chunks of these counts and lengths (all its chunks), as `bm25.rank`."""
         f = self.weights[0] * titles + self.weights[1] * bodies

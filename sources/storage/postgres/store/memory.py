@@ -30,9 +30,10 @@ from ....search.request import NOTHING, Found, SearchContext
 from ....search.scoring import norm
 from ...store import Hit
 from ..pool import PgDatabase, read_as
+from ..postings.common_words import common_words
 from ..prepared import prepared
 from . import rows as statements
-from .copy import PgCopy, read_copy
+from .copy import STATS_SQL, PgCopy, read_copy
 from .page import ordered
 
 if TYPE_CHECKING:
@@ -121,6 +122,23 @@ class MemoryCopies:
         """Until the running build (if any) is done."""
         if self.task is not None:
             await asyncio.shield(self.task)
+
+
+async def settled(pg: PgDatabase, key: Key, weights: tuple[float, float]) -> None:
+    """Until `key`'s source is searched as it is once settled (for benchmarks, as SQLite's
+    `settled`): a source small enough to copy from its copy (`MemoryCopies.ready`), a larger
+    one with its common words read ahead (`CommonWords.read_ahead`, which its first search
+    starts and the searches beside it wait on otherwise)."""
+    copies: MemoryCopies = pg.caches.setdefault(CACHE, MemoryCopies())
+    if await copies.ready(pg, key, weights) is not None:
+        return
+    _, found = await read_as(pg, key[0], STATS_SQL, key)
+    if not found or int(found[0][0]) <= copied_up_to(pg):
+        return
+    kept = common_words(pg)
+    await kept.wait()  # another source's, one at a time
+    kept.read_ahead(pg, *key, int(found[0][2]))
+    await kept.wait()
 
 
 def copied_up_to(pg: PgDatabase) -> int:

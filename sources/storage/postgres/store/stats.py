@@ -6,7 +6,8 @@ prefix's as the chunks of the lexemes it starts), so `SharedStats` puts PostgreS
 scale of all the user's sources exactly as it does SQLite's. A multi-word prefix phrase
 ("home serv*") is estimated by its rarest word. The sources of one `knowledge_search` are one
 database: their statistics are read in one round trip (`joint_sizes`). A prefix's count is kept
-until its source's generation moves (a common prefix's is the costliest part of the statement).
+until its source's generation moves (a common prefix's is the costliest part of the statement);
+a source copied in memory (`memory.py`) counts its prefixes there, at the copy's generation.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from ....search.stemming import stems
 from ..bm25 import Known
 from ..pool import PgDatabase, reads_as, saw_generation
 from ..prepared import prepared
+from .memory import CACHE as COPIES
+from .memory import MemoryCopies
 
 STATS_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
     (SELECT tokens FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s),
@@ -150,6 +153,7 @@ class _Asked:
 
     def params(self, user_id: str, source: str) -> dict[str, Any]:
         """`STATS_SQL`'s parameters for `source`."""
+        self._from_copy(user_id, source)
         at, _ = self.counted.get((user_id, source), (None, 0))
         kept = [self.by_prefix.get((user_id, source, low)) for low in self.lows]
         at_once = {k[0] if k is not None else None for k in kept}
@@ -165,6 +169,19 @@ class _Asked:
             "highs": self.highs,
             "counted_at": at,
         }
+
+    def _from_copy(self, user_id: str, source: str) -> None:
+        """Keep the prefixes' chunk counts of `source`'s copy in memory (`memory.py`), when it has
+        one, at the copy's generation: the same counts the statement makes from the postings,
+        which it then skips while the source is at that generation (`prefixes_at`)."""
+        copies: MemoryCopies | None = self.pg.caches.get(COPIES)
+        copy = None if copies is None or not self.lows else copies.copies.get((user_id, source))
+        if copy is None:
+            return
+        for low in self.lows:
+            kept = self.by_prefix.get((user_id, source, low))
+            if kept is None or kept[0] < copy.generation:
+                self.by_prefix[(user_id, source, low)] = (copy.generation, copy.prefix_chunks(low))
 
     def sizes(self, user_id: str, source: str, row: Sequence[Any]) -> tuple[IndexStats, Known]:
         """`source`'s statistics from its `STATS_SQL` row (its item count kept, its generation noted)."""

@@ -39,7 +39,7 @@ from knowledge_mcp.sources.storage.postgres.postings.phrase_match import posting
 from knowledge_mcp.sources.storage.postgres.schema import COMPONENT, MIGRATIONS, as_user
 from knowledge_mcp.sources.storage.postgres.store import PgStore
 from knowledge_mcp.sources.storage.postgres.store.memory import CACHE as COPIES
-from knowledge_mcp.sources.storage.postgres.store.memory import MemoryCopies
+from knowledge_mcp.sources.storage.postgres.store.memory import MemoryCopies, settled
 from knowledge_mcp.sources.storage.postgres.tokens import index, phrase_starts
 from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 
@@ -322,3 +322,19 @@ async def test_a_read_ahead_hands_on_each_word_as_read_and_once_stopped_reads_no
     )
     assert read_at is not None and len(words) == AHEAD_MOST
     assert [(read_at, lexeme, word) for lexeme, word in words] == handed  # each handed on as read
+
+
+@pytest.mark.anyio
+async def test_a_settled_source_is_copied_when_small_and_has_its_common_words_read_when_large(loaded) -> None:  # type: ignore[no-untyped-def]
+    pg, _, _ = loaded
+    async with pg.transaction() as conn:
+        await as_user(conn, USER)
+        generation = int((await (await conn.execute(GENERATION_SQL, [USER])).fetchone())[0])
+        common = [r[0] for r in await (await conn.execute(COMMON_SQL, [USER])).fetchall()]
+    pg.caches[COPIES] = copies = MemoryCopies(max_chunks=SIZE // 10)  # notes too large to copy
+    pg.caches[CACHE] = kept = CommonWords(min_docs=40)
+    await settled(pg, (USER, "notes"), SOURCES["notes"].weights)
+    assert kept.task is None and kept.ahead == {(USER, "notes"): generation}  # read, and done
+    assert await _is_kept(kept, common[0], generation) and copies.get((USER, "notes")) is None
+    await settled(pg, (USER, "characters"), SOURCES["characters"].weights)  # small enough to copy
+    assert copies.get((USER, "characters")) is not None and (USER, "characters") not in kept.ahead

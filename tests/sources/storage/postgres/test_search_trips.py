@@ -230,3 +230,32 @@ async def test_a_phrase_ranked_from_the_plan_s_counts_reads_them_once_and_opens_
     )  # the counts read again, the hits and the ranking in one snapshot
     again = [(await source.search(pg, SearchRequest(q, limit=10), Defaults())).model_dump() for q in phrases]
     assert again == pages
+
+
+async def test_a_copied_source_s_prefix_counts_come_from_its_copy_and_match_the_postings(
+    store: PgDatabase, statements: list[str], tmp_path: Path
+) -> None:
+    stream = CorpusStream(2000, 1)
+    await writes.load(store, USER, stream, True)
+    prefixes = list(dict.fromkeys(query for kind, query in stream.corpus.queries if kind == "prefix"))
+    counted = {}
+    for query in prefixes:
+        store.caches.clear()
+        statements.clear()
+        counted[query] = await stats.index_sizes(store, USER, "prompts", parse_query(query))
+    unknown = statements[0].count("NULL")  # neither the items nor the prefix counted before
+    assert sum(sizes[0].df[next(iter(sizes[0].df))] > 1 for sizes in counted.values()) > 5  # not all rare
+    for query in prefixes:
+        store.caches.clear()
+        copies = store.caches.setdefault(CACHE, MemoryCopies())
+        assert await copies.ready(store, (USER, "prompts"), get_source("prompts").weights) is not None
+        statements.clear()
+        assert await stats.index_sizes(store, USER, "prompts", parse_query(query)) == counted[query], query
+        assert statements[0].count("NULL") == unknown - 1  # the prefix's count not made there
+    await PgItemWriter(store, get_source("prompts"), USER).write_items([_note("more", "more text")])
+    statements.clear()  # a new generation: the copy's counts are old, the postings count again
+    again = await stats.index_sizes(store, USER, "prompts", parse_query(prefixes[-1]))
+    assert (
+        again[0].df == counted[prefixes[-1]][0].df
+        and again[1].generation != counted[prefixes[-1]][1].generation
+    )
