@@ -62,7 +62,7 @@ def stems(words: Iterable[str]) -> list[str]:
     return _STEMMER.stems(words)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Matches:
     first: int | None
     terms: list[str]
@@ -158,9 +158,11 @@ class QueryMatcher:
         unknown: list[tuple[int, str]] = []
         cache = _STEMMER.cache
         for head in heads:
-            at = lowered.find(head)
-            while at >= 0 and (first is None or at < first):
-                if at == 0 or not _is_word_char(lowered[at - 1]):
+            # only where this head would start before the first match found so far
+            end = len(lowered) if first is None else first + len(head) - 1
+            at = lowered.find(head, 0, end)
+            while at >= 0:
+                if at == 0 or not lowered[at - 1].isalnum():
                     word = _WORD.match(lowered, at)
                     if word is not None:
                         stem = cache.get(w := word.group())
@@ -169,7 +171,7 @@ class QueryMatcher:
                         elif self._is_match(stem, w):
                             first = at
                             break
-                at = lowered.find(head, at + 1)
+                at = lowered.find(head, at + 1, end)
         return first, sorted(u for u in unknown if first is None or u[0] < first)
 
     def find(self, *texts: str) -> Matches:

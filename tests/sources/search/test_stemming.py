@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from knowledge_mcp.sources.search import stemming
@@ -85,3 +88,21 @@ def test_a_pages_unseen_words_are_stemmed_in_one_statement(monkeypatch: pytest.M
     monkeypatch.setattr(stemming._STEMMER, "stems", lambda ws: calls.append(list(ws)) or stems(ws))
     matcher.first_matches([(f"the {word} here", None) for word in words])
     assert [sorted(c) for c in calls if c] == [sorted(words)]
+
+
+def test_the_first_match_is_the_earliest_matching_word_whatever_the_heads_order() -> None:
+    """Each head's search stops where an earlier head found a match: the first match must still
+    be the earliest word whose stem the query wants, with heads of several lengths (a stem of
+    two letters) and words that start alike but do not match."""
+    rng = random.Random(28)
+    words = ["ox", "oxen", "oxygen", "run", "runner", "running", "rung", "bread", "breadth", "brea", "xox"]
+    matcher = QueryMatcher(parse_query("ox running bread"))
+    wanted = {"ox", "run", "bread"}
+    for _ in range(2_000):
+        chosen = [rng.choice(words) for _ in range(rng.randint(1, 12))]
+        text = " ".join(chosen)
+        starts = [m.start() for m in re.finditer(r"\S+", text)]
+        expected = next(
+            (at for at, w in zip(starts, chosen, strict=True) if stemming.stems([w])[0] in wanted), None
+        )
+        assert matcher.first_matches([(text, None)]) == [expected], text
