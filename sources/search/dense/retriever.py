@@ -18,14 +18,15 @@ import numpy as np
 
 from ...storage.vector_store import Coverage, DenseHits, Floats, VectorStore
 from ..background import building
+from ..lexical.memory import SYNC_PAGE_ITEMS
 from ..query import ParsedQuery
 from ..request import Found, SearchContext
 from .embedder import LOADING_HINT, embedder, loading, unavailable
 from .query_vectors import QUERY_VECTORS
 
-POOL = 99
-"""Candidates each retriever gives the fuser (at least the page's depth); bm25's pool (one row
-more) is read on the event loop's thread (`lexical.memory.SYNC_PAGE_ITEMS`)."""
+POOL = SYNC_PAGE_ITEMS - 1
+"""Candidates each retriever gives the fuser (at least the page's depth): bm25's pool (one row
+more) is then read on the event loop's thread, not on the database's (`SYNC_PAGE_ITEMS`)."""
 FILTERED_POOL = 3
 """With item filters, this many times the pool (some candidates are filtered out)."""
 ANN_BUILDING = "the approximate dense index is being built; results are lexical until it is ready"

@@ -23,11 +23,8 @@ from .memory_index import K1, B, Floats, Hits, MemoryIndex, MemoryIndexes, Query
 from .plan import CANDIDATE_CAP, PER_RESULT
 from .sql import RankedRow, SearchSpec, build_ranked_sql, build_term_scores_sql, ident
 
-SYNC_PAGE_ITEMS = 256
-"""A ranked page of at most this many candidate items is read on the event loop's thread: a
-top-100 `knowledge_search` ranks 102 per source (202 with a session's downrank window),
-~5 µs of SQLite a row on the loop, where the trip to the database's thread and back cost more
-than the read under load (`docs/performance.md`, "Session 17: the per-hit work")."""
+SYNC_PAGE_ITEMS = 100
+"""A ranked page of at most this many candidate items is read on the event loop's thread."""
 
 
 STRUCTURE_SQL = (
