@@ -62,7 +62,7 @@ def stems(words: Iterable[str]) -> list[str]:
     return _STEMMER.stems(words)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Matches:
     first: int | None
     terms: list[str]
@@ -79,19 +79,17 @@ class QueryMatcher:
             for term_stems, t in zip(self._term_stems, query.terms, strict=True)
             for s in (term_stems[:-1] if t.prefix else term_stems)
         }
-        self._prefixes = tuple(t.words[-1] for t in query.terms if t.prefix)
+        # A prefix as FTS5 reads it: its word stemmed by the same tokenizer (`shis*` is `shi*`),
+        # matching the words whose stems start with it, as the index's terms do.
+        self._prefixes = tuple(s[-1] for s, t in zip(self._term_stems, query.terms, strict=True) if t.prefix)
         # Porter only rewrites word endings, so a word can match only if it starts like a wanted
         # stem: checking the first three letters skips stemming almost every word of a text.
         self._heads = {s[:3] for s in self._wanted} | {p[:3] for p in self._prefixes}
-        self._heads_of = {
-            t.text: {s[:3] for s in term_stems[:-1]} | {t.words[-1][:3]}
-            if t.prefix
-            else {s[:3] for s in term_stems}
-            for term_stems, t in zip(self._term_stems, query.terms, strict=True)
-        }
+        pairs = zip(self._term_stems, query.terms, strict=True)
+        self._heads_of = {t.text: {s[:3] for s in term_stems} for term_stems, t in pairs}
 
-    def _is_match(self, stem: str, word: str) -> bool:
-        return stem in self._wanted or (bool(self._prefixes) and word.startswith(self._prefixes))
+    def _is_match(self, stem: str) -> bool:
+        return stem in self._wanted or (bool(self._prefixes) and stem.startswith(self._prefixes))
 
     def _candidates(self, text: str, heads: Iterable[str] | None = None) -> list[tuple[int, str]]:
         """(position, lowercased word) of the words of `text` that start with a wanted head (or
@@ -135,7 +133,7 @@ class QueryMatcher:
         stem_of = dict(zip(*_stemmed(w for _, unknown in looked for _, w in unknown), strict=True))
         firsts: list[int | None] = []
         for first, unknown in looked:
-            at = next((at for at, w in unknown if self._is_match(stem_of[w], w)), None)
+            at = next((at for at, w in unknown if self._is_match(stem_of[w])), None)
             firsts.append(first if at is None or (first is not None and first < at) else at)
         return firsts
 
@@ -158,18 +156,20 @@ class QueryMatcher:
         unknown: list[tuple[int, str]] = []
         cache = _STEMMER.cache
         for head in heads:
-            at = lowered.find(head)
-            while at >= 0 and (first is None or at < first):
-                if at == 0 or not _is_word_char(lowered[at - 1]):
+            # only where this head would start before the first match found so far
+            end = len(lowered) if first is None else first + len(head) - 1
+            at = lowered.find(head, 0, end)
+            while at >= 0:
+                if at == 0 or not lowered[at - 1].isalnum():
                     word = _WORD.match(lowered, at)
                     if word is not None:
                         stem = cache.get(w := word.group())
                         if stem is None:
                             unknown.append((at, w))
-                        elif self._is_match(stem, w):
+                        elif self._is_match(stem):
                             first = at
                             break
-                at = lowered.find(head, at + 1)
+                at = lowered.find(head, at + 1, end)
         return first, sorted(u for u in unknown if first is None or u[0] < first)
 
     def find(self, *texts: str) -> Matches:
@@ -189,17 +189,17 @@ class QueryMatcher:
         for n, candidates in enumerate(group):
             for at, word in candidates:
                 stem = stem_of[word]
-                if self._is_match(stem, word):
+                if self._is_match(stem):
                     found.add(stem)
                     for prefix in self._prefixes:
-                        if word.startswith(prefix):
+                        if stem.startswith(prefix):
                             found.add(prefix + "*")
                     if first is None and n == 0 and at >= 0:
                         first = at
         terms = []
         for term, term_stems in zip(self.query.terms, self._term_stems, strict=True):
             whole = term_stems[:-1] if term.prefix else term_stems
-            if all(s in found for s in whole) and (not term.prefix or term.words[-1] + "*" in found):
+            if all(s in found for s in whole) and (not term.prefix or term_stems[-1] + "*" in found):
                 terms.append(term.text)
         return Matches(first, terms)
 

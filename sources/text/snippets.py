@@ -62,9 +62,12 @@ def _cut_end(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     window = text[: limit + 1]
-    sentence_ends = [m.end() - 1 for m in _SENTENCE_END.finditer(window)]
-    if sentence_ends and sentence_ends[-1] >= limit * 0.6:
-        return window[: sentence_ends[-1]].rstrip()
+    # Only a sentence end past 60 % of the window counts, so only the matches that can end
+    # there are looked for: an end (the whitespace) is at most two characters after its
+    # match's start, and no match can start inside another (a sentence mark starts each).
+    ends = [m.end() - 1 for m in _SENTENCE_END.finditer(window, max(0, int(limit * 0.6) - 2))]
+    if ends and ends[-1] >= limit * 0.6:
+        return window[: ends[-1]].rstrip()
     space = window.rfind(" ")
     return (window[:space] if space > limit * 0.5 else window[:limit]).rstrip()
 

@@ -20,9 +20,10 @@ from ..query import ParsedQuery
 from ..stemming import Matches, QueryMatcher
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Details:
-    """What a result's details are made of."""
+    """What a result's details are made of (not changed once made: a plain record, one per
+    fetched hit of knowledge_search, so not frozen, whose checks cost more than the rest)."""
 
     chunk: Mapping[str, Any]
     """The hit chunk's row (`body`, `title`)."""

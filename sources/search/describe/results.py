@@ -16,6 +16,7 @@ so pages never overlap or skip; a page can show fewer than `limit` results.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...models import ResultItem, ScoreType, SearchResponse
@@ -41,8 +42,9 @@ def describe(ctx: SearchContext, query: ParsedQuery, found: Found) -> list[Any]:
     scored = found.scores or {}
     results: list[Any] = []
     leads: dict[int, Any] = {}
+    score_of = lexical_scorer(query, found)
     for row, chunk in zip(rows, hit_chunks, strict=True):
-        lexical = lexical_score(ctx, query, found, row)
+        lexical = score_of(row)
         lead = leads.get(row["id"])
         if lead is None:
             hit = _score(scored.get(row["id"]), lexical)
@@ -172,7 +174,13 @@ def empty(model: type[Any], warnings: list[str], ctx: SearchContext | None = Non
 def lexical_score(ctx: SearchContext, query: ParsedQuery, found: Found, row: Hit) -> float:
     """A row's calibrated bm25: on the scale the user's sources share, against the query's norm,
     the user's own terms weighing as unexpanded (`ParsedQuery.boost`)."""
-    return calibrated(row["b"] / query.boost, len(query.own_terms), found.norm, found.scale)
+    return lexical_scorer(query, found)(row)
+
+
+def lexical_scorer(query: ParsedQuery, found: Found) -> Callable[[Hit], float]:
+    """`lexical_score` of `found`'s rows, the query's own terms counted once for all of them."""
+    boost, terms, within, scale = query.boost, len(query.own_terms), found.norm, found.scale
+    return lambda row: calibrated(row["b"] / boost, terms, within, scale)
 
 
 def _score(fused: tuple[float, ScoreType] | None, lexical: float) -> dict[str, Any]:

@@ -159,11 +159,9 @@ def hits(rows: Sequence[Any]) -> list[Hit]:
     first, last = names.index("chunk_rowid"), names.index("total") + 1
     items, chunks = names[:first], names[last:]
     out = []
+    b, n, total = names.index("b"), names.index("n"), last - 1
     for row in rows:
         values = tuple(row)
-        item, chunk = (
-            dict(zip(items, values[:first], strict=True)),
-            dict(zip(chunks, values[last:], strict=True)),
-        )
-        out.append(Hit(item, chunk, row["b"], row["n"], row["total"]))
+        chunk = dict(zip(chunks, values[last:], strict=True))
+        out.append(Hit(zip(items, values[:first], strict=True), chunk, values[b], values[n], values[total]))
     return out

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import random
+import re
+import sqlite3
+
 import pytest
 
 from knowledge_mcp.sources.search import stemming
 from knowledge_mcp.sources.search.query import parse_query
 from knowledge_mcp.sources.search.stemming import QueryMatcher
+from knowledge_mcp.sources.storage.schema import TOKENIZER
 
 
 @pytest.mark.parametrize(
@@ -85,3 +90,47 @@ def test_a_pages_unseen_words_are_stemmed_in_one_statement(monkeypatch: pytest.M
     monkeypatch.setattr(stemming._STEMMER, "stems", lambda ws: calls.append(list(ws)) or stems(ws))
     matcher.first_matches([(f"the {word} here", None) for word in words])
     assert [sorted(c) for c in calls if c] == [sorted(words)]
+
+
+def test_the_first_match_is_the_earliest_matching_word_whatever_the_heads_order() -> None:
+    """Each head's search stops where an earlier head found a match: the first match must still
+    be the earliest word whose stem the query wants, with heads of several lengths (a stem of
+    two letters) and words that start alike but do not match."""
+    rng = random.Random(28)
+    words = ["ox", "oxen", "oxygen", "run", "runner", "running", "rung", "bread", "breadth", "brea", "xox"]
+    matcher = QueryMatcher(parse_query("ox running bread"))
+    wanted = {"ox", "run", "bread"}
+    for _ in range(2_000):
+        chosen = [rng.choice(words) for _ in range(rng.randint(1, 12))]
+        text = " ".join(chosen)
+        starts = [m.start() for m in re.finditer(r"\S+", text)]
+        expected = next(
+            (at for at, w in zip(starts, chosen, strict=True) if stemming.stems([w])[0] in wanted), None
+        )
+        assert matcher.first_matches([(text, None)]) == [expected], text
+
+
+@pytest.mark.parametrize("prefix", ["shis", "ship", "runn", "running", "stories", "happi", "fermen", "ox"])
+def test_a_prefix_matches_the_words_fts5_matches_it_with(prefix: str) -> None:
+    """FTS5's porter tokenizer stems a prefix before it looks for index terms starting with it
+    (`shis*` is `shi*`): the matcher says a text matches a prefix exactly when FTS5 does."""
+    texts = [
+        "The ship sailed.",
+        "A shield and shins.",
+        "She was running late.",
+        "The runner ran.",
+        "Stories and storied towns.",
+        "Happiness, happily.",
+        "A slow fermentation.",
+        "Oxen and an ox.",
+        "Nothing here.",
+    ]
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+    db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(texts, 1))
+    fts = {rowid for (rowid,) in db.execute("SELECT rowid FROM t WHERE t MATCH ?", (f'"{prefix}" *',))}
+    matcher = QueryMatcher(parse_query(f"{prefix}*"))
+    found = matcher.find_all([(text,) for text in texts])
+    assert {n for n, m in enumerate(found, 1) if m.terms == [f"{prefix}*"]} == fts
+    firsts = matcher.first_matches([(text, None) for text in texts])
+    assert {n for n, first in enumerate(firsts, 1) if first is not None} == fts

@@ -10,6 +10,7 @@ import pytest
 
 from knowledge_mcp.sources.text.snippets import (
     ELLIPSIS,
+    _cut_end,
     _make_snippet,
     clamp,
     clamp_snippet_length,
@@ -223,3 +224,25 @@ def test_a_text_known_collapsed_gives_the_snippet_it_gives_when_looked_through()
         length = rng.choice([50, 120, 300, 1000])
         match_at = rng.choice([None, 0, rng.randrange(len(text)), len(text) - 1])
         assert make_snippet(text, length, match_at, collapsed=True) == make_snippet(text, length, match_at)
+
+
+def _cut_end_by_definition(text: str, limit: int) -> str:
+    """`_cut_end` as defined: the last sentence end of the window if past 60 % of it, else the
+    last space past half of it, else a hard cut (every sentence end looked for)."""
+    if len(text) <= limit:
+        return text
+    window = text[: limit + 1]
+    ends = [m.end() - 1 for m in re.finditer(r"[.!?。！？][\"')\]]?\s", window)]
+    if ends and ends[-1] >= limit * 0.6:
+        return window[: ends[-1]].rstrip()
+    space = window.rfind(" ")
+    return (window[:space] if space > limit * 0.5 else window[:limit]).rstrip()
+
+
+def test_the_end_is_cut_where_looking_through_the_whole_window_would_cut_it() -> None:
+    rng = random.Random(17)
+    alphabet = "ab .!?\"')] \n\t。！？x"  # sentence marks, closers and whitespace, close together
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        for limit in range(1, 45):
+            assert _cut_end(text, limit) == _cut_end_by_definition(text, limit), (text, limit)
