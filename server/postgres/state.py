@@ -26,6 +26,7 @@ from knowledge_mcp.sources.errors import KnowledgeError, SessionWriteError, Sour
 from knowledge_mcp.sources.storage.postgres.migrations import migrate
 from knowledge_mcp.sources.storage.postgres.pool import (
     OPEN_TIMEOUT_S,
+    SET_USER_SQL,
     PgDatabase,
     Statement,
     check_url,
@@ -61,7 +62,6 @@ RETRY_AFTER_S = 5.0
 """After a failed open, calls fail at once for this long (no request waits on a dead server)."""
 RETRY_TIMEOUT_S = 2.0
 """How long a later attempt waits for a first connection (the first one waits `open_pg`'s)."""
-SET_USER_SQL = "SELECT set_config('knowledge.user_id', %s, true)"
 POOL_SIZE = 8
 
 
