@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...search.lexical.memory_index import Ranked
-from ...search.query import TOP, ParsedQuery
+from ...search.query import ParsedQuery
 from ...search.scoring import Norm, norm
 from ...search.stemming import stems
 from ..db import validate_user_id
@@ -32,8 +32,9 @@ from .phrases import PhraseHits, phrase_hits
 from .pool import PgDatabase, Statement
 from .postings import terms as term_plan
 from .postings.common_words import common_words
+from .postings.counting import in_columns, left_out_bits, term_rows
 from .postings.ranking import rank_sql
-from .postings.terms import TermPlan, bit, norm_rows, plan, ranked
+from .postings.terms import TermPlan, norm_rows, plan, ranked
 from .prepared import CUSTOM, prepared, sets_plan
 from .schema import on_postings, partition_name
 
@@ -57,22 +58,6 @@ SIZES_SQL = """SELECT (SELECT chunks FROM pg_corpus_stats WHERE user_id = %(user
     (SELECT generation FROM pg_corpus_stats WHERE user_id = %(user)s AND source = %(source)s)"""
 """The source's chunks and tokens, the query words' chunk counts (those in any chunk) and the
 source's generation (its phrases' common words are kept at one: `postings/common_words.py`)."""
-PREFIX_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT c.chunk) FROM {postings} p
-        CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
-        WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high)
-    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
-COLUMN_DOCS_SQL = """SELECT q.n, (SELECT count(DISTINCT u.chunk) FROM {{postings}} p
-        CROSS JOIN LATERAL unnest(p.chunks, p.tf_titles, p.tf_bodies) AS u(chunk, tf_title, tf_body)
-        WHERE p.source = %(source)s AND p.lexeme >= q.low AND p.lexeme < q.high AND ({fields}))
-    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)"""
-LOWEST = "\x01"
-"""Below every character: a word's own lexeme is the range [word, word + LOWEST)."""
-MATCHES_SQL = """SELECT DISTINCT q.n, c.chunk
-    FROM unnest(%(lows)s::text[], %(highs)s::text[], %(ns)s::int[]) AS q(low, high, n)
-    CROSS JOIN LATERAL (SELECT chunks FROM {postings}
-        WHERE source = %(source)s AND lexeme >= q.low AND lexeme < q.high) AS p
-    CROSS JOIN LATERAL unnest(p.chunks) AS c(chunk)
-    WHERE c.chunk = ANY(%(chunks)s::bigint[])"""
 
 
 @dataclass(frozen=True)
@@ -197,13 +182,13 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
         )
     chunks, tokens = int(stats[0] or 0), int(stats[1] or 0)
     docs = {str(lexeme): int(n) for lexeme, n in zip(stats[2], stats[3], strict=True)}
-    rows = await _rows(conn, source, user_id, terms, query, docs)
+    rows = await term_rows(conn, source, user_id, terms, query, docs)
     phrases = [t for _, t in terms.phrases]
     generation = None if stats[4] is None else int(stats[4])
     hits = await phrase_hits(conn, source, user_id, phrases, docs, common_words(db), generation)
     for (n, _), phrase in zip(terms.phrases, hits, strict=True):
         rows[n] = len(phrase.chunks)
-    scoring, weights = await _in_columns(
+    scoring, weights = await in_columns(
         conn, source, user_id, terms, hits, rows, asked.weights, restriction.columns
     )
     counted = _Counted(rows, scoring, weights, hits, chunks, tokens, docs)
@@ -307,68 +292,11 @@ async def _ranking(
     extra: dict[int, int] = {}
     if left_out and sql:
         found_chunks = [r[1] for r in found]
-        extra = await _left_out_bits(conn, source, user_id, terms, counted.hits, left_out, found_chunks)
+        extra = await left_out_bits(conn, source, user_id, terms, counted.hits, left_out, found_chunks)
         await db.send(conn, [("COMMIT", None)])
     distinct = {t.fts(): norm_rows(t, rows[n], counted.docs) for n, t in enumerate(query.terms)}
     read = list(found) if asked.reading else None
     return PgRanking(ranked(found, extra), norm(distinct.values(), counted.chunks), query.term_texts, read)
-
-
-async def _left_out_bits(
-    conn: Any,
-    source: str,
-    user_id: str,
-    terms: TermPlan,
-    hits: list[PhraseHits],
-    left_out: list[int],
-    chunks: list[int],
-) -> dict[int, int]:
-    """The bits of the terms left out of the score (in most chunks) that each returned chunk
-    matches: SQLite tells them among a hit's matched terms too."""
-    bits: dict[int, int] = {}
-    if not left_out or not chunks:
-        return bits
-    ranges = [(n, w, w + LOWEST) for n, w in terms.words if n in left_out]
-    ranges += [(n, p, p + TOP) for n, p in terms.prefixes if n in left_out]
-    if ranges:
-        lows, highs, ns = ([r[i] for r in ranges] for i in (1, 2, 0))
-        params = {"user": user_id, "source": source, "lows": lows, "highs": highs, "ns": ns, "chunks": chunks}
-        for n, chunk in await (await conn.execute(on_postings(MATCHES_SQL, user_id), params)).fetchall():
-            bits[chunk] = bits.get(chunk, 0) | bit(n)
-    wanted = set(chunks)
-    for (n, _), found in zip(terms.phrases, hits, strict=True):
-        for chunk in (c[0] for c in found.chunks if n in left_out and c[0] in wanted):
-            bits[chunk] = bits.get(chunk, 0) | bit(n)
-    return bits
-
-
-async def _in_columns(
-    conn: Any,
-    source: str,
-    user_id: str,
-    terms: TermPlan,
-    hits: list[PhraseHits],
-    rows: list[int],
-    weights: tuple[float, float],
-    columns: tuple[str, ...] | None,
-) -> tuple[list[int], tuple[float, float]]:
-    """The row counts idf is computed from and the column weights, when only `columns` match."""
-    if columns is None:
-        return rows, weights
-    counted = list(rows)
-    ranges = [(n, w, w + LOWEST) for n, w in terms.words] + [(n, p, p + TOP) for n, p in terms.prefixes]
-    if ranges:
-        lows, highs, ns = ([r[i] for r in ranges] for i in (1, 2, 0))
-        fields = " OR ".join(f"tf_{c} > 0" for c in ("title", "body") if c in columns) or "FALSE"
-        params = {"source": source, "lows": lows, "highs": highs, "ns": ns}
-        sql = on_postings(COLUMN_DOCS_SQL.format(fields=fields), user_id)
-        for n, count in await (await conn.execute(sql, params)).fetchall():  # type: ignore[arg-type]
-            counted[n] = int(count)
-    for (n, _), phrase in zip(terms.phrases, hits, strict=True):
-        counted[n] = sum(
-            1 for c in phrase.chunks if ("title" in columns and c[2]) or ("body" in columns and c[3])
-        )
-    return counted, (weights[0] * ("title" in columns), weights[1] * ("body" in columns))
 
 
 def _generic(params: dict[str, Any], restriction: Restriction) -> bool:
@@ -391,24 +319,3 @@ def _within(restriction: Restriction) -> dict[str, Any]:
 def _only(hits: PhraseHits, chunks: set[int]) -> PhraseHits:
     """A phrase's hits in `chunks` alone."""
     return PhraseHits([c for c in hits.chunks if c[0] in chunks])
-
-
-async def _rows(
-    conn: Any, source: str, user_id: str, terms: TermPlan, query: ParsedQuery, docs: dict[str, int]
-) -> list[int]:
-    """Each query term's number of chunks (its df: a word's from `docs`, a prefix's counted
-    here); phrases are filled in by the caller."""
-    rows = [0] * len(query.terms)
-    for n, lexeme in terms.words:
-        rows[n] = docs.get(lexeme, 0)
-    if terms.prefixes:
-        params = {
-            "user": user_id,
-            "source": source,
-            "lows": [p for _, p in terms.prefixes],
-            "highs": [p + TOP for _, p in terms.prefixes],
-            "ns": [n for n, _ in terms.prefixes],
-        }
-        for n, count in await (await conn.execute(on_postings(PREFIX_DOCS_SQL, user_id), params)).fetchall():
-            rows[n] = int(count)
-    return rows

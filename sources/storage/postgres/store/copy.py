@@ -29,8 +29,9 @@ import psycopg
 from ....search.lexical.memory_index import K1, B, Floats, Hits, MemoryIndex, QueryTerm, from_postings
 from ....search.query import TOP, ParsedQuery, Term
 from ....search.stemming import stems
-from ..bm25 import BEGIN_SQL, LOWEST
+from ..bm25 import BEGIN_SQL
 from ..pool import PgDatabase, read_as
+from ..postings.counting import LOWEST
 from ..schema import on_postings, partition_name
 from .places import Places, read_places
 
