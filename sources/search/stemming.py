@@ -160,7 +160,7 @@ class QueryMatcher:
             end = len(lowered) if first is None else first + len(head) - 1
             at = lowered.find(head, 0, end)
             while at >= 0:
-                if at == 0 or not lowered[at - 1].isalnum():
+                if at == 0 or not _is_word_char(lowered[at - 1]):
                     word = _WORD.match(lowered, at)
                     if word is not None:
                         stem = cache.get(w := word.group())
