@@ -183,11 +183,8 @@ async def _rank(db: PgDatabase, conn: Any, source: str, user_id: str, asked: _Ra
     chunks, tokens = int(stats[0] or 0), int(stats[1] or 0)
     docs = {str(lexeme): int(n) for lexeme, n in zip(stats[2], stats[3], strict=True)}
     rows = await term_rows(conn, source, user_id, terms, query, docs)
-    phrases = [t for _, t in terms.phrases]
     generation = None if stats[4] is None else int(stats[4])
-    hits = await phrase_hits(conn, source, user_id, phrases, docs, common_words(db), generation)
-    for (n, _), phrase in zip(terms.phrases, hits, strict=True):
-        rows[n] = len(phrase.chunks)
+    hits = await _phrase_rows(db, conn, source, user_id, terms, rows, docs, generation)
     scoring, weights = await in_columns(
         conn, source, user_id, terms, hits, rows, asked.weights, restriction.columns
     )
@@ -210,19 +207,34 @@ async def _rank_known(
         rows[n] = known.docs.get(lexeme, 0)
     for n, prefix in terms.prefixes:
         rows[n] = known.prefixes.get(prefix, 0)
-    hits: list[PhraseHits] = []
-    if terms.phrases:
-        phrases = [t for _, t in terms.phrases]
-        kept = common_words(db)
-        hits = await phrase_hits(conn, source, user_id, phrases, known.docs, kept, known.generation)
-        for (n, _), phrase in zip(terms.phrases, hits, strict=True):
-            rows[n] = len(phrase.chunks)
+    hits = await _phrase_rows(db, conn, source, user_id, terms, rows, known.docs, known.generation)
     counted = _Counted(rows, rows, asked.weights, hits, known.chunks, known.tokens, known.docs)
     begin: list[Statement] = [
         (BEGIN_SQL, None),
         (SETUP_SQL, (user_id, partition_name("pg_posting_blocks", user_id))),
     ]
     return await _ranking(db, conn, source, user_id, asked, counted, begin)
+
+
+async def _phrase_rows(
+    db: PgDatabase,
+    conn: Any,
+    source: str,
+    user_id: str,
+    terms: TermPlan,
+    rows: list[int],
+    docs: dict[str, int],
+    generation: int | None,
+) -> list[PhraseHits]:
+    """The phrases' hits (none read when the query has no phrase), each phrase's chunk count set
+    in `rows`."""
+    if not terms.phrases:
+        return []
+    phrases = [t for _, t in terms.phrases]
+    hits = await phrase_hits(conn, source, user_id, phrases, docs, common_words(db), generation)
+    for (n, _), phrase in zip(terms.phrases, hits, strict=True):
+        rows[n] = len(phrase.chunks)
+    return hits
 
 
 @dataclass(frozen=True)
