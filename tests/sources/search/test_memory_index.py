@@ -190,6 +190,42 @@ async def test_an_empty_source_has_an_empty_copy(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_an_empty_source_answers_from_its_copy_without_ranking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four of a user's five sources are often empty, and each is asked by every knowledge_search:
+    its copy answers that nothing matches without stemming the terms or asking FTS5 for a phrase."""
+    db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
+    try:
+        assert await notes.memory_indexes(db).ready() is not None
+        request = SearchRequest('"rest api" bread* sourdough', snippet_length=20)
+        expected = await fts_only(db, request, monkeypatch)
+        asked: list[object] = []
+
+        async def spy(*args: object) -> object:
+            asked.append(args)
+            return await original(*args)  # type: ignore[arg-type]
+
+        original = memory.query_terms
+        monkeypatch.setattr(memory, "query_terms", spy)
+        used: list[bool] = []
+        retrieve = MemoryRetriever.retrieve
+
+        async def used_spy(*args: object) -> object:
+            found = await retrieve(*args)  # type: ignore[arg-type]
+            used.append(found is not None)
+            return found
+
+        monkeypatch.setattr(MemoryRetriever, "retrieve", used_spy)
+        got = await notes.search(SqliteStore(db, "notes"), request, Defaults())
+        assert used == [True] and asked == []
+        assert got.model_dump() == expected.model_dump()
+        assert got.warnings  # the snippet length's, as every source says it
+    finally:
+        await db.close()
+
+
+@pytest.mark.anyio
 async def test_a_ranked_page_reads_the_same_bound_as_values_or_as_json(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
