@@ -155,9 +155,9 @@ def seen_before_this_query(session: Session | None, q: KnowledgeQuery) -> list[s
     it; ranking page 2 against a set that includes page 1 would reorder and overlap. When the
     session's last query is this one, its earlier pages are the last `offset` URIs recorded
     (recording moves a URI to the end), so they are left out. (`hide` pages are already exact:
-    offsets count positions before hiding.)
+    offsets count positions before hiding.) `show` ranks as if nothing was seen: none are read.
     """
-    if session is None:
+    if session is None or q.seen == "show":
         return []
     seen = list(session.seen)
     recent = session.recent_queries
