@@ -205,7 +205,8 @@ class SessionStore:
     ) -> SessionState:
         """Apply `change` to a copy of the current state, write it through (with `seen`, the
         URIs it adds to the seen list, appended to its log; with `event`, a search's event
-        logged in the same statement), then cache it."""
+        logged in the same statement), then cache it. The seen list is not copied: `seen` moves
+        to its end once the write has succeeded (a failed write leaves the state as it was)."""
         async with self._lock(key):
             db = await self._database(key[0])
             current = await self._load(db, key)
@@ -215,6 +216,7 @@ class SessionStore:
             change(state)
             state.expires_at = now + self.ttl
             await _saved(self._write(db, key[1], state, seen, fold=not live, event=event, at=iso(now)))
+            state.record_seen(seen)
             self._cache[key] = state
             return state
 
@@ -233,7 +235,7 @@ class SessionStore:
         (`fold`, or a log grown past `SEEN_LOG_LIMIT`) the whole log replaced by the list; and
         a search's `event` in the timeline (`timeline.append`'s, at `at`)."""
         fold = fold or state.seen_logged + len(seen) > SEEN_LOG_LIMIT
-        batch = list(state.seen) if fold else list(seen)
+        batch = state.seen_with(seen) if fold else list(seen)
         params = (*state.row(session_id), json.dumps(batch) if batch else None, fold)
         if event is None:
             await db.write(WRITE_SQL, params)
@@ -251,7 +253,7 @@ class SessionStore:
     ) -> SessionState:
         """`uris` appended to the seen log (`known` is not needed: the cache is exact) and the
         search's `event` logged, in one statement."""
-        return await self.update(key, lambda s: s.record_results(query, uris), seen=uris, event=event)
+        return await self.update(key, lambda s: s.record_query(query), seen=uris, event=event)
 
     async def mark(self, key: Key, which: str, uris: Sequence[str]) -> SessionState:
         return await self.update(key, lambda s: s.mark(which, uris))

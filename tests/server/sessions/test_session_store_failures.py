@@ -45,5 +45,10 @@ async def test_a_session_store_that_cannot_write_degrades_to_warnings(data_dir: 
 
             info = await client.call_tool("session_info", {"session_id": "s1"})
             assert not info.is_error and info.structured_content["seen"]  # what was saved before
+            # The failed search left the seen list as it was (it is not copied for a search: the
+            # new URIs move into it only once the write succeeded).
+            first_uris = [r["uri"] for r in first.structured_content["results"]]
+            assert info.structured_content["seen"] == first_uris
+            assert set(r["uri"] for r in content["results"]) - set(first_uris)
     finally:
         await host.pool.close()
