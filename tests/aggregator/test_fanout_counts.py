@@ -19,6 +19,7 @@ from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, TermStats
 from knowledge_mcp.sources.storage.db import Database
 from tests.aggregator.conftest import structured
+from tests.conftest import FIXTURES, import_into
 
 pytestmark = pytest.mark.anyio
 
@@ -123,3 +124,38 @@ async def test_sources_searched_from_their_memory_copy_count_words_and_prefixes_
             # Words, phrases' words and prefixes all counted by the copy (`counted_terms`).
             assert all(not terms for _, terms in probed), (query, probed)
     await host.pool.close()
+
+
+async def test_sources_without_chunks_are_not_counted_and_the_pages_are_the_same(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user whose knowledge is notes: the other four sources hold nothing, and their counts
+    (nothing, to the shared scale) are known from their memory copies without reading them."""
+    await import_into(data_dir, "notes", FIXTURES / "notes")
+    probed: list[str] = []
+    lookup = TermStats.lookup
+
+    async def counted(
+        self: TermStats, db: Database, terms: list[str], same_rows: Mapping[str, str] | None = None
+    ) -> IndexStats:
+        probed.append(db.path.stem)
+        return await lookup(self, db, terms, same_rows)
+
+    queries = ["sourdough starter hydration", '"code review" security', "sour* bread", "postgres backup"]
+    mcp, host = build_server(Settings(data_dir=data_dir))
+    try:
+        async with Client(mcp) as client:
+            await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
+            await host.pool.settled()
+            monkeypatch.setattr(TermStats, "lookup", counted)
+            known = [await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in queries]
+            assert probed and set(probed) == {"notes"}
+            with monkeypatch.context() as m:
+                m.setattr(fanout, "holds_no_chunk", lambda store: False)
+                probed.clear()
+                read = [await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in queries]
+                assert set(probed) == set(SOURCES)
+    finally:
+        await host.close()
+    assert [structured(r) for r in known] == [structured(r) for r in read]
+    assert sum(bool(structured(r)["results"]) for r in known) >= 2
