@@ -7,6 +7,7 @@ Built only from the transport's authentication (or the single local user of stdi
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,9 +41,16 @@ class RequestContext:
 
     @classmethod
     def for_user(cls, data_dir: Path, user_id: str, client_id: str | None = None) -> RequestContext:
-        home = user_dir(data_dir, user_id)  # validated and resolved once, not once per source
-        paths = {name: home / f"{name}.db" for name in SOURCES}
-        return cls(validate_user_id(user_id), client_id, MappingProxyType(paths))
+        """The context of `user_id`'s requests from `client_id`: made once per process and
+        (data dir, user, client), as `user_dir` is (~30 µs of path joins on every request)."""
+        return _context_of(data_dir, user_id, client_id)
+
+
+@functools.lru_cache(maxsize=4096)
+def _context_of(data_dir: Path, user_id: str, client_id: str | None) -> RequestContext:
+    home = user_dir(data_dir, user_id)  # validated and resolved once, not once per source
+    paths = {name: home / f"{name}.db" for name in SOURCES}
+    return RequestContext(validate_user_id(user_id), client_id, MappingProxyType(paths))
 
 
 Held = tuple[Database, Stamp | None]

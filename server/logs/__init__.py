@@ -159,9 +159,9 @@ def log_requests(
         request_id = secrets.token_hex(4)
         params = ctx.params or {}
         tool = params.get("name") if ctx.method == "tools/call" else None
-        if ctx.method == "tools/call":
-            arguments = json.dumps(_loggable(params.get("arguments")), default=str)  # one line, escaped
-            logger.debug("request {} arguments {}", request_id, arguments[:2000])
+        if ctx.method == "tools/call":  # the arguments' line made only when DEBUG is logged
+            arguments = params.get("arguments")
+            logger.opt(lazy=True).debug("request {} arguments {}", lambda: request_id, lambda: _line(arguments))
         outcome = "cancelled"
         started = time.perf_counter()
         try:
@@ -190,6 +190,11 @@ def log_requests(
             )
 
     return middleware
+
+
+def _line(arguments: Any) -> str:
+    """The arguments as the DEBUG line shows them: one line, escaped, at most 2,000 characters."""
+    return json.dumps(_loggable(arguments), default=str)[:2000]
 
 
 def _is_tool_error(result: HandlerResult) -> bool:
