@@ -82,7 +82,7 @@ def holds_no_chunk(store: Store) -> bool:
     """Whether `store` is a SQLite source whose memory copy, current, holds no chunk: four of five
     sources for a user whose knowledge is notes, asked by every knowledge_search. Their counts
     are known without reading them (`Store.index_stats`: the terms stemmed, the counts looked up,
-    a statement; ~0.1 ms a source)."""
+    a statement)."""
     caches: dict[str, Any] = getattr(getattr(store, "db", None), "caches", {})
     indexes = caches.get("memory_index")  # made by the source's first search (`memory_indexes`)
     copy = indexes.current() if indexes is not None and indexes.index is not None else None

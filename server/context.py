@@ -42,7 +42,7 @@ class RequestContext:
     @classmethod
     def for_user(cls, data_dir: Path, user_id: str, client_id: str | None = None) -> RequestContext:
         """The context of `user_id`'s requests from `client_id`: made once per process and
-        (data dir, user, client), as `user_dir` is (~30 µs of path joins on every request)."""
+        (data dir, user, client), as `user_dir` is, not joined again on every request."""
         return _context_of(data_dir, user_id, client_id)
 
 

@@ -47,11 +47,13 @@ def http_request_config(connection: HTTPConnection) -> RequestConfig:
 
 def config_of(request: ServerRequestContext[Any, Any]) -> RequestConfig:
     transport = request.request
+    if transport is None:  # stdio and the in-memory transport carry no config
+        return EMPTY
     if isinstance(transport, CarriesConfig):
         return transport.take_request_config()
     if isinstance(transport, HTTPConnection):
         return http_request_config(transport)
-    return EMPTY  # stdio and the in-memory transport carry no config
+    return EMPTY
 
 
 def with_config_warnings(result: HandlerResult, config: RequestConfig) -> HandlerResult:

@@ -83,9 +83,9 @@ class SessionState:
     folded past `SEEN_LOG_LIMIT`)."""
 
     def copy(self) -> SessionState:
-        """A copy for a change to edit, all but its seen URIs: those (up to 5,000, ~0.1-0.2 ms
-        to copy on every search) are this state's own dict, which only `record_seen` changes,
-        once the store has written the search (`SessionStore.update`)."""
+        """A copy for a change to edit, all but its seen URIs: those (up to 5,000, not copied on
+        every search) are this state's own dict, which only `record_seen` changes, once the
+        store has written the search (`SessionStore.update`)."""
         return dataclasses.replace(
             self,
             viewed=dict(self.viewed),

@@ -93,7 +93,7 @@ class MemoryRetriever:
             return None
         if not index.chunks:
             # An empty source (four of five, for many users) matches nothing: what `rank` would
-            # find after its terms were stemmed and its phrases scored by FTS5, ~0.2 ms a call.
+            # find after its terms were stemmed and its phrases scored by FTS5.
             return NOTHING if indexes.still(index) else None
         want = max(CANDIDATE_CAP, PER_RESULT * ctx.depth) if request.filters else ctx.depth + 1
         terms = await query_terms(db, ctx.source, query, index)
