@@ -8,6 +8,7 @@ neither: see docs/logging.md). An exception logged anywhere keeps only its code 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -161,7 +162,8 @@ def log_requests(
         tool = params.get("name") if ctx.method == "tools/call" else None
         if ctx.method == "tools/call":  # the arguments' line made only when DEBUG is logged
             arguments = params.get("arguments")
-            logger.opt(lazy=True).debug("request {} arguments {}", lambda: request_id, lambda: _line(arguments))
+            line = functools.partial(_line, arguments)
+            logger.opt(lazy=True).debug("request {} arguments {}", lambda: request_id, line)
         outcome = "cancelled"
         started = time.perf_counter()
         try:

@@ -142,18 +142,22 @@ async def test_sources_without_chunks_are_not_counted_and_the_pages_are_the_same
         return await lookup(self, db, terms, same_rows)
 
     queries = ["sourdough starter hydration", '"code review" security', "sour* bread", "postgres backup"]
+
+    async def search(client: Client, query: str) -> Any:
+        return await client.call_tool("knowledge_search", {"query": query, "seen": "show"})
+
     mcp, host = build_server(Settings(data_dir=data_dir))
     try:
         async with Client(mcp) as client:
             await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
             await host.pool.settled()
             monkeypatch.setattr(TermStats, "lookup", counted)
-            known = [await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in queries]
+            known = [await search(client, q) for q in queries]
             assert probed and set(probed) == {"notes"}
             with monkeypatch.context() as m:
                 m.setattr(fanout, "holds_no_chunk", lambda store: False)
                 probed.clear()
-                read = [await client.call_tool("knowledge_search", {"query": q, "seen": "show"}) for q in queries]
+                read = [await search(client, q) for q in queries]
                 assert set(probed) == set(SOURCES)
     finally:
         await host.close()
