@@ -26,13 +26,8 @@ pytestmark = pytest.mark.anyio
 QUERIES = ["sourdough starter hydration", "sour* bread", '"code review" security', "ship captain", "dal"]
 
 
-def page(result: Any) -> list[tuple[str, Any, float]]:
-    return [(r["uri"], r.get("loc"), r["score"]) for r in structured(result)["results"]]
-
-
-async def test_each_source_counts_a_querys_terms_once_per_knowledge_search(
-    connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def looked_up(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sources whose term counts are read (`TermStats.lookup`), one entry a read, from now on."""
     lookups: list[str] = []
     lookup = TermStats.lookup
 
@@ -42,10 +37,21 @@ async def test_each_source_counts_a_querys_terms_once_per_knowledge_search(
         lookups.append(db.path.stem)
         return await lookup(self, db, terms, same_rows)
 
+    monkeypatch.setattr(TermStats, "lookup", counted)
+    return lookups
+
+
+def page(result: Any) -> list[tuple[str, Any, float]]:
+    return [(r["uri"], r.get("loc"), r["score"]) for r in structured(result)["results"]]
+
+
+async def test_each_source_counts_a_querys_terms_once_per_knowledge_search(
+    connect: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Every source "large": searched by FTS5 under a plan, which reads the counts.
     async with connect(memory_index_max_chunks=0) as client:
         await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
-        monkeypatch.setattr(TermStats, "lookup", counted)
+        lookups = looked_up(monkeypatch)
         for query in QUERIES:
             lookups.clear()
             found = await client.call_tool("knowledge_search", {"query": query, "seen": "show"})
@@ -132,15 +138,6 @@ async def test_sources_without_chunks_are_not_counted_and_the_pages_are_the_same
     """A user whose knowledge is notes: the other four sources hold nothing, and their counts
     (nothing, to the shared scale) are known from their memory copies without reading them."""
     await import_into(data_dir, "notes", FIXTURES / "notes")
-    probed: list[str] = []
-    lookup = TermStats.lookup
-
-    async def counted(
-        self: TermStats, db: Database, terms: list[str], same_rows: Mapping[str, str] | None = None
-    ) -> IndexStats:
-        probed.append(db.path.stem)
-        return await lookup(self, db, terms, same_rows)
-
     queries = ["sourdough starter hydration", '"code review" security', "sour* bread", "postgres backup"]
 
     async def search(client: Client, query: str) -> Any:
@@ -151,7 +148,7 @@ async def test_sources_without_chunks_are_not_counted_and_the_pages_are_the_same
         async with Client(mcp) as client:
             await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
             await host.pool.settled()
-            monkeypatch.setattr(TermStats, "lookup", counted)
+            probed = looked_up(monkeypatch)
             known = [await search(client, q) for q in queries]
             assert probed and set(probed) == {"notes"}
             with monkeypatch.context() as m:

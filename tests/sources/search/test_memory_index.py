@@ -54,6 +54,20 @@ async def _no_copy(*args: object) -> None:
     return None
 
 
+def copy_answers(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether the memory copy answered (True) or left it to FTS5, search by search, from now on."""
+    used: list[bool] = []
+    original = MemoryRetriever.retrieve
+
+    async def spy(*args: object) -> object:
+        found = await original(*args)  # type: ignore[arg-type]
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(MemoryRetriever, "retrieve", spy)
+    return used
+
+
 def shape(response: SearchResponse, snippets: bool = True) -> list[tuple[object, ...]]:
     return [
         (r.id, r.rank, r.score, r.snippet if snippets else "", r.loc, r.match_count) for r in response.results
@@ -87,15 +101,7 @@ async def test_a_search_answers_the_same_with_the_copy_as_with_fts5(
     request = SearchRequest(query, limit=limit, offset=offset)
     expected = await fts_only(notes_db, request, monkeypatch)
     assert await notes.memory_indexes(notes_db).ready() is not None
-    used: list[bool] = []
-    original = MemoryRetriever.retrieve
-
-    async def spy(*args: object) -> object:
-        found = await original(*args)  # type: ignore[arg-type]
-        used.append(found is not None)
-        return found
-
-    monkeypatch.setattr(MemoryRetriever, "retrieve", spy)
+    used = copy_answers(monkeypatch)
     got = await notes.search(SqliteStore(notes_db, "notes"), request, Defaults())
     assert used == [True]
     assert shape(got, snippets=False) == shape(expected, snippets=False)
@@ -208,15 +214,7 @@ async def test_an_empty_source_answers_from_its_copy_without_ranking(
 
         original = memory.query_terms
         monkeypatch.setattr(memory, "query_terms", spy)
-        used: list[bool] = []
-        retrieve = MemoryRetriever.retrieve
-
-        async def used_spy(*args: object) -> object:
-            found = await retrieve(*args)  # type: ignore[arg-type]
-            used.append(found is not None)
-            return found
-
-        monkeypatch.setattr(MemoryRetriever, "retrieve", used_spy)
+        used = copy_answers(monkeypatch)
         got = await notes.search(SqliteStore(db, "notes"), request, Defaults())
         assert used == [True] and asked == []
         assert got.model_dump() == expected.model_dump()
