@@ -91,6 +91,8 @@ class MemoryRetriever:
         index = indexes.current()
         if index is None:
             return None
+        if not index.chunks:  # an empty source (most users have some): nothing to rank or read
+            return NOTHING
         want = max(CANDIDATE_CAP, PER_RESULT * ctx.depth) if request.filters else ctx.depth + 1
         terms = await query_terms(db, ctx.source, query, index)
         ranked = index.rank(terms, want)
