@@ -7,6 +7,7 @@ reason not to; a new stage is a new object in one of these lists.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -34,6 +35,10 @@ from .stages import (
 )
 
 MAX_OFFSET = 10_000
+
+_query_type = functools.lru_cache(maxsize=1024)(query_type)
+"""`query_type`, once per query text: knowledge_search asks every source with the same query
+(~12 µs each on a SciFact query), as `parse_query` is read once."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,7 @@ class SearchPipeline:
         order_by = cast(OrderBy, request.order_by or defaults.order_by)  # settings validate the default
         ctx = SearchContext(source, store, request, order_by, snippet_length, warnings)
         ctx.glossary_file = defaults.glossary_file
-        ctx.query_type = query_type(request.query)
+        ctx.query_type = _query_type(request.query)
         way = route(request.mode, ctx.query_type)
         ctx.lexical, ctx.dense = way.lexical, way.dense
         for expander in self.expanders:

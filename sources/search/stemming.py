@@ -24,7 +24,10 @@ CACHE_SIZE = 200_000
 class _Stemmer:
     def __init__(self) -> None:
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+        # Contentless: the words' tokens are all it keeps, and `delete-all` empties it at once,
+        # where a table with content deletes its rows one by one (a batch of new words cost half
+        # as much again to take out as to put in).
+        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, content='', tokenize='{TOKENIZER}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         self._lock = threading.Lock()
         self._cache: dict[str, str] = {}
@@ -47,7 +50,7 @@ class _Stemmer:
             with self._lock:
                 self._conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(missing, 1))
                 found = dict(self._conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"))
-                self._conn.execute("DELETE FROM t")
+                self._conn.execute("INSERT INTO t(t) VALUES ('delete-all')")
                 if len(cache) > CACHE_SIZE:
                     cache.clear()
                 for i, word in enumerate(missing, 1):
@@ -87,6 +90,7 @@ class QueryMatcher:
         self._heads = {s[:3] for s in self._wanted} | {p[:3] for p in self._prefixes}
         pairs = zip(self._term_stems, query.terms, strict=True)
         self._heads_of = {t.text: {s[:3] for s in term_stems} for term_stems, t in pairs}
+        self._heads_by_terms: dict[tuple[str, ...], set[str]] = {}
 
     def _is_match(self, stem: str) -> bool:
         return stem in self._wanted or (bool(self._prefixes) and stem.startswith(self._prefixes))
@@ -130,12 +134,26 @@ class QueryMatcher:
         """`first_match` for many (text, terms) pairs: the words not stemmed before, of all the
         texts, are stemmed at once (one statement, not one per word)."""
         looked = [self._first_known(text, terms) for text, terms in texts]
-        stem_of = dict(zip(*_stemmed(w for _, unknown in looked for _, w in unknown), strict=True))
+        missing = [w for _, unknown in looked for _, w in unknown]
+        if not missing:  # every word looked at had a known stem: each first is final
+            return [first for first, _ in looked]
+        stem_of = dict(zip(*_stemmed(missing), strict=True))
         firsts: list[int | None] = []
         for first, unknown in looked:
             at = next((at for at, w in unknown if self._is_match(stem_of[w])), None)
             firsts.append(first if at is None or (first is not None and first < at) else at)
         return firsts
+
+    def _heads_for(self, terms: Iterable[str] | None) -> Iterable[str]:
+        """The heads of `terms` (None: of every query term), made once per set of terms (the
+        hits of a page match a few sets of them)."""
+        if terms is None:
+            return self._heads
+        key = tuple(terms)
+        heads = self._heads_by_terms.get(key)
+        if heads is None:
+            heads = self._heads_by_terms[key] = {h for t in key for h in self._heads_of.get(t, ())}
+        return heads
 
     def _first_known(
         self, text: str, terms: Iterable[str] | None
@@ -143,7 +161,7 @@ class QueryMatcher:
         """The first match in `text` among the words whose stem is known, and the words before it
         whose stem is not (position, word; in order), each head's search stopping at its first
         match. No match and no words when no position survives Unicode folding."""
-        heads = self._heads if terms is None else {h for t in terms for h in self._heads_of.get(t, ())}
+        heads = self._heads_for(terms)
         if not text.isascii():
             folded = unicodedata.normalize("NFKC", text)
             if len(folded) != len(text):
@@ -154,22 +172,24 @@ class QueryMatcher:
             return None, []
         first: int | None = None
         unknown: list[tuple[int, str]] = []
-        cache = _STEMMER.cache
+        known, find, word_at = _STEMMER.cache.get, lowered.find, _WORD.match
         for head in heads:
             # only where this head would start before the first match found so far
             end = len(lowered) if first is None else first + len(head) - 1
-            at = lowered.find(head, 0, end)
+            at = find(head, 0, end)
             while at >= 0:
                 if at == 0 or not _is_word_char(lowered[at - 1]):
-                    word = _WORD.match(lowered, at)
+                    word = word_at(lowered, at)
                     if word is not None:
-                        stem = cache.get(w := word.group())
+                        stem = known(w := word.group())
                         if stem is None:
                             unknown.append((at, w))
                         elif self._is_match(stem):
                             first = at
                             break
-                at = lowered.find(head, at + 1, end)
+                at = find(head, at + 1, end)
+        if not unknown:
+            return first, unknown
         return first, sorted(u for u in unknown if first is None or u[0] < first)
 
     def find(self, *texts: str) -> Matches:

@@ -77,8 +77,10 @@ def describe_with(result: ResultItem, details: Details, found: Matches) -> None:
         result.snippet = make_snippet(chunk["body"], details.snippet_length, found.first, details.collapsed)
     else:  # the source shows its lead text (a card's description) for a hit on the name alone
         result.snippet, result.loc = make_snippet(lead[0], details.snippet_length), lead[1]
-    result.matched_terms = list(dict.fromkeys(found.terms))  # an expanded query says its terms twice
-    _fill(result, details, result.matched_terms)
+    # an expanded query says its terms twice
+    result.matched_terms = matched = list(dict.fromkeys(found.terms))
+    if details.fields:
+        _fill(result, details, matched)
 
 
 def _fill(result: ResultItem, details: Details, matched: list[str]) -> None:

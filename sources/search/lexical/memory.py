@@ -91,10 +91,8 @@ class MemoryRetriever:
         index = indexes.current()
         if index is None:
             return None
-        if not index.chunks:
-            # An empty source (four of five, for many users) matches nothing: what `rank` would
-            # find after its terms were stemmed and its phrases scored by FTS5.
-            return NOTHING if indexes.still(index) else None
+        if not index.chunks:  # an empty source (most users have some): nothing to rank or read
+            return NOTHING
         want = max(CANDIDATE_CAP, PER_RESULT * ctx.depth) if request.filters else ctx.depth + 1
         terms = await query_terms(db, ctx.source, query, index)
         ranked = index.rank(terms, want)

@@ -224,6 +224,43 @@ async def test_an_empty_source_answers_from_its_copy_without_ranking(
 
 
 @pytest.mark.anyio
+async def test_an_empty_copy_answers_nothing_without_ranking_or_fts5(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most users leave some sources empty, and knowledge_search asks every source: an empty
+    copy answers at once (no ranking, no phrase scored by FTS5), and stops answering as soon as
+    the source has an item."""
+    db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
+    try:
+        indexes = notes.memory_indexes(db)
+        assert await indexes.ready() is not None
+        asked: list[str] = []
+
+        async def scored_alone(*args: object) -> list:  # type: ignore[type-arg]
+            asked.append("fts5")
+            return []
+
+        def rank(*args: object) -> None:
+            raise AssertionError("an empty copy is not ranked")
+
+        store = SqliteStore(db, "notes")
+        with monkeypatch.context() as m:
+            m.setattr(memory, "_scored_alone", scored_alone)
+            m.setattr(memory_index.MemoryIndex, "rank", rank)
+            for query in ("anything", '"rest api" design', "bread*"):
+                found = await notes.search(store, SearchRequest(query), Defaults())
+                assert (found.count, found.total_estimated) == (0, 0), query
+        assert asked == []
+        stamp = "2026-01-02T03:04:05Z"
+        item = ParsedItem("inbox/quokka.md", "Quokka sighting", "A quokka smiled.", stamp, stamp)
+        await Importer(notes, db).write_item(Path("inbox/quokka.md"), item)
+        found = await notes.search(store, SearchRequest("quokka"), Defaults())
+        assert [r.title for r in found.results] == ["Quokka sighting"]
+    finally:
+        await db.close()
+
+
+@pytest.mark.anyio
 async def test_a_ranked_page_reads_the_same_bound_as_values_or_as_json(
     notes_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:

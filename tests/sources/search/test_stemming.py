@@ -68,6 +68,25 @@ def test_find_all_matches_each_group_on_its_own() -> None:
     assert (second.first, second.terms) == (0, ["solar", "panels"])
 
 
+def test_stems_are_the_index_tokenizers_batch_after_batch() -> None:
+    """The stemmer's table keeps no content and is emptied after each batch: every word's stem is
+    still the one an FTS5 table with content gives it, and no batch sees the one before it."""
+    words = [
+        "running", "runners", "happily", "caresses", "ponies", "generalization", "oxen", "café",
+        "naïve", "straße", "日本語", "x_y", "123abc", "ﬁne", "rationalize", "feed", "agreed",
+    ]  # fmt: skip
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(words, 1))
+    expected = dict(db.execute("SELECT doc, term FROM v ORDER BY doc, offset"))
+    stemmer = stemming._Stemmer()
+    got = stemmer.stems(words[:9]) + stemmer.stems(words[9:])
+    assert got == [str(expected.get(n, word)) for n, word in enumerate(words, 1)]
+    assert got[:3] == ["run", "runner", "happili"]
+    assert stemmer.stems(["zzyzx"]) == ["zzyzx"]  # a later batch alone: nothing left of the others
+
+
 def test_first_matches_of_a_page_agree_with_each_text_alone() -> None:
     matcher = QueryMatcher(parse_query("kneading dough oven ferment*"))
     texts = [
