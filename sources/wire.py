@@ -85,10 +85,10 @@ def dump(model: BaseModel) -> dict[str, Any]:
     if hits is not None:
         results, _, keep = hits
         digits = score_digits(r.score for r in results)
-        pairs = zip(data["results"], results, strict=True)
+        hit_results = zip(data["results"], results, strict=True)
         data["results"] = [
             _said_once(_compact_rest(item, r.id, keep, digits, _copies_said(type(r), keep)))
-            for item, r in pairs
+            for item, r in hit_results
         ]
         _hoist_score_type(data)
     elif isinstance(data.get("results"), list):
