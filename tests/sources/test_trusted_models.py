@@ -20,6 +20,7 @@ from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from knowledge_mcp.sources.wire import dump
 
 from ..conftest import FIXTURES, import_into
+from .test_response_models import HIT
 
 pytestmark = pytest.mark.anyio
 
@@ -89,17 +90,7 @@ def test_a_trusted_model_has_its_defaults_its_own_lists_and_the_fields_it_was_gi
 
 
 def test_a_trusted_result_starts_with_private_defaults_of_its_own() -> None:
-    values: dict[str, Any] = {
-        "id": "a",
-        "source": "notes",
-        "uri": "notes://a",
-        "title": "A",
-        "snippet": "",
-        "score": 0.5,
-        "rank": 1,
-        "created_at": "2026-01-01T00:00:00Z",
-        "last_modified": "2026-01-01T00:00:00Z",
-    }
+    values: dict[str, Any] = dict(HIT)
     first, second = trusted(NoteResult, values), trusted(NoteResult, values)
     first.private["_keep"] = frozenset({"summary"})
     assert second.private == NoteResult.model_validate(values).private
