@@ -18,7 +18,17 @@ import aiosqlite
 from pydantic import BaseModel, ConfigDict
 
 from .errors import InvalidArgumentError
-from .models import GetResponse, Loc, OrderBy, R, Retrieval, RetrievalMode, SearchResponse, SourceName
+from .models import (
+    GetResponse,
+    Loc,
+    OrderBy,
+    R,
+    Retrieval,
+    RetrievalMode,
+    SearchResponse,
+    SourceName,
+    trusted,
+)
 
 if TYPE_CHECKING:  # the search and reading code is loaded when a source first searches or reads:
     # `knowledge-mcp import` never does (docs/performance.md, "Lazy imports")
@@ -82,7 +92,9 @@ class ChunkedSource(Generic[R]):
         raise NotImplementedError
 
     def fields(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None) -> dict[str, Any]:
-        """Type-aware result fields of this source, from the item's meta and the hit chunk."""
+        """Type-aware result fields of this source, from the item's meta and the hit chunk: each
+        value of its field's type (a list, not a tuple; a nested model, not its dict), since the
+        result is made without validation (`models.trusted`)."""
         return {}
 
     def thread_of(self, item: aiosqlite.Row) -> str | None:
@@ -90,7 +102,7 @@ class ChunkedSource(Generic[R]):
         return None
 
     def loc(self, item: aiosqlite.Row, chunk: aiosqlite.Row) -> Loc:
-        return Loc(chunk_index=chunk["chunk_index"], approx_offset=chunk["start_offset"])
+        return trusted(Loc, {"chunk_index": chunk["chunk_index"], "approx_offset": chunk["start_offset"]})
 
     def anchor_from_loc(self, loc: Loc, chunks: list[aiosqlite.Row]) -> int | None:
         """The chunk index a loc points at, or None when it names none."""
@@ -152,7 +164,15 @@ class ChunkedSource(Generic[R]):
 
     def result(self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, **hit: Any) -> R:
         """This source's result for an item row and its hit chunk (None: the item itself)."""
-        base: dict[str, Any] = {
+        return trusted(self.result_model, self.result_values(item, chunk, hit))
+
+    def result_values(
+        self, item: aiosqlite.Row, chunk: aiosqlite.Row | None, hit: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The fields of `result`'s model, each of its field's type (the model is made without
+        validation, `models.trusted`): the row's columns, the hit's numbers (`hit`, emptied) as
+        Python's, the source's `fields`."""
+        values: dict[str, Any] = {
             "id": item["item_id"],
             "source": self.name,
             "uri": self.uri(item["item_id"]),
@@ -163,12 +183,12 @@ class ChunkedSource(Generic[R]):
             "tags": [] if item["tags"] == "[]" else json.loads(item["tags"]),  # most items have none
             "loc": self.loc(item, chunk) if chunk is not None else None,
             "snippet": hit.pop("snippet", ""),
-            "score": hit.pop("score", 0.0),
-            "rank": hit.pop("rank", 1),
+            "score": float(hit.pop("score", 0.0)),  # a fused score may be NumPy's
+            "rank": int(hit.pop("rank", 1)),
         }
-        base.update(hit)
-        base.update(self.fields(item, chunk))
-        return self.result_model.model_validate(base)
+        values.update(hit)
+        values.update(self.fields(item, chunk))
+        return values
 
     async def search(self, store: Store, request: SearchRequest, defaults: Defaults) -> SearchResponse[R]:
         """Run `request` over `store` through this source's search pipeline."""

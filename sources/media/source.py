@@ -23,7 +23,7 @@ from .formats.documents import parse_html_file, parse_markdown, parse_pdf, parse
 from .formats.emails import parse_eml, parse_mbox
 from .formats.packages import parse_docx, parse_epub
 from .migrations import MIGRATIONS
-from .models import MediaResult, MediaType, TranscriptCue, TranscriptFormat, TranscriptResponse
+from .models import Attachment, MediaResult, MediaType, TranscriptCue, TranscriptFormat, TranscriptResponse
 
 Parser = Callable[[Path, bytes], list[ParsedItem]]
 
@@ -104,7 +104,7 @@ class MediaSource(ChunkedSource[MediaResult]):
             files = meta.get("attachments") or []
             out.update(
                 from_=meta.get("from"),
-                attachments=files,
+                attachments=[Attachment.model_validate(file) for file in files],
                 has_attachments=bool(files),
                 attachment_count=len(files),
             )

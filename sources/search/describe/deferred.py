@@ -82,8 +82,13 @@ class DeferredResult:
         """The source's result for this hit, as `describe` makes it, with the merge's score, rank,
         duplicates and thread count, and the details left for `details.fill_details`."""
         result: ResultItem = self._source.result(
-            self._row, self._chunk, score=self.score, rank=self.rank, **self._hit
+            self._row,
+            self._chunk,
+            score=self.score,
+            rank=self.rank,
+            duplicates=self.duplicates,
+            thread_hits=self.thread_hits,
+            **self._hit,
         )
         result.private.update(self.private)
-        result.duplicates, result.thread_hits = self.duplicates, self.thread_hits
         return result
