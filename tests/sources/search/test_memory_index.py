@@ -196,45 +196,21 @@ async def test_an_empty_source_has_an_empty_copy(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_an_empty_source_answers_from_its_copy_without_ranking(
+async def test_an_empty_copy_answers_nothing_without_ranking_or_fts5(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Four of a user's five sources are often empty, and each is asked by every knowledge_search:
-    its copy answers that nothing matches without stemming the terms or asking FTS5 for a phrase."""
+    """Most users leave some sources empty, and knowledge_search asks every source: an empty
+    copy answers at once (no terms stemmed, no ranking, no phrase scored by FTS5) what FTS5 would
+    have answered, and stops answering as soon as the source has an item."""
     db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
     try:
         assert await notes.memory_indexes(db).ready() is not None
         request = SearchRequest('"rest api" bread* sourdough', snippet_length=20)
         expected = await fts_only(db, request, monkeypatch)
-        asked: list[object] = []
-
-        async def spy(*args: object) -> object:
-            asked.append(args)
-            return await original(*args)  # type: ignore[arg-type]
-
-        original = memory.query_terms
-        monkeypatch.setattr(memory, "query_terms", spy)
-        used = copy_answers(monkeypatch)
-        got = await notes.search(SqliteStore(db, "notes"), request, Defaults())
-        assert used == [True] and asked == []
-        assert got.model_dump() == expected.model_dump()
-        assert got.warnings  # the snippet length's, as every source says it
-    finally:
-        await db.close()
-
-
-@pytest.mark.anyio
-async def test_an_empty_copy_answers_nothing_without_ranking_or_fts5(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Most users leave some sources empty, and knowledge_search asks every source: an empty
-    copy answers at once (no ranking, no phrase scored by FTS5), and stops answering as soon as
-    the source has an item."""
-    db = await open_database(database_path(tmp_path, "local", "notes"), notes.migrations)
-    try:
-        indexes = notes.memory_indexes(db)
-        assert await indexes.ready() is not None
         asked: list[str] = []
+
+        async def query_terms(*args: object) -> None:
+            asked.append("terms")
 
         async def scored_alone(*args: object) -> list:  # type: ignore[type-arg]
             asked.append("fts5")
@@ -245,12 +221,17 @@ async def test_an_empty_copy_answers_nothing_without_ranking_or_fts5(
 
         store = SqliteStore(db, "notes")
         with monkeypatch.context() as m:
+            m.setattr(memory, "query_terms", query_terms)
             m.setattr(memory, "_scored_alone", scored_alone)
             m.setattr(memory_index.MemoryIndex, "rank", rank)
+            used = copy_answers(m)
+            got = await notes.search(store, request, Defaults())
+            assert got.model_dump() == expected.model_dump()
+            assert got.warnings  # the snippet length's, as every source says it
             for query in ("anything", '"rest api" design', "bread*"):
                 found = await notes.search(store, SearchRequest(query), Defaults())
                 assert (found.count, found.total_estimated) == (0, 0), query
-        assert asked == []
+        assert used == [True] * 4 and asked == []
         stamp = "2026-01-02T03:04:05Z"
         item = ParsedItem("inbox/quokka.md", "Quokka sighting", "A quokka smiled.", stamp, stamp)
         await Importer(notes, db).write_item(Path("inbox/quokka.md"), item)
