@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -18,10 +17,7 @@ from knowledge_mcp.sources.storage.importing import ImportSummary
 
 from ..backend import opened
 from ..config import Settings
-
-YOUNG_OBJECTS = 10_000
-"""Allocations between two collections of the youngest generation during `import_command`
-(Python's default: 700)."""
+from ..transports.collecting import fewer_collections
 
 
 def import_command(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:
@@ -30,13 +26,8 @@ def import_command(settings: Settings, source_name: str, paths: list[Path], prun
     frozen out of the cyclic garbage collector, which would otherwise walk them all at each full
     collection, and the youngest generation is collected less often: a folder's import allocates
     mostly rows and items that live until their batch is written (docs/performance.md, Build 5)."""
-    threshold = gc.get_threshold()
-    gc.freeze()  # what was loaded since the command line (the source, the writer): kept for good
-    gc.set_threshold(YOUNG_OBJECTS, *threshold[1:])
-    try:
+    with fewer_collections():  # what was loaded since the command line (the source, the writer)
         return asyncio.run(run_import(settings, source_name, paths, prune))
-    finally:
-        gc.set_threshold(*threshold)
 
 
 async def run_import(settings: Settings, source_name: str, paths: list[Path], prune: bool) -> ImportSummary:

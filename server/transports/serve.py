@@ -3,9 +3,6 @@ at /ws on one port."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -20,6 +17,7 @@ from ..auth.tokens import JwtVerifier
 from ..backend import has_active_keys
 from ..config import Settings
 from ..watch import start_watching
+from .collecting import fewer_collections
 from .departures import QuietDepartures, quiet_departure_logs
 from .http import http_app
 from .http_security import is_loopback
@@ -29,29 +27,8 @@ from .ws.server import ws_app
 WS_MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the same cap the SDK puts on an HTTP request body
 
 
-YOUNG_OBJECTS = 10_000
-"""Allocations between two collections of the youngest generation while a stdio server serves
-(Python's default: 700)."""
-
-
 class TransportError(KnowledgeError):
     pass
-
-
-@contextmanager
-def collected_for_serving() -> Iterator[None]:
-    """The built server's objects frozen out of the cyclic garbage collector's walks, and its
-    youngest generation collected every `YOUNG_OBJECTS` allocations: a top-100 page allocates
-    several thousand objects that refcounting frees, and at the default threshold the collector
-    ran a few times inside each such call (docs/performance.md). Undone on leaving."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(YOUNG_OBJECTS, *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
 
 
 async def run_stdio(settings: Settings) -> None:
@@ -64,7 +41,7 @@ async def run_stdio(settings: Settings) -> None:
     try:
         host.start_background()
         watcher = start_watching(host, every_user=False)
-        with collected_for_serving():
+        with fewer_collections():  # the built server, frozen
             await serve_stdio(mcp)
     finally:
         if watcher is not None:
@@ -143,7 +120,8 @@ async def run_http(settings: Settings) -> None:
         host.start_background()
         watcher = start_watching(host, every_user=not settings.no_auth)
         app = QuietDepartures(http_and_ws(http, ws))
-        await _serve(app, settings, f"http://{base}/mcp and ws://{base}/ws")
+        with fewer_collections():  # the built server, frozen
+            await _serve(app, settings, f"http://{base}/mcp and ws://{base}/ws")
     finally:
         if watcher is not None:
             await watcher.stop()

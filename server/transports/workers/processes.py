@@ -38,6 +38,7 @@ from ...app import Services, build_server
 from ...config import Settings
 from ...logs import configure_logging
 from ...watch import start_watching
+from ..collecting import fewer_collections
 from ..departures import QuietDepartures, quiet_departure_logs
 from ..http import http_app
 from ..http_security import is_loopback
@@ -148,7 +149,8 @@ def run_with_host(app: Starlette, host: Services, *, embed: bool) -> None:
                 host.start_background()
                 watcher = start_watching(host, every_user=not host.settings.no_auth)
             try:
-                yield state
+                with fewer_collections():  # the built server, frozen
+                    yield state
             finally:
                 if watcher is not None:
                     await watcher.stop()

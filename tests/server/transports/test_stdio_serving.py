@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_mcp.server.transports.serve import YOUNG_OBJECTS, collected_for_serving
+from knowledge_mcp.server.transports.collecting import YOUNG_OBJECTS, fewer_collections
 from knowledge_mcp.server.transports.stdio import PIPE_BYTES, widen_pipe
 from tests.conftest import ROOT, serve_args
 
@@ -79,7 +79,7 @@ class _Node:
 def test_serving_freezes_what_was_built_collects_less_often_and_leaves_as_it_found() -> None:
     before = gc.get_threshold()
     built = {"server": [1, 2, 3]}
-    with collected_for_serving():
+    with fewer_collections():
         assert gc.get_threshold() == (YOUNG_OBJECTS, *before[1:])
         assert gc.get_freeze_count() > 0
         assert not any(obj is built for obj in gc.get_objects())  # left out of the walks
