@@ -60,7 +60,7 @@ async def counted(stores: Stores, name: str, request: SearchRequest) -> Store:
     stats: IndexStats | None = None
     try:
         store = await stores(name)
-        if shared is not None and holds_no_chunk(store):
+        if shared is not None and store.holds_no_chunk():
             stats = NO_CHUNKS
         elif shared is not None:
             try:
@@ -76,17 +76,6 @@ async def counted(stores: Stores, name: str, request: SearchRequest) -> Store:
 NO_CHUNKS = IndexStats(0, 0, {})
 """The counts of a source without chunks, as the shared scale adds them up: nothing (its own
 scale is never asked for, having no rows to score)."""
-
-
-def holds_no_chunk(store: Store) -> bool:
-    """Whether `store` is a SQLite source whose memory copy, current, holds no chunk: four of five
-    sources for a user whose knowledge is notes, asked by every knowledge_search. Their counts
-    are known without reading them (`Store.index_stats`: the terms stemmed, the counts looked up,
-    a statement)."""
-    caches: dict[str, Any] = getattr(getattr(store, "db", None), "caches", {})
-    indexes = caches.get("memory_index")  # made by the source's first search (`memory_indexes`)
-    copy = indexes.current() if indexes is not None and indexes.index is not None else None
-    return copy is not None and copy.chunks == 0
 
 
 async def fan_out(

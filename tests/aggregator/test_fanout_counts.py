@@ -18,6 +18,7 @@ from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, TermStats
 from knowledge_mcp.sources.storage.db import Database
+from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.aggregator.conftest import structured
 from tests.conftest import FIXTURES, import_into
 
@@ -152,7 +153,7 @@ async def test_sources_without_chunks_are_not_counted_and_the_pages_are_the_same
             known = [await search(client, q) for q in queries]
             assert probed and set(probed) == {"notes"}
             with monkeypatch.context() as m:
-                m.setattr(fanout, "holds_no_chunk", lambda store: False)
+                m.setattr(SqliteStore, "holds_no_chunk", lambda store: False)
                 probed.clear()
                 read = [await search(client, q) for q in queries]
                 assert set(probed) == set(SOURCES)

@@ -100,6 +100,11 @@ class SqliteStore:
         ]
         return hits(indexes.read_here(sql, params))
 
+    def holds_no_chunk(self) -> bool:
+        indexes = self.db.caches.get("memory_index")  # made by the source's first search
+        copy = indexes.current() if indexes is not None and indexes.index is not None else None
+        return copy is not None and copy.chunks == 0
+
     async def index_stats(self, query: ParsedQuery, together: Sequence[str] = ()) -> IndexStats:
         """Each source's own file answers for it (`together` is not read here). A small source's
         current memory copy counts the terms (its prefixes too) as FTS5 would, without FTS5. A
