@@ -25,6 +25,7 @@ from . import Hit
 from .filters import meta_key
 
 if TYPE_CHECKING:
+    from ...search.lexical.memory_index import MemoryIndex, MemoryIndexes
     from ...search.lexical.sql import RankedRow, SearchSpec
     from ...search.query import ParsedQuery
     from ...search.request import Found, SearchContext, SearchedSource
@@ -100,9 +101,15 @@ class SqliteStore:
         ]
         return hits(indexes.read_here(sql, params))
 
-    def holds_no_chunk(self) -> bool:
-        indexes = self.db.caches.get("memory_index")  # made by the source's first search
+    def _indexes(self) -> tuple[MemoryIndexes | None, MemoryIndex | None]:
+        """The source's memory indexes (made by its first search; None before) and its copy if
+        it has one and it is current (else None)."""
+        indexes = self.db.caches.get("memory_index")
         copy = indexes.current() if indexes is not None and indexes.index is not None else None
+        return indexes, copy
+
+    def holds_no_chunk(self) -> bool:
+        copy = self._indexes()[1]
         return copy is not None and copy.chunks == 0
 
     async def index_stats(self, query: ParsedQuery, together: Sequence[str] = ()) -> IndexStats:
@@ -113,8 +120,7 @@ class SqliteStore:
         and the same cached count whichever asks first (knowledge_search asks before the search
         does)."""
         keys = [k for t in query.terms for k in estimate_keys(t)]
-        indexes = self.db.caches.get("memory_index")  # made by the source's first search
-        copy = indexes.current() if indexes is not None and indexes.index is not None else None
+        indexes, copy = self._indexes()
         counted = counted_terms(copy, query.terms) if copy is not None else None
         if copy is not None and counted is not None:
             return await term_stats(self.db, self.source).counted_in(self.db, copy, counted)
