@@ -1,7 +1,7 @@
 """knowledge_search against its slowest source, and every page it returns, on a bench corpus.
 
     python -m experiments.fanout --data-dir DIR [--cache-dir CACHE] [--size 100000] [--ratio N]
-        [--pages OUT.json] [--phases N] [--stages N] [--tools N] [--profile N]
+        [--pages OUT.json] [--phases N] [--stages N] [--tools N] [--threads N] [--profile N]
     python -m experiments.fanout --compare A.json B.json
 
 The bench's corpus of `--size` chunks is copied from `--cache-dir` (as `knowledge-mcp bench
@@ -13,9 +13,11 @@ bench's queries in several shapes (top 10; 5 at offset 5; notes and media only; 
 two passages an item with every field), to compare two trees' rankings (`--compare A.json
 B.json`). `--phases N`: p50 ms of knowledge_search's steps over N calls; `--stages N`: each
 source searched alone, one after another, p50 ms per pipeline stage and per source; `--tools N`:
-each search tool alone and knowledge_search, wall and CPU ms; `--profile N`: cProfile's top
-functions over N calls (on stderr). Prints JSON. Another checkout's code runs the same module
-when its packages come first on the path (a before/after in the same minutes).
+each search tool alone and knowledge_search, wall and CPU ms; `--threads N`: the same calls,
+each split into the event loop's thread CPU (client and server both run on it, under one GIL) and
+the SQLite statements on the connection threads; `--profile N`: cProfile's top functions over N
+calls (on stderr). Prints JSON. Another checkout's code runs the same module when its packages
+come first on the path (a before/after in the same minutes).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 import anyio
 from loguru import logger
 from mcp import Client
@@ -187,7 +190,9 @@ async def phases(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
 
 async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
     """Each source searched alone, one after another, as knowledge_search asks it (no snippets):
-    milliseconds per stage of its pipeline, summed over the sources, p50 over `calls` queries."""
+    milliseconds per stage of its pipeline, summed over the sources, p50 over `calls` queries;
+    per source its wall and its loop thread's CPU (`NAME_loop_cpu`: the statements on the
+    connection threads left out)."""
     from knowledge_mcp.sources.registry import SOURCES
     from knowledge_mcp.sources.retrieval import Defaults
     from knowledge_mcp.sources.search import pipeline as pipe
@@ -245,9 +250,10 @@ async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
                 request = await source.search_request(q, None, limit=11)
                 request.details = False
                 request.deferred = True  # as knowledge_search asks (main: an unknown attribute, ignored)
-                t1 = time.perf_counter()
+                t1, c1 = time.perf_counter(), time.thread_time()
                 await source.search(stores[name], request, defaults)
                 spent[name] = (time.perf_counter() - t1) * 1000
+                spent[f"{name}_loop_cpu"] = (time.thread_time() - c1) * 1000
             spent["all"] = (time.perf_counter() - t0) * 1000
             if round_:
                 for k, v in spent.items():
@@ -282,6 +288,65 @@ async def tools(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
     return {k: round(sorted(v)[len(v) // 2], 2) for k, v in spent.items()}
 
 
+def _covered(spans: list[tuple[float, float]]) -> float:
+    """How long at least one of `spans` (start, end) was running."""
+    total, start, end = 0.0, 0.0, 0.0
+    for s, e in sorted(spans):
+        if s > end:
+            total, start = total + end - start, s
+        end = max(end, e)
+    return total + end - start
+
+
+async def threads(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
+    """Per tool, p50 ms a call of: wall; the loop's thread CPU (`time.thread_time`: the client's
+    and the server's Python and the SQLite reads made on the loop), which no second core can
+    take (one interpreter lock); the statements sent to the connection threads (aiosqlite),
+    timed there: summed, their CPU, and the time any one ran. `floor`: an unknown tool's call."""
+    from knowledge_mcp.sources.registry import SOURCES
+
+    spans: list[tuple[float, float, float]] = []
+    run = aiosqlite.Connection._execute_fetchall
+
+    def timed(self: aiosqlite.Connection, sql: str, parameters: Any) -> Any:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        try:
+            return run(self, sql, parameters)
+        finally:
+            spans.append((t0, time.perf_counter(), time.thread_time() - c0))
+
+    aiosqlite.Connection._execute_fetchall = timed  # type: ignore[method-assign]
+    mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
+    queries = [q for _, q in corpus.queries][:: max(1, len(corpus.queries) // calls)][:calls]
+    report: dict[str, Any] = {}
+    try:
+        async with Client(mcp) as client:
+            for q in queries[:10]:
+                await client.call_tool("knowledge_search", {"query": q, "seen": "show"})
+            await host.pool.settled()
+            for name in ["knowledge", *SOURCES, "floor"]:
+                rows: dict[str, list[float]] = {}
+                for q in queries:
+                    spans.clear()
+                    args = {"query": q, "limit": 10} | ({"seen": "show"} if name == "knowledge" else {})
+                    t0, c0 = time.perf_counter(), time.thread_time()
+                    await client.call_tool(f"{name}_search", args)
+                    took = {
+                        "wall": time.perf_counter() - t0,
+                        "loop_cpu": time.thread_time() - c0,
+                        "statements": sum(e - s for s, e, _ in spans),
+                        "statements_cpu": sum(c for _, _, c in spans),
+                        "any_statement": _covered([(s, e) for s, e, _ in spans]),
+                    }
+                    for k, v in took.items():
+                        rows.setdefault(k, []).append(v * 1000)
+                report[name] = {k: round(sorted(v)[len(v) // 2], 2) for k, v in rows.items()}
+    finally:
+        aiosqlite.Connection._execute_fetchall = run  # type: ignore[method-assign]
+        await host.pool.close()
+    return report
+
+
 def compare(a: Path, b: Path) -> dict[str, Any]:
     left, right = json.loads(a.read_text()), json.loads(b.read_text())
     differ = [x[:2] for x, y in zip(left, right, strict=True) if x != y]
@@ -299,6 +364,7 @@ def main() -> None:
     parser.add_argument("--phases", type=int, default=0)
     parser.add_argument("--stages", type=int, default=0)
     parser.add_argument("--tools", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--compare", type=Path, nargs=2)
     args = parser.parse_args()
     logger.remove()
@@ -320,6 +386,8 @@ def main() -> None:
         report["stages_ms"] = anyio.run(stages, corpus, args.data_dir, args.stages)
     if args.tools:
         report["tools_ms"] = anyio.run(tools, corpus, args.data_dir, args.tools)
+    if args.threads:
+        report["threads_ms"] = anyio.run(threads, corpus, args.data_dir, args.threads)
     if args.profile:
         print(anyio.run(profile, corpus, args.data_dir, args.profile), file=sys.stderr)
     print(json.dumps(report))
