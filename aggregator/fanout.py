@@ -60,9 +60,7 @@ async def counted(stores: Stores, name: str, request: SearchRequest) -> Store:
     stats: IndexStats | None = None
     try:
         store = await stores(name)
-        if shared is not None and store.holds_no_chunk():
-            stats = NO_CHUNKS
-        elif shared is not None:
+        if shared is not None:
             try:
                 stats = request.index_stats = await index_stats(store, name, shared.query, shared.names)
             except Exception:  # the fan-out boundary: the source's search reports it
@@ -71,11 +69,6 @@ async def counted(stores: Stores, name: str, request: SearchRequest) -> Store:
     finally:
         if shared is not None:
             shared.add(name, stats)
-
-
-NO_CHUNKS = IndexStats(0, 0, {})
-"""The counts of a source without chunks, as the shared scale adds them up: nothing (its own
-scale is never asked for, having no rows to score)."""
 
 
 async def fan_out(

@@ -18,7 +18,6 @@ from knowledge_mcp.server.config import Settings
 from knowledge_mcp.sources.registry import SOURCES
 from knowledge_mcp.sources.search.lexical.term_stats import IndexStats, TermStats
 from knowledge_mcp.sources.storage.db import Database
-from knowledge_mcp.sources.storage.store.sqlite import SqliteStore
 from tests.aggregator.conftest import structured
 from tests.conftest import FIXTURES, import_into
 
@@ -137,27 +136,29 @@ async def test_sources_without_chunks_are_not_counted_and_the_pages_are_the_same
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A user whose knowledge is notes: the other four sources hold nothing, and their counts
-    (nothing, to the shared scale) are known from their memory copies without reading them."""
+    (nothing, to the shared scale) are known from their memory copies without reading them. The
+    pages are those of a server that keeps no memory copy, where every source's counts are read."""
     await import_into(data_dir, "notes", FIXTURES / "notes")
     queries = ["sourdough starter hydration", '"code review" security', "sour* bread", "postgres backup"]
+    probed = looked_up(monkeypatch)
 
-    async def search(client: Client, query: str) -> Any:
-        return await client.call_tool("knowledge_search", {"query": query, "seen": "show"})
-
-    mcp, host = build_server(Settings(data_dir=data_dir))
-    try:
-        async with Client(mcp) as client:
-            await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
-            await host.pool.settled()
-            probed = looked_up(monkeypatch)
-            known = [await search(client, q) for q in queries]
-            assert probed and set(probed) == {"notes"}
-            with monkeypatch.context() as m:
-                m.setattr(SqliteStore, "holds_no_chunk", lambda store: False)
+    async def pages(**settings: Any) -> list[Any]:
+        mcp, host = build_server(Settings(data_dir=data_dir, **settings))
+        try:
+            async with Client(mcp) as client:
+                await client.call_tool("knowledge_search", {"query": "warm up", "seen": "show"})
+                await host.pool.settled()
                 probed.clear()
-                read = [await search(client, q) for q in queries]
-                assert set(probed) == set(SOURCES)
-    finally:
-        await host.close()
-    assert [structured(r) for r in known] == [structured(r) for r in read]
-    assert sum(bool(structured(r)["results"]) for r in known) >= 2
+                return [
+                    structured(await client.call_tool("knowledge_search", {"query": q, "seen": "show"}))
+                    for q in queries
+                ]
+        finally:
+            await host.close()
+
+    known = await pages()
+    assert probed and set(probed) == {"notes"}
+    read = await pages(memory_index_max_chunks=0)
+    assert set(probed) == set(SOURCES)
+    assert known == read
+    assert sum(bool(page["results"]) for page in known) >= 2

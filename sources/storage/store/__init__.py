@@ -96,12 +96,6 @@ class Store(Protocol):
         rows (`per_item`); in the request's columns and under its chunk filters."""
         ...
 
-    def holds_no_chunk(self) -> bool:
-        """Whether the store knows, without reading anything, that its source holds no chunk (a
-        SQLite source's current memory copy has none): four of five sources for a user whose
-        knowledge is notes, asked by every knowledge_search. False when it cannot tell so."""
-        ...
-
     async def index_stats(self, query: ParsedQuery, together: Sequence[str] = ()) -> IndexStats:
         """The source's chunk and item counts and the chunk counts of `query`'s terms.
         `together`: the sources (this one among them) whose stores ask the same at the same

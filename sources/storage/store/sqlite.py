@@ -24,8 +24,11 @@ from ..db import Database, Migration
 from . import Hit
 from .filters import meta_key
 
+NO_CHUNKS = IndexStats(0, 0, {})
+"""The counts of a source without chunks: nothing to add to knowledge_search's shared scale (its
+own scale is never asked for, having no rows to score)."""
+
 if TYPE_CHECKING:
-    from ...search.lexical.memory_index import MemoryIndex, MemoryIndexes
     from ...search.lexical.sql import RankedRow, SearchSpec
     from ...search.query import ParsedQuery
     from ...search.request import Found, SearchContext, SearchedSource
@@ -101,26 +104,19 @@ class SqliteStore:
         ]
         return hits(indexes.read_here(sql, params))
 
-    def _indexes(self) -> tuple[MemoryIndexes | None, MemoryIndex | None]:
-        """The source's memory indexes (made by its first search; None before) and its copy if
-        it has one and it is current (else None)."""
-        indexes = self.db.caches.get("memory_index")
-        copy = indexes.current() if indexes is not None and indexes.index is not None else None
-        return indexes, copy
-
-    def holds_no_chunk(self) -> bool:
-        copy = self._indexes()[1]
-        return copy is not None and copy.chunks == 0
-
     async def index_stats(self, query: ParsedQuery, together: Sequence[str] = ()) -> IndexStats:
         """Each source's own file answers for it (`together` is not read here). A small source's
         current memory copy counts the terms (its prefixes too) as FTS5 would, without FTS5. A
         prefix of a large source is counted as the OR of its index terms when the source's
         vocabulary is current, as its search counts it (`fts.py`): the same rows, read faster,
         and the same cached count whichever asks first (knowledge_search asks before the search
-        does)."""
+        does). A source whose current copy holds no chunk counts nothing, reading nothing: four
+        of five sources for a user whose knowledge is notes, asked by every knowledge_search."""
+        indexes = self.db.caches.get("memory_index")  # made by the source's first search
+        copy = indexes.current() if indexes is not None and indexes.index is not None else None
+        if copy is not None and not copy.chunks:
+            return NO_CHUNKS
         keys = [k for t in query.terms for k in estimate_keys(t)]
-        indexes, copy = self._indexes()
         counted = counted_terms(copy, query.terms) if copy is not None else None
         if copy is not None and counted is not None:
             return await term_stats(self.db, self.source).counted_in(self.db, copy, counted)

@@ -104,9 +104,6 @@ class PgStore:
     async def passages(self, ctx: SearchContext, query: ParsedQuery, rows: list[Any], more: int) -> list[Any]:
         return await lexical.passages(self, ctx, query, rows, more)
 
-    def holds_no_chunk(self) -> bool:
-        return False  # its counts are read with the other sources' in one round trip anyway
-
     async def index_stats(self, query: ParsedQuery, together: Sequence[str] = ()) -> IndexStats:
         """The counts of `query`'s terms, read with those of the other sources in `together`
         (one round trip for them all: `stats.joint_sizes`), noted for the search that follows."""
