@@ -82,6 +82,10 @@ async def ratios(corpus: Corpus, data_dir: Path, runs: int) -> list[dict[str, An
     return out
 
 
+def _p50s(spent: dict[str, list[float]]) -> dict[str, float]:
+    return {k: round(sorted(v)[len(v) // 2], 2) for k, v in spent.items()}
+
+
 def _clean(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items() if k not in VOLATILE}
@@ -185,7 +189,7 @@ async def phases(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
     finally:
         await host.pool.close()
     spent["call"] = calls_ms
-    return {k: round(sorted(v)[len(v) // 2], 2) for k, v in spent.items()}
+    return _p50s(spent)
 
 
 async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
@@ -260,32 +264,44 @@ async def stages(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
                     per_call.setdefault(k, []).append(v)
     for store in stores.values():
         await store.db.close()
-    return {k: round(sorted(v)[len(v) // 2], 2) for k, v in per_call.items()}
+    return _p50s(per_call)
+
+
+async def _each_tool(
+    corpus: Corpus, data_dir: Path, calls: int, names: list[str], measure: Any
+) -> dict[str, dict[str, float]]:
+    """`<name>_search` for each of `names`, one after another over the same `calls` queries on one
+    client: p50 ms by tool of the seconds `measure(call)` reports, awaiting each call."""
+    mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
+    queries = [q for _, q in corpus.queries][:: max(1, len(corpus.queries) // calls)][:calls]
+    spent: dict[str, dict[str, list[float]]] = {}
+    try:
+        async with Client(mcp) as client:
+            for q in queries[:10]:
+                await client.call_tool("knowledge_search", {"query": q, "seen": "show"})
+            await host.pool.settled()
+            for name in names:
+                for q in queries:
+                    args = {"query": q, "limit": 10} | ({"seen": "show"} if name == "knowledge" else {})
+                    for k, v in (await measure(client.call_tool(f"{name}_search", args))).items():
+                        spent.setdefault(name, {}).setdefault(k, []).append(v * 1000)
+    finally:
+        await host.pool.close()
+    return {name: _p50s(rows) for name, rows in spent.items()}
 
 
 async def tools(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
     """p50 ms of each source's own search tool alone over `calls` queries, and of knowledge_search."""
     from knowledge_mcp.sources.registry import SOURCES
 
-    mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
-    queries = [q for _, q in corpus.queries][:: max(1, len(corpus.queries) // calls)][:calls]
-    spent: dict[str, list[float]] = {}
-    try:
-        async with Client(mcp) as client:
-            for q in queries[:10]:
-                await client.call_tool("knowledge_search", {"query": q, "seen": "show"})
-            await host.pool.settled()
-            for name in [*SOURCES, "knowledge"]:
-                for q in queries:
-                    t0, c0 = time.perf_counter(), time.process_time()
-                    args = {"query": q, "limit": 10} | ({"seen": "show"} if name == "knowledge" else {})
-                    result = await client.call_tool(f"{name}_search", args)
-                    assert not result.is_error, result.content
-                    spent.setdefault(name, []).append((time.perf_counter() - t0) * 1000)
-                    spent.setdefault(f"{name}_cpu", []).append((time.process_time() - c0) * 1000)
-    finally:
-        await host.pool.close()
-    return {k: round(sorted(v)[len(v) // 2], 2) for k, v in spent.items()}
+    async def measure(call: Any) -> dict[str, float]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = await call
+        assert not result.is_error, result.content
+        return {"": time.perf_counter() - t0, "_cpu": time.process_time() - c0}
+
+    spent = await _each_tool(corpus, data_dir, calls, [*SOURCES, "knowledge"], measure)
+    return {name + k: v for name, row in spent.items() for k, v in row.items()}
 
 
 def _covered(spans: list[tuple[float, float]]) -> float:
@@ -315,36 +331,23 @@ async def threads(corpus: Corpus, data_dir: Path, calls: int) -> dict[str, Any]:
         finally:
             spans.append((t0, time.perf_counter(), time.thread_time() - c0))
 
+    async def measure(call: Any) -> dict[str, float]:
+        spans.clear()
+        t0, c0 = time.perf_counter(), time.thread_time()
+        await call
+        return {
+            "wall": time.perf_counter() - t0,
+            "loop_cpu": time.thread_time() - c0,
+            "statements": sum(e - s for s, e, _ in spans),
+            "statements_cpu": sum(c for _, _, c in spans),
+            "any_statement": _covered([(s, e) for s, e, _ in spans]),
+        }
+
     aiosqlite.Connection._execute_fetchall = timed  # type: ignore[method-assign]
-    mcp, host = build_server(Settings(data_dir=data_dir, rate_limit_per_minute=0))
-    queries = [q for _, q in corpus.queries][:: max(1, len(corpus.queries) // calls)][:calls]
-    report: dict[str, Any] = {}
     try:
-        async with Client(mcp) as client:
-            for q in queries[:10]:
-                await client.call_tool("knowledge_search", {"query": q, "seen": "show"})
-            await host.pool.settled()
-            for name in ["knowledge", *SOURCES, "floor"]:
-                rows: dict[str, list[float]] = {}
-                for q in queries:
-                    spans.clear()
-                    args = {"query": q, "limit": 10} | ({"seen": "show"} if name == "knowledge" else {})
-                    t0, c0 = time.perf_counter(), time.thread_time()
-                    await client.call_tool(f"{name}_search", args)
-                    took = {
-                        "wall": time.perf_counter() - t0,
-                        "loop_cpu": time.thread_time() - c0,
-                        "statements": sum(e - s for s, e, _ in spans),
-                        "statements_cpu": sum(c for _, _, c in spans),
-                        "any_statement": _covered([(s, e) for s, e, _ in spans]),
-                    }
-                    for k, v in took.items():
-                        rows.setdefault(k, []).append(v * 1000)
-                report[name] = {k: round(sorted(v)[len(v) // 2], 2) for k, v in rows.items()}
+        return await _each_tool(corpus, data_dir, calls, ["knowledge", *SOURCES, "floor"], measure)
     finally:
         aiosqlite.Connection._execute_fetchall = run  # type: ignore[method-assign]
-        await host.pool.close()
-    return report
 
 
 def compare(a: Path, b: Path) -> dict[str, Any]:
